@@ -1,0 +1,242 @@
+"""What a domain provides to the generic Harness MDP loop, and what it sees of a running episode.
+
+A domain owns its task set, the meaning of OBSERVE / RETRIEVE / CALL_TOOL / CHECK, the action-mask
+rule, the verifier that turns a submitted artifact into a rubric, the Base script, and the artifact
+pool and competence parameters of the simulated executor. DRAFT, REVISE and SUBMIT are handled by the
+environment itself, identically for every domain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, ClassVar
+
+import numpy as np
+
+from harness_gym.actions import N_ACTIONS, Action
+from harness_gym.executors.base import Context, Executor, Feedback
+from harness_gym.executors.simulated import Competence
+from harness_gym.rubric import Rubric
+from harness_gym.state import FEATURE_INDEX, HarnessState
+from harness_gym.task import Task, TaskFileError, packaged_task_file, read_jsonl
+from harness_gym.trajectory import StepRecord
+
+
+def artifact_hash(text: str) -> str:
+    """Short content hash: identifies a draft in records, feedback and verifier caches."""
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Flawed:
+    flaw: str
+    source: str
+
+
+@dataclass(frozen=True)
+class ArtifactPool:
+    """The artifacts a simulated executor can produce for one task."""
+
+    reference: str
+    flawed: tuple[Flawed, ...]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The observable result of one harness operation, in the terms the environment tracks."""
+
+    text: str
+    valid: bool = True
+    """False for an operation that could not be carried out (e.g. a tool call with invalid arguments)."""
+    evidence: tuple[str, ...] = ()
+    tool: Mapping[str, Any] | None = None
+    """``{"name", "valid", "ok"}`` for a tool call."""
+    check: Mapping[str, float] | None = None
+    """``{"coverage", "missing"}`` for a check."""
+    tests: Mapping[str, int] | None = None
+    """``{"passed", "total"}`` for a test run."""
+    issues: tuple[str, ...] = ()
+    failure: bool = False
+    """A failure signal the harness can see (failing tests, a check that found problems, an error)."""
+    feedback: Feedback | None = None
+    """Feedback on the current draft, handed to the executor's next REVISE."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The verifier's judgement of a terminal artifact."""
+
+    rubric: Rubric
+    signals: Mapping[str, float] = field(default_factory=dict)
+    """Measurements HMS reads (``pass_rate``, ``claim_support``, ...)."""
+
+
+@dataclass
+class Episode:
+    """The running episode as domains see it."""
+
+    task: Task
+    state: HarnessState
+    rng: np.random.Generator
+    executor: Executor
+    context: Context = field(default_factory=Context)
+    draft: str | None = None
+    draft_hash: str | None = None
+    draft_version: int = 0
+    feedback: Feedback | None = None
+    steps: list[StepRecord] = field(default_factory=list)
+    executor_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+DEFAULT_STEP_COSTS: Mapping[Action, float] = {
+    Action.OBSERVE: 1.0,
+    Action.RETRIEVE: 1.0,
+    Action.CALL_TOOL: 2.0,
+    Action.DRAFT: 3.0,
+    Action.CHECK: 2.0,
+    Action.REVISE: 3.0,
+    Action.SUBMIT: 0.0,
+}
+
+
+class VerifierCache:
+    """Verifier results keyed by (what, task, artifact hash): a verifier runs once per distinct artifact.
+
+    Bounded (oldest entries are dropped first) so a long run with a real LLM cannot grow it without
+    limit. One instance per process, shared by every environment of that process.
+    """
+
+    def __init__(self, max_entries: int = 50_000) -> None:
+        self.max_entries = max_entries
+        self._store: dict[tuple[str, str, str], Any] = {}
+        self.hits = self.misses = 0
+
+    def get(self, what: str, task: Task, artifact: str, compute: Callable[[], Any]) -> Any:
+        key = (what, task.task_id, artifact_hash(artifact))
+        try:
+            value = self._store[key]
+        except KeyError:
+            self.misses += 1
+            value = compute()
+            if len(self._store) >= self.max_entries:
+                del self._store[next(iter(self._store))]
+            self._store[key] = value
+            return value
+        self.hits += 1
+        return value
+
+
+VERIFIER_CACHE = VerifierCache()
+
+
+@cache
+def _load_tasks(path: str) -> tuple[Task, ...]:
+    return tuple(read_jsonl(path))
+
+
+class Domain(ABC):
+    """Base class of every domain and adapter. Subclasses set the class attributes and hooks."""
+
+    name: ClassVar[str]
+    env_id: ClassVar[str]
+    task_file: ClassVar[str]
+    competence_cls: ClassVar[type[Competence]] = Competence
+    max_steps: ClassVar[int] = 12
+    cost_budget: ClassVar[float] = 14.0
+    step_costs: ClassVar[Mapping[Action, float]] = DEFAULT_STEP_COSTS
+    supported: ClassVar[frozenset[Action]]
+    """Actions that do something here; the others are always masked (SUBMIT is always legal)."""
+    tool_needs_draft: ClassVar[bool] = False
+    criteria: ClassVar[Mapping[str, float]]
+    """Rubric criteria and their maximum scores."""
+    events: ClassVar[frozenset[str]]
+    """HMS events that apply to this domain."""
+    evidence_required: ClassVar[bool] = False
+    base_script: ClassVar[tuple[tuple[Action, str | None], ...]]
+    """Base harness: the first (action, done-feature) whose feature is still 0 and which is legal."""
+
+    def __init__(self, competence: Competence | None = None, **kwargs: Any) -> None:
+        if kwargs:
+            raise TypeError(f"unknown argument(s) for {self.env_id}: {', '.join(sorted(kwargs))}")
+        self.competence = competence or self.competence_cls()
+        self._pools: dict[str, ArtifactPool] = {}
+
+    # -- tasks ---------------------------------------------------------------------------------
+    def tasks(self) -> list[Task]:
+        """The whole task set (both splits), validated."""
+        path = packaged_task_file(self.task_file)
+        tasks = _load_tasks(str(path))
+        for task in tasks:
+            if task.domain != self.name:
+                raise TaskFileError(f"{path}: task {task.task_id} belongs to domain {task.domain!r}")
+        return list(tasks)
+
+    def pool(self, task: Task) -> ArtifactPool:
+        pool = self._pools.get(task.task_id)
+        if pool is None:
+            payload = task.payload
+            pool = ArtifactPool(
+                reference=payload["reference"],
+                flawed=tuple(Flawed(item["flaw"], item["source"]) for item in payload["pool"]),
+            )
+            self._pools[task.task_id] = pool
+        return pool
+
+    # -- action semantics ----------------------------------------------------------------------
+    def informedness(self, task: Task, context: Context) -> float:
+        """How much of what the executor needs the harness has gathered, in [0, 1]."""
+        return float(context.observed)
+
+    def action_mask(self, ep: Episode) -> np.ndarray:
+        s = ep.state
+        mask = np.zeros(N_ACTIONS, dtype=np.int8)
+        sup = self.supported
+        mask[Action.OBSERVE] = Action.OBSERVE in sup and not s.observed
+        mask[Action.RETRIEVE] = Action.RETRIEVE in sup and self.can_retrieve(ep)
+        mask[Action.CALL_TOOL] = Action.CALL_TOOL in sup and (s.has_draft or not self.tool_needs_draft)
+        mask[Action.DRAFT] = Action.DRAFT in sup and not s.has_draft
+        mask[Action.CHECK] = Action.CHECK in sup and s.has_draft
+        mask[Action.REVISE] = Action.REVISE in sup and s.has_draft
+        mask[Action.SUBMIT] = 1
+        return mask
+
+    def can_retrieve(self, ep: Episode) -> bool:
+        return True
+
+    def observe(self, ep: Episode) -> Outcome:
+        return Outcome(text="read the task statement and inputs")
+
+    def retrieve(self, ep: Episode) -> Outcome:
+        raise NotImplementedError(f"{self.name} has no RETRIEVE")
+
+    def call_tool(self, ep: Episode) -> Outcome:
+        raise NotImplementedError(f"{self.name} has no CALL_TOOL")
+
+    @abstractmethod
+    def check(self, ep: Episode) -> Outcome:
+        """Verify the current draft with what a harness may see (never hidden references)."""
+
+    @abstractmethod
+    def score(self, ep: Episode, artifact: str) -> Verdict:
+        """Score a terminal artifact with the domain's real verifier; criteria as in ``criteria``."""
+
+    def verdict(self, ep: Episode, artifact: str | None) -> Verdict:
+        """Score what was submitted; nothing drafted scores 0 on every criterion."""
+        if artifact is None:
+            return Verdict(rubric={name: (0.0, top) for name, top in self.criteria.items()})
+        return self.score(ep, artifact)
+
+    # -- Base harness --------------------------------------------------------------------------
+    @classmethod
+    def base_action(cls, obs: np.ndarray, mask: np.ndarray) -> int:
+        for action, done in cls.base_script:
+            if (done is None or obs[FEATURE_INDEX[done]] <= 0) and mask[action]:
+                return int(action)
+        return int(Action.SUBMIT)

@@ -1,0 +1,75 @@
+"""The executor protocol: the frozen LLM that drafts and revises, seen through typed requests.
+
+Executors know nothing of a domain's internals: the environment hands them the task, what the harness
+has gathered so far and the latest feedback, and gets back an artifact (text) and its usage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+from harness_gym.task import Task
+
+RequestKind = Literal["draft", "revise", "judge"]
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """What a check, test run or tool reported about one draft."""
+
+    source: str
+    """``check``, ``tests`` or ``tool``."""
+    draft_hash: str
+    issues: tuple[str, ...]
+    """Problems found; empty when the verifier found nothing wrong."""
+
+    def localizes(self, draft_hash: str | None) -> bool:
+        """True when this feedback points at concrete problems in that draft."""
+        return bool(self.issues) and self.draft_hash == draft_hash
+
+
+@dataclass
+class Context:
+    """What the harness has gathered for the executor so far."""
+
+    observed: bool = False
+    evidence: list[str] = field(default_factory=list)
+    tool_results: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ExecutorRequest:
+    kind: RequestKind
+    task: Task
+    context: Context
+    draft: str | None = None
+    feedback: Feedback | None = None
+    sample_index: int = 0
+    """How many executor calls preceded this one in the episode (part of a response-cache key)."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+@dataclass(frozen=True)
+class ExecutorResponse:
+    text: str
+    usage: Usage = Usage()
+    error: str | None = None
+    """Set when the executor failed to produce a usable artifact; the harness sees a failure signal."""
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Anything that turns a request into an artifact. Randomness must come from ``rng`` only."""
+
+    name: str
+
+    def complete(self, request: ExecutorRequest, rng: np.random.Generator) -> ExecutorResponse: ...

@@ -1,0 +1,133 @@
+"""A calibrated stochastic stand-in for an LLM that returns real artifacts from a domain's pool.
+
+The simulated executor never invents text: a draft is either the task's reference artifact or one of
+its realistic flawed variants (AST mutants, illegal plans, ...), which the domain's real verifier then
+scores. What the controller's choices change is *which* artifact comes back:
+
+- DRAFT returns the reference with probability ``p_correct[difficulty] + informed_gain * informedness``,
+  where informedness in [0, 1] is the domain's measure of what the harness gathered (observed inputs,
+  fraction of gold evidence, required tools run); otherwise a flaw drawn by ``flaw_weights``.
+- REVISE of a flawed draft returns the reference with ``p_fix_informed`` when the latest feedback
+  localises problems in that very draft, and with ``p_fix_blind`` otherwise; REVISE of a correct draft
+  breaks it with ``p_break``.
+- a judge request answers FAIL for a flawed draft with ``judge_tpr`` and for a correct one with
+  ``judge_fpr``.
+
+Only the Base harness is calibrated (its mean G on the eval split matches the paper's Base G); every
+other policy's outcome is measured, never tuned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from harness_gym.executors.base import ExecutorRequest, ExecutorResponse, Usage
+
+if TYPE_CHECKING:
+    from harness_gym.domains.base import ArtifactPool, Domain
+
+
+def _uniform_difficulty(p: float) -> dict[str, float]:
+    return {"easy": p, "standard": p, "hard": p}
+
+
+@dataclass(frozen=True)
+class Competence:
+    """Behaviour of the simulated LLM in one domain; each domain subclasses it with its defaults."""
+
+    p_correct: Mapping[str, float] = field(default_factory=lambda: _uniform_difficulty(0.5))
+    """P(the draft is the reference) for an uninformed executor, per difficulty."""
+    informed_gain: float = 0.2
+    """Added to ``p_correct`` when the harness gathered everything relevant (informedness 1)."""
+    p_fix_informed: float = 0.7
+    """P(REVISE fixes a flawed draft) when the latest feedback localises problems in it."""
+    p_fix_blind: float = 0.15
+    """P(REVISE fixes a flawed draft) without such feedback."""
+    p_break: float = 0.05
+    """P(REVISE turns a correct draft into a flawed one)."""
+    judge_tpr: float = 0.8
+    """P(a judge CHECK reports a problem | the draft is flawed)."""
+    judge_fpr: float = 0.1
+    """P(a judge CHECK reports a problem | the draft is correct)."""
+    flaw_weights: Mapping[str, float] = field(default_factory=dict)
+    """Relative frequency of each flaw kind in wrong drafts (unlisted kinds weigh 1)."""
+    tokens_per_char: float = 0.25
+    """Usage accounting: tokens are estimated from text length."""
+
+    def p_draft_correct(self, difficulty: str, informedness: float) -> float:
+        return float(np.clip(self.p_correct[difficulty] + self.informed_gain * informedness, 0.0, 1.0))
+
+
+class SimulatedExecutor:
+    """The default executor: embedded, offline, deterministic given the env's ``np_random``."""
+
+    name = "simulated"
+
+    def __init__(self, domain: Domain, competence: Competence | None = None) -> None:
+        self.domain = domain
+        self.competence = competence or domain.competence
+        self._flaws: dict[str, tuple[list[str], np.ndarray, dict[str, list[str]]]] = {}
+
+    def describe(self) -> dict[str, object]:
+        """Parameters recorded in dataset metadata."""
+        return {"name": self.name, "competence": type(self.competence).__name__, **vars(self.competence)}
+
+    def _flaw_table(self, task_id: str, pool: ArtifactPool) -> tuple[list[str], np.ndarray, dict]:
+        table = self._flaws.get(task_id)
+        if table is None:
+            by_kind: dict[str, list[str]] = {}
+            for item in pool.flawed:
+                by_kind.setdefault(item.flaw, []).append(item.source)
+            kinds = sorted(by_kind)
+            weights = np.array([self.competence.flaw_weights.get(k, 1.0) for k in kinds], dtype=float)
+            if weights.sum() <= 0:
+                raise ValueError(f"{task_id}: flaw_weights give zero weight to every flaw kind in the pool")
+            table = (kinds, weights / weights.sum(), by_kind)
+            self._flaws[task_id] = table
+        return table
+
+    def _flawed(self, task_id: str, pool: ArtifactPool, rng: np.random.Generator) -> str:
+        kinds, probs, by_kind = self._flaw_table(task_id, pool)
+        variants = by_kind[kinds[int(rng.choice(len(kinds), p=probs))]]
+        return variants[int(rng.integers(len(variants)))]
+
+    def complete(self, request: ExecutorRequest, rng: np.random.Generator) -> ExecutorResponse:
+        task, c = request.task, self.competence
+        pool = self.domain.pool(task)
+        if request.kind == "draft":
+            informed = self.domain.informedness(task, request.context)
+            correct = rng.random() < c.p_draft_correct(task.difficulty, informed)
+            text = pool.reference if correct else self._flawed(task.task_id, pool, rng)
+        elif request.kind == "revise":
+            if request.draft is None:
+                raise ValueError("a revise request needs the current draft")
+            text = request.draft
+            if request.draft == pool.reference:
+                if rng.random() < c.p_break:
+                    text = self._flawed(task.task_id, pool, rng)
+            else:
+                from harness_gym.domains.base import artifact_hash
+
+                informed = request.feedback is not None and request.feedback.localizes(
+                    artifact_hash(request.draft)
+                )
+                if rng.random() < (c.p_fix_informed if informed else c.p_fix_blind):
+                    text = pool.reference
+        elif request.kind == "judge":
+            if request.draft is None:
+                raise ValueError("a judge request needs the current draft")
+            flawed = request.draft != pool.reference
+            alarm = rng.random() < (c.judge_tpr if flawed else c.judge_fpr)
+            text = "FAIL: the draft does not meet the task's criteria" if alarm else "PASS"
+        else:
+            raise ValueError(f"unknown request kind {request.kind!r}")
+        prompt_chars = len(task.prompt) + sum(map(len, request.context.evidence)) + len(request.draft or "")
+        usage = Usage(
+            prompt_tokens=int(prompt_chars * c.tokens_per_char),
+            completion_tokens=int(len(text) * c.tokens_per_char) + 1,
+        )
+        return ExecutorResponse(text=text, usage=usage)

@@ -1,0 +1,206 @@
+"""The Harness Maturity Score: seven process events detected on a finished trajectory.
+
+HMS is a diagnostic of *how* the harness worked, reported beside the task quality G and never used
+as a training reward. Each event is ``{fired, applicable}``; an event that does not apply to a domain
+(TestBeforeSubmit outside coding) or to an episode (RevisionAfterFailure without any failure) is left
+out of the normalisation:
+
+    HMS_norm = sum(w_e * fired_e) / sum(|w_e|)   over applicable events e
+
+Default weights are +1 for every event and -1 for the EarlySubmit penalty. Every threshold is a field
+of ``HMSParams`` so sensitivity sweeps (the paper's EarlySubmit threshold 0.25/0.30/0.35) are one
+argument away.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness_gym.rubric import missing_fraction
+
+EVENTS: tuple[str, ...] = (
+    "CheckBeforeSubmit",
+    "EvidenceBeforeClaim",
+    "TestBeforeSubmit",
+    "RevisionAfterFailure",
+    "ValidToolUse",
+    "StopWhenSufficient",
+    "EarlySubmit",
+)
+
+
+def _default_weights() -> dict[str, float]:
+    return {event: (-1.0 if event == "EarlySubmit" else 1.0) for event in EVENTS}
+
+
+@dataclass(frozen=True)
+class HMSParams:
+    """Detector thresholds and weights (defaults follow the paper's calibrated detector)."""
+
+    early_submit_threshold: float = 0.25
+    """EarlySubmit: a low-quality submit at step <= threshold * max_steps is early."""
+    early_submit_quality: float = 0.5
+    """EarlySubmit: G below this counts as low quality; also the coding pass-rate floor."""
+    sufficient_coverage: float = 0.85
+    """StopWhenSufficient: the CHECK before the submit must report at least this coverage."""
+    claim_support: float = 0.70
+    """EvidenceBeforeClaim: fraction of the final draft's claims that evidence must support."""
+    valid_tool_rate: float = 0.90
+    """ValidToolUse: fraction of tool calls that must be valid."""
+    revision_window: int = 3
+    """RevisionAfterFailure: a REVISE must follow each failure signal within this many steps."""
+    check_window: int = 3
+    """StopWhenSufficient: the sufficient CHECK must lie within this many steps before SUBMIT."""
+    weights: Mapping[str, float] = field(default_factory=_default_weights)
+
+
+@dataclass(frozen=True)
+class EpisodeOutcome:
+    """What the detectors read: the step records plus the terminal verdict."""
+
+    steps: Sequence[Mapping[str, Any]]
+    submitted: bool
+    max_steps: int
+    G: float
+    rubric: Mapping[str, tuple[float, float]]
+    signals: Mapping[str, float]
+    """Verifier measurements of the final artifact, e.g. ``claim_support`` or ``pass_rate``."""
+    events: frozenset[str]
+    """The events that apply to this domain."""
+    evidence_required: bool = False
+
+
+Event = dict[str, bool]
+
+
+def _event(fired: bool, applicable: bool) -> Event:
+    return {"fired": bool(fired and applicable), "applicable": bool(applicable)}
+
+
+def _valid(steps: Sequence[Mapping[str, Any]], action: str) -> list[int]:
+    return [i for i, s in enumerate(steps) if s["action"] == action and s["valid"]]
+
+
+def _submit_index(ep: EpisodeOutcome) -> int | None:
+    return len(ep.steps) - 1 if ep.submitted else None
+
+
+def event_check_before_submit(ep: EpisodeOutcome, p: HMSParams) -> Event:
+    """A CHECK precedes SUBMIT; when that CHECK found missing items, something happened in between."""
+    applicable = "CheckBeforeSubmit" in ep.events
+    submit = _submit_index(ep)
+    if submit is None:
+        return _event(False, applicable)
+    checks = [i for i in _valid(ep.steps, "CHECK") if i < submit]
+    if not checks:
+        return _event(False, applicable)
+    last = checks[-1]
+    found_missing = ep.steps[last]["check"]["missing"] > 0
+    return _event(not found_missing or submit - last >= 2, applicable)
+
+
+def event_evidence_before_claim(ep: EpisodeOutcome, p: HMSParams) -> Event:
+    """Evidence was gathered before the first draft, and the final claims are mostly supported."""
+    applicable = "EvidenceBeforeClaim" in ep.events
+    drafts = _valid(ep.steps, "DRAFT")
+    if not drafts or not ep.submitted:
+        return _event(False, applicable)
+    gathered_first = any(s.get("evidence") for s in ep.steps[: drafts[0]])
+    supported = ep.signals.get("claim_support", 0.0) >= p.claim_support
+    return _event(gathered_first and supported, applicable)
+
+
+def event_test_before_submit(ep: EpisodeOutcome, p: HMSParams) -> Event:
+    """A fully passing test run on the submitted draft, and the submit does not follow a failing run."""
+    applicable = "TestBeforeSubmit" in ep.events
+    submit = _submit_index(ep)
+    if submit is None or submit == 0:
+        return _event(False, applicable)
+    final_hash = ep.steps[submit]["draft_hash"]
+    runs = [i for i, s in enumerate(ep.steps[:submit]) if s["valid"] and "tests" in s]
+
+    def passing(i: int) -> bool:
+        tests = ep.steps[i]["tests"]
+        return tests["total"] > 0 and tests["passed"] == tests["total"]
+
+    passed_on_final = any(passing(i) and ep.steps[i]["draft_hash"] == final_hash for i in runs)
+    prev = ep.steps[submit - 1]
+    after_failing = "tests" in prev and prev["valid"] and not passing(submit - 1)
+    return _event(passed_on_final and not after_failing, applicable)
+
+
+def event_revision_after_failure(ep: EpisodeOutcome, p: HMSParams) -> Event:
+    """Every failure signal is followed by a REVISE within ``revision_window`` steps."""
+    failures = [i for i, s in enumerate(ep.steps) if s["failure"]]
+    applicable = "RevisionAfterFailure" in ep.events and bool(failures)
+    revises = set(_valid(ep.steps, "REVISE"))
+    fired = all(any(j in revises for j in range(i + 1, i + 1 + p.revision_window)) for i in failures)
+    return _event(fired, applicable)
+
+
+def event_valid_tool_use(ep: EpisodeOutcome, p: HMSParams) -> Event:
+    """At least ``valid_tool_rate`` of the tool calls were valid."""
+    calls = [s["tool"]["valid"] for s in ep.steps if "tool" in s]
+    applicable = "ValidToolUse" in ep.events and bool(calls)
+    fired = bool(calls) and sum(calls) / len(calls) >= p.valid_tool_rate
+    return _event(fired, applicable)
+
+
+def event_stop_when_sufficient(ep: EpisodeOutcome, p: HMSParams) -> Event:
+    """An active SUBMIT with budget left, shortly after a CHECK that found the work sufficient."""
+    applicable = "StopWhenSufficient" in ep.events
+    submit = _submit_index(ep)
+    if submit is None or ep.steps[submit]["t"] >= ep.max_steps:
+        return _event(False, applicable)
+    window = range(max(0, submit - p.check_window), submit)
+    fired = any(
+        ep.steps[i]["action"] == "CHECK"
+        and ep.steps[i]["valid"]
+        and ep.steps[i]["check"]["coverage"] >= p.sufficient_coverage
+        for i in window
+    )
+    return _event(fired, applicable)
+
+
+def event_early_submit(ep: EpisodeOutcome, p: HMSParams) -> Event:
+    """Penalty: a submit that was premature by quality-and-timing, coverage, tests or evidence."""
+    applicable = "EarlySubmit" in ep.events
+    submit = _submit_index(ep)
+    if submit is None:
+        return _event(False, applicable)
+    quick_and_poor = p.early_submit_quality > ep.G and (
+        ep.steps[submit]["t"] <= p.early_submit_threshold * ep.max_steps
+    )
+    half_missing = missing_fraction(ep.rubric) >= 0.5
+    failing_tests = ep.signals.get("pass_rate", 1.0) < p.early_submit_quality
+    no_evidence = ep.evidence_required and not any(s.get("evidence") for s in ep.steps)
+    return _event(quick_and_poor or half_missing or failing_tests or no_evidence, applicable)
+
+
+DETECTORS: dict[str, Callable[[EpisodeOutcome, HMSParams], Event]] = {
+    "CheckBeforeSubmit": event_check_before_submit,
+    "EvidenceBeforeClaim": event_evidence_before_claim,
+    "TestBeforeSubmit": event_test_before_submit,
+    "RevisionAfterFailure": event_revision_after_failure,
+    "ValidToolUse": event_valid_tool_use,
+    "StopWhenSufficient": event_stop_when_sufficient,
+    "EarlySubmit": event_early_submit,
+}
+
+
+def detect(ep: EpisodeOutcome, params: HMSParams | None = None) -> dict[str, Event]:
+    """All seven events of one episode, in ``EVENTS`` order."""
+    p = params or HMSParams()
+    return {name: DETECTORS[name](ep, p) for name in EVENTS}
+
+
+def hms_norm(events: Mapping[str, Event], params: HMSParams | None = None) -> float:
+    """Weighted fraction of applicable events fired; in [-1, 1] with the default weights."""
+    weights = (params or HMSParams()).weights
+    applicable = [name for name, ev in events.items() if ev["applicable"]]
+    denom = sum(abs(weights[name]) for name in applicable)
+    if denom == 0:
+        return 0.0
+    return sum(weights[name] * events[name]["fired"] for name in applicable) / denom

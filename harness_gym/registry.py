@@ -1,0 +1,23 @@
+"""Every environment id of the suite: one row each, registered with Gymnasium on import."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+ENV_ENTRY_POINTS: dict[str, str] = {
+    "HarnessCoding-v0": "harness_gym.domains.coding:HarnessCodingEnv",
+    "HarnessPlanning-v0": "harness_gym.domains.planning:HarnessPlanningEnv",
+}
+
+
+def register_all() -> None:
+    for env_id, entry_point in ENV_ENTRY_POINTS.items():
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point=entry_point)
+
+
+def env_class(env_id: str) -> type:
+    """The environment class behind an id, without constructing it."""
+    if env_id not in ENV_ENTRY_POINTS:
+        raise ValueError(f"unknown environment id {env_id!r}; known ids: {', '.join(ENV_ENTRY_POINTS)}")
+    return gym.envs.registration.load_env_creator(ENV_ENTRY_POINTS[env_id])

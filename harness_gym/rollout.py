@@ -1,0 +1,71 @@
+"""Rolling a policy through an environment: the loop every command and the evaluation share."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+import gymnasium as gym
+import numpy as np
+
+from harness_gym.hms import EVENTS
+
+
+class _Policy(Protocol):
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int: ...
+
+
+def run_episode(env: gym.Env, policy: _Policy, *, seed: int, task_id: str | None = None) -> dict[str, Any]:
+    """One episode; the env and the policy draw from generators seeded with ``seed``. Returns final info."""
+    options = {"task_id": task_id} if task_id is not None else None
+    obs, info = env.reset(seed=seed, options=options)
+    rng = np.random.default_rng(seed)
+    while True:
+        action = policy.act(obs, info["action_mask"], rng)
+        obs, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            return info
+
+
+def protocol_episodes(
+    task_ids: Sequence[str], seeds: Sequence[int], rollouts: int
+) -> list[tuple[int, str, int, int]]:
+    """``(seed, task_id, rollout, episode_seed)`` for every task x seed x rollout of a protocol.
+
+    Episode seeds come from ``SeedSequence((seed, task index, rollout))`` so that the pairs compared
+    across policies (same task, seed and rollout) share their seed.
+    """
+    return [
+        (seed, task_id, r, int(np.random.SeedSequence((seed, i, r)).generate_state(1)[0]))
+        for seed in seeds
+        for i, task_id in enumerate(task_ids)
+        for r in range(rollouts)
+    ]
+
+
+def run_protocol(env: gym.Env, policy: _Policy, seeds: Sequence[int], rollouts: int) -> list[dict[str, Any]]:
+    """Final infos of every protocol episode on the env's task list."""
+    task_ids = [task.task_id for task in env.unwrapped.tasks]
+    return [
+        run_episode(env, policy, seed=episode_seed, task_id=task_id)
+        for _, task_id, _, episode_seed in protocol_episodes(task_ids, seeds, rollouts)
+    ]
+
+
+def summarize(finals: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Mean G, mean HMS_norm and, per event, the fraction of episodes in which it fired / applied."""
+    n = len(finals)
+    if n == 0:
+        raise ValueError("no episodes to summarize")
+    return {
+        "episodes": n,
+        "G": float(np.mean([f["G"] for f in finals])),
+        "hms_norm": float(np.mean([f["hms_norm"] for f in finals])),
+        "events": {
+            event: {
+                "fired": sum(f["hms"][event]["fired"] for f in finals) / n,
+                "applicable": sum(f["hms"][event]["applicable"] for f in finals) / n,
+            }
+            for event in EVENTS
+        },
+    }

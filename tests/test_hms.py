@@ -1,0 +1,246 @@
+"""Each HMS detector on hand-built trajectories: fired, not fired, not applicable, and edge cases."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness_gym import hms
+from harness_gym.hms import EVENTS, EpisodeOutcome, HMSParams, detect, hms_norm
+
+ALL = frozenset(EVENTS)
+GOOD_RUBRIC = {"a": (1.0, 1.0), "b": (1.0, 1.0)}
+
+
+def step(action: str, draft: str | None = "d1", valid: bool = True, **extra: Any) -> dict[str, Any]:
+    return {"action": action, "valid": valid, "draft_hash": draft, "failure": False, **extra}
+
+
+def episode(
+    steps: list[dict[str, Any]],
+    *,
+    submitted: bool = True,
+    G: float = 1.0,
+    rubric: dict | None = None,
+    signals: dict | None = None,
+    events: frozenset[str] = ALL,
+    max_steps: int = 12,
+    evidence_required: bool = False,
+) -> EpisodeOutcome:
+    for t, s in enumerate(steps, start=1):
+        s["t"] = t
+    return EpisodeOutcome(
+        steps=steps,
+        submitted=submitted,
+        max_steps=max_steps,
+        G=G,
+        rubric=rubric or GOOD_RUBRIC,
+        signals=signals or {},
+        events=events,
+        evidence_required=evidence_required,
+    )
+
+
+def check(coverage: float) -> dict[str, float]:
+    return {"coverage": coverage, "missing": 1.0 - coverage}
+
+
+def fired(name: str, ep: EpisodeOutcome, params: HMSParams | None = None) -> tuple[bool, bool]:
+    ev = hms.DETECTORS[name](ep, params or HMSParams())
+    return ev["fired"], ev["applicable"]
+
+
+# -- CheckBeforeSubmit -------------------------------------------------------------------------
+def test_cbs_fires_on_clean_check_right_before_submit():
+    ep = episode([step("DRAFT"), step("CHECK", check=check(1.0)), step("SUBMIT")])
+    assert fired("CheckBeforeSubmit", ep) == (True, True)
+
+
+def test_cbs_needs_a_step_between_a_check_that_found_missing_items_and_submit():
+    ep = episode([step("DRAFT"), step("CHECK", check=check(0.5)), step("SUBMIT")])
+    assert fired("CheckBeforeSubmit", ep) == (False, True)
+    ep = episode([step("DRAFT"), step("CHECK", check=check(0.5)), step("REVISE"), step("SUBMIT")])
+    assert fired("CheckBeforeSubmit", ep) == (True, True)
+
+
+def test_cbs_not_fired_without_check_invalid_check_or_submit():
+    assert fired("CheckBeforeSubmit", episode([step("DRAFT"), step("SUBMIT")])) == (False, True)
+    invalid = episode([step("DRAFT"), step("CHECK", valid=False), step("SUBMIT")])
+    assert fired("CheckBeforeSubmit", invalid) == (False, True)
+    truncated = episode([step("DRAFT"), step("CHECK", check=check(1.0))], submitted=False)
+    assert fired("CheckBeforeSubmit", truncated) == (False, True)
+
+
+def test_cbs_not_applicable_outside_its_domains():
+    ep = episode([step("CHECK", check=check(1.0)), step("SUBMIT")], events=ALL - {"CheckBeforeSubmit"})
+    assert fired("CheckBeforeSubmit", ep) == (False, False)
+
+
+# -- EvidenceBeforeClaim -----------------------------------------------------------------------
+def test_ebc_fires_when_evidence_precedes_draft_and_claims_are_supported():
+    steps = [step("RETRIEVE", draft=None, evidence=["doc-1"]), step("DRAFT"), step("SUBMIT")]
+    assert fired("EvidenceBeforeClaim", episode(steps, signals={"claim_support": 0.7})) == (True, True)
+
+
+def test_ebc_not_fired_when_evidence_comes_after_the_first_claim_or_support_is_low():
+    late = [step("DRAFT"), step("RETRIEVE", evidence=["doc-1"]), step("REVISE"), step("SUBMIT")]
+    assert fired("EvidenceBeforeClaim", episode(late, signals={"claim_support": 1.0})) == (False, True)
+    early = [step("RETRIEVE", draft=None, evidence=["doc-1"]), step("DRAFT"), step("SUBMIT")]
+    assert fired("EvidenceBeforeClaim", episode(early, signals={"claim_support": 0.69})) == (False, True)
+    empty = [step("RETRIEVE", draft=None), step("DRAFT"), step("SUBMIT")]
+    assert fired("EvidenceBeforeClaim", episode(empty, signals={"claim_support": 1.0})) == (False, True)
+
+
+def test_ebc_not_applicable_in_coding_like_domains():
+    steps = [step("RETRIEVE", draft=None, evidence=["x"]), step("DRAFT"), step("SUBMIT")]
+    ep = episode(steps, signals={"claim_support": 1.0}, events=ALL - {"EvidenceBeforeClaim"})
+    assert fired("EvidenceBeforeClaim", ep) == (False, False)
+
+
+# -- TestBeforeSubmit --------------------------------------------------------------------------
+def run(passed: int, total: int = 3) -> dict[str, int]:
+    return {"passed": passed, "total": total}
+
+
+def test_tbs_fires_on_passing_run_of_the_submitted_code():
+    ep = episode([step("DRAFT"), step("CALL_TOOL", tests=run(3)), step("SUBMIT")])
+    assert fired("TestBeforeSubmit", ep) == (True, True)
+
+
+def test_tbs_not_fired_when_the_passing_run_was_on_other_code():
+    steps = [step("DRAFT"), step("CALL_TOOL", tests=run(3)), step("REVISE", draft="d2"), step("SUBMIT", "d2")]
+    assert fired("TestBeforeSubmit", episode(steps)) == (False, True)
+
+
+def test_tbs_not_fired_when_submit_follows_a_failing_run():
+    steps = [
+        step("DRAFT"),
+        step("CALL_TOOL", tests=run(3)),
+        step("REVISE", draft="d2"),
+        step("CALL_TOOL", draft="d2", tests=run(1)),
+        step("REVISE", draft="d1"),
+        step("SUBMIT", draft="d1"),
+    ]
+    assert fired("TestBeforeSubmit", episode(steps)) == (True, True)
+    steps = [step("DRAFT"), step("CALL_TOOL", tests=run(1)), step("SUBMIT")]
+    assert fired("TestBeforeSubmit", episode(steps)) == (False, True)
+
+
+def test_tbs_counts_the_visible_tests_a_check_runs_and_ignores_empty_runs():
+    ep = episode([step("DRAFT"), step("CHECK", check=check(1.0), tests=run(3)), step("SUBMIT")])
+    assert fired("TestBeforeSubmit", ep) == (True, True)
+    ep = episode([step("DRAFT"), step("CALL_TOOL", tests=run(0, 0)), step("SUBMIT")])
+    assert fired("TestBeforeSubmit", ep) == (False, True)
+
+
+def test_tbs_not_applicable_outside_coding():
+    ep = episode([step("DRAFT"), step("CALL_TOOL", tests=run(3)), step("SUBMIT")], events=frozenset())
+    assert fired("TestBeforeSubmit", ep) == (False, False)
+
+
+# -- RevisionAfterFailure ----------------------------------------------------------------------
+def failing(action: str = "CALL_TOOL", **extra: Any) -> dict[str, Any]:
+    s = step(action, **extra)
+    s["failure"] = True
+    return s
+
+
+def test_raf_fires_when_each_failure_is_revised_within_three_steps():
+    steps = [step("DRAFT"), failing(), step("OBSERVE"), step("CHECK", check=check(1)), step("REVISE")]
+    assert fired("RevisionAfterFailure", episode([*steps, step("SUBMIT")])) == (True, True)
+
+
+def test_raf_not_fired_when_revision_comes_too_late_or_one_failure_is_left():
+    late = [step("DRAFT"), failing(), step("OBSERVE"), step("OBSERVE"), step("OBSERVE"), step("REVISE")]
+    assert fired("RevisionAfterFailure", episode([*late, step("SUBMIT")])) == (False, True)
+    second = [step("DRAFT"), failing(), step("REVISE"), failing(), step("SUBMIT")]
+    assert fired("RevisionAfterFailure", episode(second)) == (False, True)
+    invalid_revise = [step("DRAFT"), failing(), step("REVISE", valid=False), step("SUBMIT")]
+    assert fired("RevisionAfterFailure", episode(invalid_revise)) == (False, True)
+
+
+def test_raf_not_applicable_without_failures():
+    assert fired("RevisionAfterFailure", episode([step("DRAFT"), step("SUBMIT")])) == (False, False)
+
+
+# -- ValidToolUse ------------------------------------------------------------------------------
+def tool(valid: bool) -> dict[str, Any]:
+    return step("CALL_TOOL", tool={"name": "calc", "valid": valid, "ok": valid})
+
+
+def test_vtu_fires_at_ninety_percent_valid_calls():
+    ep = episode([*(tool(True) for _ in range(9)), tool(False), step("SUBMIT")])
+    assert fired("ValidToolUse", ep) == (True, True)
+
+
+def test_vtu_not_fired_below_threshold():
+    ep = episode([tool(True), tool(False), step("SUBMIT")])
+    assert fired("ValidToolUse", ep) == (False, True)
+
+
+def test_vtu_not_applicable_without_tool_calls():
+    assert fired("ValidToolUse", episode([step("DRAFT"), step("SUBMIT")])) == (False, False)
+
+
+# -- StopWhenSufficient ------------------------------------------------------------------------
+def test_sws_fires_after_a_sufficient_check_within_the_window():
+    ep = episode([step("DRAFT"), step("CHECK", check=check(0.9)), step("OBSERVE"), step("SUBMIT")])
+    assert fired("StopWhenSufficient", ep) == (True, True)
+
+
+def test_sws_not_fired_when_coverage_low_check_too_early_or_no_budget_left():
+    low = episode([step("DRAFT"), step("CHECK", check=check(0.8)), step("SUBMIT")])
+    assert fired("StopWhenSufficient", low) == (False, True)
+    early = [step("DRAFT"), step("CHECK", check=check(1.0)), *(step("OBSERVE") for _ in range(3))]
+    assert fired("StopWhenSufficient", episode([*early, step("SUBMIT")])) == (False, True)
+    last_step = episode([step("DRAFT"), step("CHECK", check=check(1.0)), step("SUBMIT")], max_steps=3)
+    assert fired("StopWhenSufficient", last_step) == (False, True)
+
+
+def test_sws_threshold_is_a_parameter():
+    ep = episode([step("DRAFT"), step("CHECK", check=check(0.75)), step("SUBMIT")])
+    assert fired("StopWhenSufficient", ep, HMSParams(sufficient_coverage=0.70)) == (True, True)
+
+
+# -- EarlySubmit -------------------------------------------------------------------------------
+def test_es_fires_on_poor_quick_submit_and_respects_the_threshold():
+    quick = episode([step("DRAFT"), step("OBSERVE"), step("SUBMIT")], G=0.4, rubric={"a": (0.4, 1.0)})
+    assert fired("EarlySubmit", quick) == (True, True)
+    four = episode([step("DRAFT"), *(step("OBSERVE") for _ in range(2)), step("SUBMIT")], G=0.4)
+    assert fired("EarlySubmit", four) == (False, True)  # step 4 > 0.25 * 12
+    assert fired("EarlySubmit", four, HMSParams(early_submit_threshold=0.35)) == (True, True)
+
+
+def test_es_not_fired_on_good_quick_submit():
+    assert fired("EarlySubmit", episode([step("DRAFT"), step("SUBMIT")], G=0.9)) == (False, True)
+
+
+def test_es_fires_on_half_missing_criteria_failing_tests_or_missing_evidence():
+    late = [step("DRAFT"), *(step("OBSERVE") for _ in range(5)), step("SUBMIT")]
+    half = {"a": (0.0, 1.0), "b": (1.0, 1.0)}
+    assert fired("EarlySubmit", episode(late, G=0.5, rubric=half)) == (True, True)
+    assert fired("EarlySubmit", episode(late, signals={"pass_rate": 0.4})) == (True, True)
+    assert fired("EarlySubmit", episode(late, evidence_required=True)) == (True, True)
+    with_evidence = [step("RETRIEVE", evidence=["d"]), *late]
+    assert fired("EarlySubmit", episode(with_evidence, evidence_required=True)) == (False, True)
+
+
+def test_es_not_fired_without_submit():
+    ep = episode([step("DRAFT")], submitted=False, G=0.0, rubric={"a": (0.0, 1.0)})
+    assert fired("EarlySubmit", ep) == (False, True)
+
+
+# -- aggregate ---------------------------------------------------------------------------------
+def test_detect_returns_every_event_and_hms_norm_weighs_applicable_ones():
+    ep = episode([step("DRAFT"), step("CHECK", check=check(1.0)), step("SUBMIT")], G=1.0)
+    events = detect(ep)
+    assert tuple(events) == EVENTS
+    # applicable: CBS (fired), EBC (not fired), TBS (not), SWS (fired), ES (not); RAF/VTU not applicable
+    assert hms_norm(events) == pytest.approx(2 / 5)
+
+
+def test_hms_norm_penalises_early_submit_and_handles_nothing_applicable():
+    events = {"EarlySubmit": {"fired": True, "applicable": True}, "X": {"fired": True, "applicable": False}}
+    assert hms_norm(events, HMSParams(weights={"EarlySubmit": -1.0, "X": 1.0})) == -1.0
+    assert hms_norm({"X": {"fired": False, "applicable": False}}, HMSParams(weights={"X": 1.0})) == 0.0
