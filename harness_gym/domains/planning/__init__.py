@@ -1,0 +1,105 @@
+"""Planning: write a plan for a state-transition problem; a real validator simulates it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from harness_gym.actions import Action
+from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.domains.planning.world import CRITERIA, artifact_scores, validate
+from harness_gym.env import HarnessEnv
+from harness_gym.executors.base import Feedback
+from harness_gym.executors.simulated import Competence
+
+
+@dataclass(frozen=True)
+class PlanningCompetence(Competence):
+    """Simulated LLM writing plans (defaults calibrated on the Base harness only)."""
+
+    p_correct: Mapping[str, float] = field(
+        default_factory=lambda: {"easy": 0.2, "standard": 0.08, "hard": 0.03}
+    )
+    informed_gain: float = 0.1
+    p_fix_informed: float = 0.6
+    p_fix_blind: float = 0.1
+    p_break: float = 0.05
+    flaw_weights: Mapping[str, float] = field(
+        default_factory=lambda: {
+            "illegal_move": 4.0,
+            "missing_steps": 2.0,
+            "malformed": 2.0,
+            "wrong_goal": 0.5,
+            "constraint_violation": 0.5,
+        }
+    )
+    """LLM plans fail mostly by being inexecutable; executable-but-wrong plans are rarer."""
+
+
+class PlanningDomain(Domain):
+    name = "planning"
+    env_id = "HarnessPlanning-v0"
+    task_file = "planning-v0.jsonl"
+    competence_cls = PlanningCompetence
+    max_steps = 12
+    cost_budget = 14.0
+    supported = frozenset({Action.OBSERVE, Action.DRAFT, Action.CHECK, Action.REVISE, Action.SUBMIT})
+    criteria: Mapping[str, float] = CRITERIA
+    events = frozenset({"CheckBeforeSubmit", "RevisionAfterFailure", "StopWhenSufficient", "EarlySubmit"})
+    base_script = (
+        (Action.OBSERVE, "observed"),
+        (Action.DRAFT, "has_draft"),
+        (Action.SUBMIT, None),
+    )
+
+    def observe(self, ep: Episode) -> Outcome:
+        n = len(ep.task.payload["constraints"])
+        return Outcome(text=f"read the initial state, the goal and {n} constraint(s)")
+
+    def check(self, ep: Episode) -> Outcome:
+        assert ep.draft is not None and ep.draft_hash is not None
+        report = VERIFIER_CACHE.get(
+            "validate", ep.task, ep.draft, lambda: validate(ep.task.payload, ep.draft)
+        )
+        items = (
+            not report.format_errors and report.parsed_steps > 0,
+            report.illegal_step is None,
+            not report.constraint_violations,
+            report.goals_met == report.goals_total,
+        )
+        coverage = sum(items) / len(items)
+        issues = tuple(report.issues)
+        return Outcome(
+            text=f"validated the plan: {report.goals_met}/{report.goals_total} goals, {len(issues)} issue(s)",
+            check={"coverage": coverage, "missing": 1.0 - coverage},
+            issues=issues,
+            failure=bool(issues),
+            feedback=Feedback("check", ep.draft_hash, issues),
+        )
+
+    def score(self, ep: Episode, artifact: str) -> Verdict:
+        rubric = VERIFIER_CACHE.get(
+            "score", ep.task, artifact, lambda: artifact_scores(ep.task.payload, artifact)
+        )
+        return Verdict(rubric=dict(rubric))
+
+
+class HarnessPlanningEnv(HarnessEnv):
+    """Planning: produce a valid plan for a blocks-world or logistics problem with extra constraints.
+
+    ## Description
+
+    Each task states an initial state, a goal and extra constraints (forbidden placements, ordering,
+    capacity, step limits). The executor writes a plan, one action per line; a validator simulates it
+    step by step (preconditions, constraints, goal).
+
+    - OBSERVE: read the full problem (raises the executor's P(correct draft)).
+    - CHECK: run the plan validator on the current draft; its issues localise the fault.
+    - RETRIEVE, CALL_TOOL: not available (always masked).
+
+    Rubric: ``constraints`` (legal steps, no constraint violated), ``goal_coverage`` (fraction of goal
+    atoms reached), ``plan_format`` (every line parses). Default ``max_steps`` 12.
+    Base harness: OBSERVE, DRAFT, SUBMIT.
+    """
+
+    domain_cls = PlanningDomain

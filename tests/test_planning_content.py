@@ -1,0 +1,463 @@
+"""Planning content: validator semantics, optimal search, and the shipped ``planning-v0`` task set."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from harness_gym.domains.planning import generate
+from harness_gym.domains.planning.world import (
+    SearchLimitError,
+    artifact_scores,
+    check_payload,
+    solve,
+    validate,
+)
+from harness_gym.task import read_jsonl, write_jsonl
+
+FLAWS = {"illegal_move", "missing_steps", "constraint_violation", "malformed", "wrong_goal"}
+
+
+def blocks(constraints: list[dict[str, Any]] | None = None, **problem: Any) -> dict[str, Any]:
+    """b on a, c alone; goal: a on c, b on the table. Shortest plan: move(b, table), move(a, c)."""
+    base = {
+        "blocks": ["a", "b", "c"],
+        "stacks": [["a", "b"], ["c"]],
+        "goal": [["on", "a", "c"], ["on", "b", "table"]],
+    }
+    base.update(problem)
+    return {"kind": "blocks", "problem": base, "constraints": constraints or [], "reference": "", "pool": []}
+
+
+def logistics(constraints: list[dict[str, Any]] | None = None, capacity: int = 2) -> dict[str, Any]:
+    """Road x-a - x-b - x-c - x-d; t1 at x-a; p1 at x-a and p2 at x-b, both to x-c."""
+    problem = {
+        "cities": {"x": ["x-a", "x-b", "x-c", "x-d"]},
+        "roads": [["x-a", "x-b"], ["x-b", "x-c"], ["x-c", "x-d"]],
+        "trucks": {"t1": "x-a"},
+        "capacity": {"t1": capacity},
+        "packages": {"p1": "x-a", "p2": "x-b"},
+        "goal": [["at", "p1", "x-c"], ["at", "p2", "x-c"]],
+    }
+    return {
+        "kind": "logistics",
+        "problem": problem,
+        "constraints": constraints or [],
+        "reference": "",
+        "pool": [],
+    }
+
+
+BLOCKS_PLAN = "move(b, table)\nmove(a, c)"
+LOGISTICS_PLAN = "\n".join(
+    [
+        "load(p1, t1, x-a)",
+        "drive(t1, x-a, x-b)",
+        "load(p2, t1, x-b)",
+        "drive(t1, x-b, x-c)",
+        "unload(p1, t1, x-c)",
+        "unload(p2, t1, x-c)",
+    ]
+)
+
+
+def total(scores: dict[str, tuple[float, float]]) -> tuple[float, float]:
+    return sum(s for s, _ in scores.values()), sum(m for _, m in scores.values())
+
+
+# ---- preconditions ---------------------------------------------------------------------------------
+
+
+def test_hand_plans_are_valid() -> None:
+    for payload, plan in ((blocks(), BLOCKS_PLAN), (logistics(), LOGISTICS_PLAN)):
+        report = validate(payload, plan)
+        assert report.valid, report.issues
+        assert report.issues == ()
+        assert artifact_scores(payload, plan) == {
+            "constraints": (1.0, 1.0),
+            "goal_coverage": (2.0, 2.0),
+            "plan_format": (1.0, 1.0),
+        }
+
+
+@pytest.mark.parametrize(
+    ("plan", "step", "needle"),
+    [
+        ("move(a, c)", 1, "a is not clear (b is on a)"),
+        ("move(c, a)", 1, "a is not clear (b is on a)"),
+        ("move(c, c)", 1, "onto itself"),
+        ("move(c, table)", 1, "c is already on the table"),
+        ("move(b, c)\nmove(a, b)\nmove(a, c)", 3, "c is not clear (b is on c)"),
+    ],
+)
+def test_blocks_preconditions_fire(plan: str, step: int, needle: str) -> None:
+    report = validate(blocks(), plan)
+    assert report.illegal_step == step
+    assert needle in (report.illegal_reason or "")
+    assert not report.valid and not report.format_errors
+    assert any(f"step {step} (line {step})" in issue for issue in report.issues)
+
+
+def test_blocks_legal_moves_do_not_fire() -> None:
+    report = validate(blocks(), "move(b, c)\nmove(b, table)\nmove(c, b)\nmove(c, table)")
+    assert report.illegal_step is None and report.illegal_reason is None
+    assert report.goals_met == 1  # b on the table; a is not on c
+
+
+def test_illegal_step_stops_execution() -> None:
+    report = validate(blocks(), "move(a, c)\nmove(b, table)")
+    assert report.illegal_step == 1 and report.unexecuted_steps == 1
+    assert report.goals_met == 0  # measured in the state where execution stopped
+    scores = artifact_scores(blocks(), "move(a, c)\nmove(b, table)")
+    assert scores == {"constraints": (0.0, 1.0), "goal_coverage": (0.0, 2.0), "plan_format": (1.0, 1.0)}
+
+
+@pytest.mark.parametrize(
+    ("plan", "needle", "capacity"),
+    [
+        ("drive(t1, x-b, x-c)", "t1 is at x-a, not at x-b", 2),
+        ("drive(t1, x-a, x-c)", "no road from x-a to x-c", 2),
+        ("load(p2, t1, x-b)", "t1 is at x-a, not at x-b", 2),
+        ("load(p2, t1, x-a)", "p2 is at x-b, not at x-a", 2),
+        ("load(p1, t1, x-a)\nload(p1, t1, x-a)", "p1 is already in t1", 2),
+        ("load(p1, t1, x-a)\ndrive(t1, x-a, x-b)\nload(p2, t1, x-b)", "t1 is full (capacity 1)", 1),
+        ("unload(p1, t1, x-a)", "p1 is not in t1", 2),
+        ("load(p1, t1, x-a)\ndrive(t1, x-a, x-b)\nunload(p1, t1, x-a)", "t1 is at x-b, not at x-a", 2),
+    ],
+)
+def test_logistics_preconditions_fire(plan: str, needle: str, capacity: int) -> None:
+    report = validate(logistics(capacity=capacity), plan)
+    assert report.illegal_step == plan.count("\n") + 1
+    assert needle in (report.illegal_reason or ""), report.illegal_reason
+
+
+def test_logistics_capacity_precondition_does_not_fire_below_capacity() -> None:
+    assert validate(logistics(capacity=2), LOGISTICS_PLAN).illegal_step is None
+
+
+# ---- extra constraints -------------------------------------------------------------------------------
+
+
+def spec(kind: str, **args: Any) -> dict[str, Any]:
+    return {"kind": kind, **args}
+
+
+@pytest.mark.parametrize(
+    ("fires", "quiet", "needle"),
+    [
+        (spec("never_on", block="a", onto="c"), spec("never_on", block="b", onto="c"), "a directly on c"),
+        (spec("fixed", block="b"), spec("fixed", block="c"), "moves b"),
+        (spec("before", first="a", second="b"), spec("before", first="b", second="a"), "before a"),
+        (spec("max_table", k=2), spec("max_table", k=3), "3 stacks"),
+        (spec("max_steps", n=1), spec("max_steps", n=2), "2 steps"),
+    ],
+)
+def test_blocks_constraints(fires: dict[str, Any], quiet: dict[str, Any], needle: str) -> None:
+    report = validate(blocks([fires]), BLOCKS_PLAN)
+    assert len(report.constraint_violations) == 1
+    assert needle in report.constraint_violations[0], report.constraint_violations
+    assert report.goals_met == report.goals_total and report.illegal_step is None and not report.valid
+    assert artifact_scores(blocks([fires]), BLOCKS_PLAN)["constraints"] == (0.0, 1.0)
+    assert artifact_scores(blocks([fires]), BLOCKS_PLAN)["goal_coverage"] == (2.0, 2.0)
+    assert validate(blocks([quiet]), BLOCKS_PLAN).valid
+
+
+def test_before_fires_when_first_never_moves() -> None:
+    report = validate(blocks([{"kind": "before", "first": "c", "second": "b"}]), BLOCKS_PLAN)
+    assert "step 1 (line 1) move(b, table)" in report.constraint_violations[0]
+
+
+@pytest.mark.parametrize(
+    ("fires", "quiet", "needle"),
+    [
+        (spec("avoid", truck="t1", location="x-b"), spec("avoid", truck="t1", location="x-d"), "into x-b"),
+        (spec("capacity", truck="t1", k=1), spec("capacity", truck="t1", k=2), "2 packages"),
+        (
+            spec("deliver_before", first="p2", second="p1"),
+            spec("deliver_before", first="p1", second="p2"),
+            "delivers p1",
+        ),
+        (spec("max_steps", n=5), spec("max_steps", n=6), "6 steps"),
+    ],
+)
+def test_logistics_constraints(fires: dict[str, Any], quiet: dict[str, Any], needle: str) -> None:
+    report = validate(logistics([fires]), LOGISTICS_PLAN)
+    assert len(report.constraint_violations) == 1
+    assert needle in report.constraint_violations[0], report.constraint_violations
+    assert report.goals_met == report.goals_total and report.illegal_step is None and not report.valid
+    assert validate(logistics([quiet]), LOGISTICS_PLAN).valid
+
+
+def test_constraint_score_needs_an_executable_plan_that_keeps_every_constraint() -> None:
+    two = [{"kind": "fixed", "block": "b"}, {"kind": "max_steps", "n": 2}]
+    assert artifact_scores(blocks(two), BLOCKS_PLAN)["constraints"] == (0.0, 1.0)
+    assert artifact_scores(blocks(), "move(a, c)")["constraints"] == (0.0, 1.0)
+    assert artifact_scores(blocks(), BLOCKS_PLAN)["constraints"] == (1.0, 1.0)
+
+
+# ---- parser ------------------------------------------------------------------------------------------
+
+
+def test_parser_tolerates_whitespace_case_and_blank_lines() -> None:
+    text = "\n  MOVE( B ,Table )  \r\n\n\t\tMove(a,C)\n   \n"
+    report = validate(blocks(), text)
+    assert report.valid, report.issues
+    assert report.parsed_steps == 2
+
+
+@pytest.mark.parametrize(
+    ("line", "needle"),
+    [
+        ("1. move(b, table)", "cannot parse"),
+        ("Step 1: move(b, table)", "cannot parse"),
+        ("move b onto the table", "cannot parse"),
+        ("(move b table)", "cannot parse"),
+        ("move(b, table), move(a, c)", "exactly one action per line"),
+        ("move(b)", "takes 2 arguments"),
+        ("move(b, table, c)", "takes 2 arguments"),
+        ("move(b, floor)", "unknown destination 'floor'"),
+        ("move(table, c)", "unknown block 'table'"),
+        ("stack(b, c)", "unknown action 'stack'"),
+    ],
+)
+def test_parser_rejects_format_slips(line: str, needle: str) -> None:
+    report = validate(blocks(), f"move(b, table)\n\n{line}\nmove(a, c)")
+    assert len(report.format_errors) == 1
+    assert report.format_errors[0].startswith("line 3:") and needle in report.format_errors[0]
+    assert report.parsed_steps == 2 and report.goals_met == 2  # the slip is skipped, the rest runs
+    assert not report.valid
+    slipped = artifact_scores(blocks(), f"move(b, table)\n\n{line}\nmove(a, c)")
+    assert all(score == 0.0 for score, _ in slipped.values())  # not executable: earns nothing
+
+
+def test_parser_steps_and_lines_are_reported_separately() -> None:
+    report = validate(blocks(), "Plan:\n\nmove(b, table)\nmove(b, table)\nmove(a, c)")
+    assert report.illegal_step == 2 and report.illegal_line == 4 and report.unexecuted_steps == 1
+    assert any("step 2 (line 4) move(b, table)" in issue for issue in report.issues)
+
+
+@pytest.mark.parametrize("text", ["", "\n   \n", "Here is the plan.\n1) move(b, table)"])
+def test_empty_or_unparseable_plan_scores_zero(text: str) -> None:
+    report = validate(blocks(), text)
+    assert report.parsed_steps == 0 and not report.valid and report.issues
+    assert all(score == 0.0 for score, _ in artifact_scores(blocks(), text).values())
+
+
+def test_unmet_goal_is_described() -> None:
+    report = validate(blocks(), "move(b, table)")
+    assert report.goals_met == 1 and report.goals_total == 2
+    assert "goal: on(a, c) not met: a is on the table" in report.issues
+    assert artifact_scores(blocks(), "move(b, table)")["goal_coverage"] == (1.0, 2.0)
+
+
+# ---- search -----------------------------------------------------------------------------------------
+
+
+def _brute_force_length(payload: dict[str, Any], max_len: int) -> int | None:
+    """Shortest valid plan length by enumerating action sequences, pruning those already illegal or
+    violating a constraint (tiny instances only; independent of the A* code)."""
+    names = payload["problem"]["blocks"]
+    actions = [f"move({x}, {y})" for x in names for y in [*names, "table"] if x != y]
+    frontier = [""]
+    for length in range(1, max_len + 1):
+        grown = []
+        for prefix in frontier:
+            for action in actions:
+                plan = prefix + action
+                report = validate(payload, plan)
+                if report.valid:
+                    return length
+                if report.illegal_step is None and not report.constraint_violations:
+                    grown.append(plan + "\n")
+        frontier = grown
+    return None
+
+
+SUSSMAN = {
+    "blocks": ["a", "b", "c"],
+    "stacks": [["a", "c"], ["b"]],
+    "goal": [["on", "a", "b"], ["on", "b", "c"]],
+}
+
+
+def test_search_finds_sussman_plan() -> None:
+    plan = solve("blocks", SUSSMAN)
+    assert plan == ("move(c, table)", "move(b, c)", "move(a, b)")
+
+
+# a-b-c stacked, d alone; goal: a on d, c on b, b on the table (4 moves unconstrained).
+FOUR = {
+    "blocks": ["a", "b", "c", "d"],
+    "stacks": [["a", "b", "c"], ["d"]],
+    "goal": [["on", "a", "d"], ["on", "c", "b"], ["on", "b", "table"]],
+}
+
+
+@pytest.mark.parametrize(
+    ("constraints", "length"),
+    [
+        ([], 4),
+        ([spec("never_on", block="c", onto="d"), spec("max_table", k=3)], 5),
+        ([spec("before", first="d", second="c")], 6),
+        ([spec("before", first="d", second="a"), spec("max_table", k=3)], 5),
+        ([spec("never_on", block="c", onto="d"), spec("max_table", k=3), spec("max_steps", n=4)], None),
+        ([spec("max_table", k=2)], None),
+    ],
+)
+def test_search_is_optimal_against_brute_force(constraints: list[dict[str, Any]], length: int | None) -> None:
+    payload = blocks(constraints, **FOUR)
+    assert _brute_force_length(payload, 7) == length
+    plan = solve("blocks", FOUR, constraints)
+    if length is None:
+        assert plan is None
+    else:
+        assert plan is not None and len(plan) == length
+        assert validate(payload, "\n".join(plan)).valid
+
+
+def test_search_logistics_round_trip() -> None:
+    problem = logistics()["problem"] | {"packages": {"p1": "x-c"}, "goal": [["at", "p1", "x-a"]]}
+    plan = solve("logistics", problem)
+    assert plan == (
+        "drive(t1, x-a, x-b)",
+        "drive(t1, x-b, x-c)",
+        "load(p1, t1, x-c)",
+        "drive(t1, x-c, x-b)",
+        "drive(t1, x-b, x-a)",
+        "unload(p1, t1, x-a)",
+    )
+    assert solve("logistics", problem, [{"kind": "avoid", "truck": "t1", "location": "x-b"}]) is None
+
+
+def test_search_respects_constraints_and_limits() -> None:
+    payload = logistics([{"kind": "capacity", "truck": "t1", "k": 1}])
+    plan = solve("logistics", payload["problem"], payload["constraints"])
+    assert plan is not None and len(plan) == 8 and validate(payload, "\n".join(plan)).valid
+    assert solve("blocks", blocks()["problem"], [{"kind": "fixed", "block": "a"}]) is None
+    assert solve("blocks", blocks()["problem"], [{"kind": "max_steps", "n": 1}]) is None
+    with pytest.raises(SearchLimitError):
+        solve("blocks", SUSSMAN, max_expansions=1)
+
+
+# ---- the task set ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def records() -> list[dict[str, Any]]:
+    return generate.generate_records()
+
+
+def test_regenerating_gives_the_shipped_file(records: list[dict[str, Any]], tmp_path) -> None:
+    out = tmp_path / "planning.jsonl"
+    write_jsonl(records, out)
+    assert out.read_bytes() == generate.OUTPUT.read_bytes()
+    assert [task.to_record() for task in read_jsonl(generate.OUTPUT)] == records
+
+
+def _flaw_shows(flaw: str, report) -> bool:
+    if flaw == "malformed":
+        return bool(report.format_errors)
+    if report.format_errors:
+        return False
+    if flaw == "illegal_move":
+        return report.illegal_step is not None
+    if flaw == "missing_steps":
+        return report.illegal_step is not None or report.goals_met < report.goals_total
+    if flaw == "constraint_violation":
+        return (
+            bool(report.constraint_violations)
+            and report.illegal_step is None
+            and (report.goals_met == report.goals_total)
+        )
+    if flaw == "wrong_goal":
+        return report.illegal_step is None and report.goals_met < report.goals_total
+    return False
+
+
+def test_references_valid_and_every_variant_rejected_as_labelled(records: list[dict[str, Any]]) -> None:
+    kinds: Counter[str] = Counter()
+    for record in records:
+        payload = record["payload"]
+        check_payload(payload)
+        report = validate(payload, payload["reference"])
+        assert report.valid, (record["task_id"], report.issues)
+        assert total(artifact_scores(payload, payload["reference"])) == (4.0, 4.0)
+        pool = payload["pool"]
+        assert generate.POOL_MIN <= len(pool) <= generate.POOL_MAX
+        sources = [item["source"] for item in pool]
+        assert len(set(sources)) == len(sources) and payload["reference"] not in sources
+        for item in pool:
+            assert item["flaw"] in FLAWS
+            kinds[item["flaw"]] += 1
+            report = validate(payload, item["source"])
+            assert not report.valid and report.issues
+            score, best = total(artifact_scores(payload, item["source"]))
+            assert score < best
+            assert _flaw_shows(item["flaw"], report), (record["task_id"], item["flaw"], report.issues)
+            if item["flaw"] == "constraint_violation":
+                assert payload["constraints"]
+    assert set(kinds) == FLAWS
+
+
+def test_difficulty_shapes(records: list[dict[str, Any]]) -> None:
+    for record in records:
+        payload, difficulty = record["payload"], record["difficulty"]
+        n_constraints = len(payload["constraints"])
+        low, high = {"easy": (0, 1), "standard": (1, 2), "hard": (2, 3)}[difficulty]
+        assert low <= n_constraints <= high, record["task_id"]
+        problem = payload["problem"]
+        if payload["kind"] == "blocks":
+            sizes = {"easy": (3, 4), "standard": (4, 6), "hard": (6, 7)}[difficulty]
+            assert sizes[0] <= len(problem["blocks"]) <= sizes[1], record["task_id"]
+        elif difficulty == "easy":
+            assert len(problem["trucks"]) == 1 and len(problem["packages"]) == 2
+        elif difficulty == "hard":
+            assert len(problem["trucks"]) == 2
+        assert f"{payload['kind']}/" in record["template"]
+
+
+def test_hard_constraints_break_every_unconstrained_shortest_plan(records: list[dict[str, Any]]) -> None:
+    for record in records:
+        if record["difficulty"] != "hard":
+            continue
+        payload = record["payload"]
+        free = solve(payload["kind"], payload["problem"])
+        assert free is not None and len(free) < len(payload["reference"].splitlines()), record["task_id"]
+        assert validate(payload, "\n".join(free)).constraint_violations
+
+
+def test_ids_splits_and_templates(records: list[dict[str, Any]]) -> None:
+    assert [r["task_id"] for r in records] == [f"planning-{i:03d}" for i in range(100)]
+    assert {(r["domain"], r["version"]) for r in records} == {("planning", "v0")}
+    counts = Counter((r["split"], r["difficulty"]) for r in records)
+    assert counts == {
+        ("train", "easy"): 16,
+        ("train", "standard"): 48,
+        ("train", "hard"): 16,
+        ("eval", "easy"): 4,
+        ("eval", "standard"): 12,
+        ("eval", "hard"): 4,
+    }
+    templates = {
+        split: {r["template"] for r in records if r["split"] == split} for split in ("train", "eval")
+    }
+    assert templates["train"] and templates["eval"] and not templates["train"] & templates["eval"]
+    by_template = {r["template"]: r["difficulty"] for r in records}
+    assert all(by_template[r["template"]] == r["difficulty"] for r in records)
+
+
+def _entities(record: dict[str, Any]) -> set[str]:
+    problem = record["payload"]["problem"]
+    return set(problem["blocks"]) if "blocks" in problem else set(problem["cities"])
+
+
+def test_entity_names_differ_between_template_families(records: list[dict[str, Any]]) -> None:
+    owner: dict[str, str] = {}
+    for record in records:
+        for name in _entities(record):
+            assert owner.setdefault(name, record["template"]) == record["template"], name
+    train = set().union(*(_entities(r) for r in records if r["split"] == "train"))
+    held_out = set().union(*(_entities(r) for r in records if r["split"] == "eval"))
+    assert not train & held_out
