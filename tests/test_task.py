@@ -1,0 +1,111 @@
+"""Task records: validation with clear errors, the stratified split, the shipped files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import harness_gym
+from harness_gym.registry import env_class
+from harness_gym.rubric import g_norm, missing_fraction
+from harness_gym.task import TaskFileError, read_jsonl, stratified_split
+
+GOOD = {
+    "task_id": "x-1",
+    "domain": "coding",
+    "version": "v0",
+    "difficulty": "easy",
+    "split": "train",
+    "template": "t",
+    "prompt": "p",
+    "payload": {},
+}
+
+
+def write(tmp_path, *lines: str):
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"difficulty": "medium"}, "difficulty 'medium'"),
+        ({"split": "test"}, "split 'test'"),
+        ({"payload": []}, "field 'payload' must be dict"),
+        ({"task_id": ""}, "empty task_id"),
+        ({"colour": "red"}, "unknown field"),
+    ],
+)
+def test_bad_records_name_file_line_and_field(tmp_path, change, message):
+    path = write(tmp_path, json.dumps(GOOD), json.dumps({**GOOD, "task_id": "x-2", **change}))
+    with pytest.raises(TaskFileError, match=message) as err:
+        read_jsonl(path)
+    assert f"{path}:2" in str(err.value)
+
+
+def test_missing_field_invalid_json_duplicates_and_empty_files(tmp_path):
+    record = dict(GOOD)
+    del record["prompt"]
+    with pytest.raises(TaskFileError, match="missing field"):
+        read_jsonl(write(tmp_path, json.dumps(record)))
+    with pytest.raises(TaskFileError, match=r":1: invalid JSON"):
+        read_jsonl(write(tmp_path, "{not json"))
+    with pytest.raises(TaskFileError, match="duplicate task_id 'x-1'"):
+        read_jsonl(write(tmp_path, json.dumps(GOOD), json.dumps(GOOD)))
+    with pytest.raises(TaskFileError, match="no tasks"):
+        read_jsonl(write(tmp_path, ""))
+
+
+def test_stratified_split_is_exact_keeps_templates_whole_and_is_seeded():
+    items = [
+        (f"{diff}-{i}", diff, f"{diff}-{i // 2}")
+        for diff, n in (("easy", 20), ("standard", 60), ("hard", 20))
+        for i in range(n)
+    ]
+    split = stratified_split(items, seed=3)
+    assert split == stratified_split(items, seed=3)
+    assert split != stratified_split(items, seed=4)
+    for diff, expected in (("easy", 4), ("standard", 12), ("hard", 4)):
+        assert sum(split[t] == "eval" for t, d, _ in items if d == diff) == expected
+    by_template: dict[str, set[str]] = {}
+    for task_id, _, template in items:
+        by_template.setdefault(template, set()).add(split[task_id])
+    assert all(len(splits) == 1 for splits in by_template.values())
+
+
+def test_stratified_split_refuses_impossible_group_sizes():
+    items = [(f"t{i}", "easy", f"g{i // 5}") for i in range(10)]  # two groups of 5; 20% = 2
+    with pytest.raises(ValueError, match="cannot place exactly 2 easy"):
+        stratified_split(items)
+
+
+@pytest.mark.parametrize("env_id", harness_gym.ENV_IDS)
+def test_shipped_task_sets_follow_the_protocol(env_id):
+    domain = env_class(env_id).domain_cls()
+    tasks = domain.tasks()
+    counts = {}
+    for task in tasks:
+        counts[(task.split, task.difficulty)] = counts.get((task.split, task.difficulty), 0) + 1
+    assert counts == {
+        ("train", "easy"): 16,
+        ("train", "standard"): 48,
+        ("train", "hard"): 16,
+        ("eval", "easy"): 4,
+        ("eval", "standard"): 12,
+        ("eval", "hard"): 4,
+    }
+    train = {t.template for t in tasks if t.split == "train"}
+    assert train.isdisjoint(t.template for t in tasks if t.split == "eval")
+    assert all(t.domain == domain.name and t.version == "v0" for t in tasks)
+
+
+def test_rubric_normalisation():
+    assert g_norm({"a": (1.0, 3.0), "b": (1.0, 1.0)}) == pytest.approx(0.5)
+    assert missing_fraction({"a": (1.0, 3.0), "b": (1.0, 1.0)}) == 0.5
+    with pytest.raises(ValueError, match="criterion 'a'"):
+        g_norm({"a": (2.0, 1.0)})
+    with pytest.raises(ValueError, match="at least one"):
+        g_norm({})
