@@ -1,0 +1,131 @@
+"""Coding: implement a Python function from a spec and starter code; real tests run in the sandbox."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from harness_gym.actions import Action
+from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.env import HarnessEnv
+from harness_gym.executors.base import Feedback
+from harness_gym.executors.simulated import Competence
+
+
+@dataclass(frozen=True)
+class CodingCompetence(Competence):
+    """Simulated LLM writing Python functions (defaults calibrated on the Base harness only)."""
+
+    p_correct: Mapping[str, float] = field(
+        default_factory=lambda: {"easy": 0.3, "standard": 0.15, "hard": 0.05}
+    )
+    informed_gain: float = 0.15
+    p_fix_informed: float = 0.7
+    p_fix_blind: float = 0.15
+    p_break: float = 0.05
+
+
+def cost_compliance(cost: float, budget: float) -> float:
+    """1 within budget, falling linearly to 0 at twice the budget."""
+    return 1.0 if cost <= budget else max(0.0, 1.0 - (cost - budget) / budget)
+
+
+class CodingDomain(Domain):
+    name = "coding"
+    env_id = "HarnessCoding-v0"
+    task_file = "coding-v0.jsonl"
+    competence_cls = CodingCompetence
+    max_steps = 12
+    cost_budget = 14.0
+    supported = frozenset(
+        {Action.OBSERVE, Action.CALL_TOOL, Action.DRAFT, Action.CHECK, Action.REVISE, Action.SUBMIT}
+    )
+    tool_needs_draft = True
+    criteria: Mapping[str, float] = {
+        "unit_tests": 3.0,
+        "parseability": 1.0,
+        "safety": 1.0,
+        "cost_compliance": 1.0,
+    }
+    events = frozenset(
+        {"CheckBeforeSubmit", "TestBeforeSubmit", "RevisionAfterFailure", "StopWhenSufficient", "EarlySubmit"}
+    )
+    base_script = (
+        (Action.OBSERVE, "observed"),
+        (Action.DRAFT, "has_draft"),
+        (Action.CALL_TOOL, "tested_draft"),
+        (Action.SUBMIT, None),
+    )
+
+    def observe(self, ep: Episode) -> Outcome:
+        n = len(ep.task.payload["visible_tests"])
+        return Outcome(text=f"read the spec, the starter code and {n} visible tests")
+
+    def call_tool(self, ep: Episode) -> Outcome:
+        from harness_gym.domains.coding.verifier import run_tests
+
+        assert ep.draft is not None and ep.draft_hash is not None
+        tests = ep.task.payload["visible_tests"]
+        report = VERIFIER_CACHE.get("visible_tests", ep.task, ep.draft, lambda: run_tests(ep.draft, tests))
+        issues = ((report.error,) if report.error else ()) + tuple(report.failures)
+        ok = report.passed == report.total
+        return Outcome(
+            text=f"ran the visible tests: {report.passed}/{report.total} passed",
+            tool={"name": "run_tests", "valid": True, "ok": ok},
+            tests={"passed": report.passed, "total": report.total},
+            issues=issues,
+            failure=not ok,
+            feedback=Feedback("tests", ep.draft_hash, issues),
+        )
+
+    def check(self, ep: Episode) -> Outcome:
+        from harness_gym.domains.coding.verifier import structural_check
+
+        assert ep.draft is not None and ep.draft_hash is not None
+        payload = ep.task.payload
+        report = VERIFIER_CACHE.get(
+            "structure", ep.task, ep.draft, lambda: structural_check(payload, ep.draft)
+        )
+        visible = report.visible
+        return Outcome(
+            text=f"structural check: coverage {report.coverage:.2f}, {len(report.issues)} issue(s)",
+            check={"coverage": report.coverage, "missing": 1.0 - report.coverage},
+            tests={"passed": visible.passed, "total": visible.total},
+            issues=tuple(report.issues),
+            failure=bool(report.issues),
+            feedback=Feedback("check", ep.draft_hash, tuple(report.issues)),
+        )
+
+    def score(self, ep: Episode, artifact: str) -> Verdict:
+        from harness_gym.domains.coding.verifier import artifact_scores
+
+        payload = ep.task.payload
+        rubric = dict(
+            VERIFIER_CACHE.get("score", ep.task, artifact, lambda: artifact_scores(payload, artifact))
+        )
+        rubric["cost_compliance"] = (cost_compliance(ep.state.cost, self.cost_budget), 1.0)
+        score, top = rubric["unit_tests"]
+        return Verdict(rubric=rubric, signals={"pass_rate": score / top})
+
+
+class HarnessCodingEnv(HarnessEnv):
+    """Coding: implement a Python function so that hidden unit tests pass.
+
+    ## Description
+
+    Each task gives a spec, starter code and three visible tests; hidden tests (never shown to the
+    harness) decide the score. The executor writes the function; the harness decides when to read
+    the spec, run the visible tests, check, revise and submit. Tests run in the sandbox
+    (``harness_gym.sandbox``); results are cached by (task, artifact hash).
+
+    - OBSERVE: read the spec, starter code and visible tests (raises the executor's P(correct draft)).
+    - CALL_TOOL: run the visible tests on the current draft (needs a draft).
+    - CHECK: structural verifier: parses, safety scan, signature, visible tests; never hidden tests.
+    - RETRIEVE: not available (always masked).
+
+    Rubric: ``unit_tests`` (3 x pass rate over visible + hidden tests), ``parseability``, ``safety``
+    (no forbidden imports or calls), ``cost_compliance`` (harness cost within the budget of 14 units,
+    linearly to 0 at 28). Default ``max_steps`` 12. Base harness: OBSERVE, DRAFT, CALL_TOOL, SUBMIT.
+    """
+
+    domain_cls = CodingDomain

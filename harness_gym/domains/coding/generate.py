@@ -1,0 +1,368 @@
+"""Deterministic generator of the coding task set (``harness_gym/data/coding-v0.jsonl``).
+
+Each family of :mod:`problems` gives two tasks. Test expectations come from running the reference on the
+visible, edge-case and seeded random inputs; the artifact pool holds AST mutants that the sandbox shows
+to fail at least one test, plus a syntax slip and a harmless-but-forbidden import. Mutants are screened
+under a CPU-time limit (not a wall-clock one) so that a loaded machine cannot change which are kept:
+regenerating gives a byte-identical file.
+
+Run ``python -m harness_gym.domains.coding.generate`` to rewrite the file.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+import os
+import random
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from harness_gym.domains.coding.mutants import ast_mutants, syntax_error_variant, unsafe_import_variant
+from harness_gym.domains.coding.problems import FAMILIES, Args, Problem, render
+from harness_gym.domains.coding.verifier import run_tests, safety_violations
+from harness_gym.sandbox import SandboxLimits, run_python
+from harness_gym.task import packaged_task_file, stratified_split, write_jsonl
+
+VERSION = "v0"
+TASK_FILE = "coding-v0.jsonl"
+HIDDEN_TARGET = 10
+MIN_RANDOM = 2
+MAX_MUTANTS = 6
+# For the reference and unsafe-variant runs: one CPU second is ~30x what a test run needs, and the wall
+# limit is generous so that only CPU time (not machine load) decides a timeout.
+SCREEN_LIMITS = SandboxLimits(wall_time_s=20.0, cpu_time_s=1)
+
+
+def _normalize(source: str) -> str:
+    """Canonical formatting shared by the reference and every pool artifact, so style gives nothing away."""
+    return ast.unparse(ast.parse(source)) + "\n"
+
+
+def _literal(value: Any) -> str:
+    text = repr(value)
+    back = ast.literal_eval(text)
+    if back != value or type(back) is not type(value):
+        raise ValueError(f"value does not round-trip as a literal: {text}")
+    return text
+
+
+def _assertion(function_name: str, args: Args, expected: Any) -> str:
+    call = f"{function_name}({', '.join(_literal(arg) for arg in args)})"
+    if expected is None or isinstance(expected, bool):
+        return f"assert {call} is {expected!r}"
+    return f"assert {call} == {_literal(expected)}"
+
+
+def _load(reference: str, function_name: str) -> Callable[..., Any]:
+    namespace: dict[str, Any] = {}
+    exec(compile(reference, "<reference>", "exec"), namespace)
+    return namespace[function_name]
+
+
+def build_tests(problem: Problem) -> tuple[list[str], list[str]]:
+    """Visible tests (the family's typical cases) and hidden tests (edge cases, then seeded random ones)."""
+    family = problem.family
+    func = _load(problem.reference, problem.function_name)
+    seen: set[str] = set()
+
+    def case(args: Args) -> str | None:
+        key = repr(args)
+        if key in seen:
+            return None
+        try:
+            expected = func(*copy.deepcopy(args))
+        except Exception:
+            return None
+        seen.add(key)
+        return _assertion(problem.function_name, args, expected)
+
+    visible = [case(problem.adapt(args)) for args in family.visible]
+    if None in visible:
+        raise ValueError(f"{family.name}: visible inputs must be distinct and valid")
+    hidden = [test for args in family.edge if (test := case(problem.adapt(args)))]
+    rng = random.Random(f"coding-{VERSION}/{family.name}/{problem.variant}")
+    wanted = len(hidden) + max(MIN_RANDOM, HIDDEN_TARGET - len(hidden))
+    for _ in range(500):
+        if len(hidden) >= wanted:
+            break
+        if test := case(problem.adapt(family.gen(rng))):
+            hidden.append(test)
+    if not 8 <= len(hidden) <= 12:
+        raise ValueError(f"{family.name}: {len(hidden)} hidden tests, expected 8 to 12")
+    return [test for test in visible if test], hidden
+
+
+@dataclass(frozen=True)
+class Screened:
+    """A mutant with its sandbox results on the visible and the hidden tests."""
+
+    kind: str
+    source: str
+    status: str  # "ok" (tests ran), "timeout" or "crash" (the module itself failed)
+    visible_passed: int
+    visible_total: int
+    hidden_passed: int
+    hidden_total: int
+
+    @property
+    def timed_out(self) -> bool:
+        return self.status == "timeout"
+
+    @property
+    def passes_visible(self) -> bool:
+        return self.visible_passed == self.visible_total
+
+    @property
+    def hidden_pass_rate(self) -> float:
+        return self.hidden_passed / self.hidden_total
+
+    @property
+    def fails_some(self) -> bool:
+        return self.visible_passed + self.hidden_passed < self.visible_total + self.hidden_total
+
+
+# Screens many mutants of one task in one sandboxed interpreter: a fresh namespace per mutant and a CPU
+# timer (ITIMER_VIRTUAL) per mutant, so an endless loop costs SCREEN_CPU_S rather than a whole run. The
+# mutants are our own code, so no output nonce is needed; a mutant that kills the interpreter is found as
+# the first job without a result line and the rest are screened again.
+_SCREEN_RUNNER = r"""
+import json, signal, sys
+
+
+class _Timeout(BaseException):
+    pass
+
+
+def _expire(signum, frame):
+    raise _Timeout()
+
+
+class _Sink:
+    def write(self, text):
+        return len(text)
+
+    def flush(self):
+        pass
+
+
+def _main(jobs, tests, budget):
+    out = sys.stdout
+    sys.stdout = _Sink()
+    signal.signal(signal.SIGVTALRM, _expire)
+    for index, source in jobs:
+        results = []
+        status = "ok"
+        signal.setitimer(signal.ITIMER_VIRTUAL, budget)
+        try:
+            namespace = {"__name__": "__candidate__"}
+            try:
+                exec(compile(source, "<mutant>", "exec"), namespace)
+            except _Timeout:
+                raise
+            except BaseException:
+                status = "crash"
+            for test in tests if status == "ok" else ():
+                try:
+                    exec(compile(test, "<test>", "exec", optimize=0), namespace)
+                    results.append(1)
+                except _Timeout:
+                    raise
+                except BaseException:
+                    results.append(0)
+        except _Timeout:
+            status = "timeout"
+        finally:
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        out.write(json.dumps([index, status, results]) + "\n")
+        out.flush()
+"""
+SCREEN_CPU_S = 0.3
+_BATCH_LIMITS = SandboxLimits(wall_time_s=300.0, cpu_time_s=120)
+
+
+def screen_mutants(
+    mutants: Sequence[tuple[str, str]], visible: list[str], hidden: list[str]
+) -> list[Screened]:
+    """Run every mutant against the visible and hidden tests in the sandbox (batched, see above)."""
+    tests = visible + hidden
+    outcomes: dict[int, tuple[str, list[int]]] = {}
+    pending = list(range(len(mutants)))
+    while pending:
+        jobs = [(i, mutants[i][1]) for i in pending]
+        script = f"{_SCREEN_RUNNER}\n_main({jobs!r}, {tests!r}, {SCREEN_CPU_S!r})\n"
+        result = run_python(script, limits=_BATCH_LIMITS)
+        for line in result.stdout.splitlines():
+            try:
+                index, status, results = json.loads(line)
+            except ValueError:
+                continue
+            outcomes[index] = (status, results)
+        missing = [i for i in pending if i not in outcomes]
+        if missing:
+            outcomes[missing[0]] = ("timeout", [])
+        pending = missing[1:]
+    screened = []
+    for i, (kind, source) in enumerate(mutants):
+        status, results = outcomes[i]
+        results = results + [0] * (len(tests) - len(results))
+        screened.append(
+            Screened(
+                kind=kind,
+                source=source,
+                status=status,
+                visible_passed=sum(results[: len(visible)]),
+                visible_total=len(visible),
+                hidden_passed=sum(results[len(visible) :]),
+                hidden_total=len(hidden),
+            )
+        )
+    return screened
+
+
+def choose_mutants(candidates: Sequence[Screened], seed: str, limit: int = MAX_MUTANTS) -> list[Screened]:
+    """Up to ``limit`` mutants, diverse in kind, with one plausible-but-wrong mutant (passes the visible
+    tests, fails a hidden one) and one that fails a visible test whenever such mutants exist."""
+    order = list(candidates)
+    random.Random(seed).shuffle(order)
+    chosen: list[Screened] = []
+
+    def pick(accept: Callable[[Screened], bool]) -> bool:
+        for mutant in order:
+            if mutant not in chosen and accept(mutant):
+                chosen.append(mutant)
+                return True
+        return False
+
+    def new_kind(mutant: Screened) -> bool:
+        return mutant.kind not in {m.kind for m in chosen}
+
+    pick(lambda m: m.passes_visible)
+    pick(lambda m: not m.passes_visible and new_kind(m)) or pick(lambda m: not m.passes_visible)
+    while len(chosen) < limit and (pick(new_kind) or pick(lambda m: True)):
+        pass
+    return chosen
+
+
+def _special_variants(reference: str, problem: Problem, tests: list[str], salt: int) -> list[dict[str, str]]:
+    """The syntax slip and the unsafe import; the latter must still pass every test in the sandbox."""
+    broken = syntax_error_variant(reference, salt)
+    try:
+        ast.parse(broken)
+    except SyntaxError:
+        pass
+    else:
+        raise ValueError(f"{problem.function_name}: syntax_error variant parses")
+    for attempt in range(4):
+        unsafe = unsafe_import_variant(reference, problem.function_name, salt + attempt) + "\n"
+        report = run_tests(unsafe, tests, SCREEN_LIMITS)
+        if report.passed == report.total and safety_violations(unsafe):
+            break
+    else:
+        raise ValueError(f"{problem.function_name}: no unsafe_import variant passes the tests")
+    return [{"flaw": "syntax_error", "source": broken}, {"flaw": "unsafe_import", "source": unsafe}]
+
+
+def _problems() -> list[Problem]:
+    return [render(family, index) for family in FAMILIES for index in range(len(family.variants))]
+
+
+def generate_records(stats: dict[str, Any] | None = None, workers: int | None = None) -> list[dict[str, Any]]:
+    """All task records in id order; ``stats`` (if given) receives mutant statistics."""
+    problems = _problems()
+    task_ids = [f"coding-{i:03d}" for i in range(len(problems))]
+    items = [(tid, p.family.difficulty, p.family.name) for tid, p in zip(task_ids, problems, strict=True)]
+    split = stratified_split(items, seed=0)
+    prepared = []
+    for problem in problems:
+        reference = _normalize(problem.reference)
+        visible, hidden = build_tests(problem)
+        mutants = [(kind, source + "\n") for kind, source in ast_mutants(reference, problem.function_name)]
+        prepared.append((problem, reference, visible, hidden, mutants))
+
+    workers = workers or max(2, os.cpu_count() or 2)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        reference_runs = [
+            pool.submit(run_tests, reference, visible + hidden, SCREEN_LIMITS)
+            for _, reference, visible, hidden, _ in prepared
+        ]
+        screens = [pool.submit(screen_mutants, m, visible, hidden) for _, _, visible, hidden, m in prepared]
+        reference_reports = [future.result() for future in reference_runs]
+        screened = [future.result() for future in screens]
+
+    records = []
+    kept_all: list[Screened] = []
+    counters: Counter[str] = Counter()
+    for index, (problem, reference, visible, hidden, _) in enumerate(prepared):
+        task_id = task_ids[index]
+        report = reference_reports[index]
+        if report.passed != report.total:
+            raise ValueError(f"{task_id}: reference fails its tests: {report}")
+        results = screened[index]
+        counters["enumerated"] += len(results)
+        counters["timed_out"] += sum(m.timed_out for m in results)
+        failing = [m for m in results if not m.timed_out and m.fails_some]
+        counters["equivalent"] += sum(1 for m in results if not m.timed_out and not m.fails_some)
+        counters["failing"] += len(failing)
+        chosen = choose_mutants(failing, seed=f"coding-{VERSION}/pool/{task_id}")
+        kept_all.extend(chosen)
+        counters["tasks_with_plausible_mutant"] += any(m.passes_visible for m in chosen)
+        counters["tasks_with_visible_failing_mutant"] += any(not m.passes_visible for m in chosen)
+        pool_entries = [{"flaw": m.kind, "source": m.source} for m in chosen]
+        pool_entries += _special_variants(reference, problem, visible + hidden, salt=index)
+        records.append(
+            {
+                "task_id": task_id,
+                "domain": "coding",
+                "version": VERSION,
+                "difficulty": problem.family.difficulty,
+                "split": split[task_id],
+                "template": problem.family.name,
+                "prompt": problem.prompt,
+                "payload": {
+                    "function_name": problem.function_name,
+                    "signature": problem.signature,
+                    "starter_code": problem.starter_code,
+                    "reference": reference,
+                    "visible_tests": visible,
+                    "hidden_tests": hidden,
+                    "pool": pool_entries,
+                },
+            }
+        )
+    if stats is not None:
+        hidden_rates = [m.hidden_pass_rate for m in kept_all]
+        stats.update(
+            {
+                **counters,
+                "kept": len(kept_all),
+                "kept_by_kind": dict(sorted(Counter(m.kind for m in kept_all).items())),
+                "kept_passing_visible": sum(m.passes_visible for m in kept_all),
+                "fraction_passing_visible": sum(m.passes_visible for m in kept_all) / max(1, len(kept_all)),
+                "mean_hidden_pass_rate": sum(hidden_rates) / max(1, len(hidden_rates)),
+            }
+        )
+    return records
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    started = time.perf_counter()
+    stats: dict[str, Any] = {}
+    records = generate_records(stats)
+    path = packaged_task_file(TASK_FILE)
+    write_jsonl(records, path)
+    elapsed = time.perf_counter() - started
+    print(f"wrote {len(records)} tasks to {path} in {elapsed:.1f}s", file=sys.stderr)
+    for key, value in stats.items():
+        print(f"  {key}: {value}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
