@@ -1,0 +1,57 @@
+"""Property test: arbitrary action sequences, legal and illegal, never break the environment."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import harness_gym
+from harness_gym import FEATURES, Action
+
+PROGRESS = FEATURES.index("progress")
+
+
+@pytest.mark.parametrize("env_id", harness_gym.ENV_IDS)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(actions=st.lists(st.integers(0, 6), min_size=1, max_size=40), seed=st.integers(0, 2**16))
+def test_random_action_sequences_keep_invariants(env_id, actions, seed):
+    env = _ENVS.setdefault(env_id, gym.make(env_id))
+    max_steps = env.unwrapped.max_steps
+    obs, info = env.reset(seed=seed)
+    for steps, action in enumerate(actions, start=1):
+        assert info["action_mask"][Action.SUBMIT] == 1
+        legal = bool(info["action_mask"][action])
+        obs, reward, terminated, truncated, info = env.step(action)
+        assert env.observation_space.contains(obs)
+        assert 0.0 <= reward <= 1.0
+        assert info["invalid_action"] == (not legal)
+        assert obs[PROGRESS] == pytest.approx(steps / max_steps)
+        if terminated or truncated:
+            assert terminated == (action == Action.SUBMIT)
+            assert 0.0 <= info["G"] <= 1.0 and reward == info["G"]
+            assert -1.0 <= info["hms_norm"] <= 1.0
+            assert len(info["episode"]["steps"]) == steps <= max_steps
+            break
+        assert reward == 0.0
+        assert steps < max_steps
+    else:
+        assert len(actions) < max_steps
+
+
+_ENVS: dict[str, gym.Env] = {}
+
+
+@pytest.mark.parametrize("env_id", harness_gym.ENV_IDS)
+def test_episodes_always_end_within_max_steps(env_id):
+    env = gym.make(env_id, max_steps=5)
+    rng = np.random.default_rng(0)
+    for seed in range(20):
+        env.reset(seed=seed)
+        ends = []
+        for _ in range(5):
+            _, _, terminated, truncated, _ = env.step(int(rng.integers(0, 6)))  # never SUBMIT
+            ends.append((terminated, truncated))
+        assert ends == [(False, False)] * 4 + [(False, True)]
