@@ -9,7 +9,8 @@ from collections.abc import Sequence
 import gymnasium as gym
 
 import harness_gym
-from harness_gym.rollout import run_episode, summarize
+from harness_gym.paper import BASE_G, EVAL_ROLLOUTS, EVAL_SEEDS
+from harness_gym.rollout import protocol_episodes, run_episode, summarize
 from harness_gym.state import feature_table
 from harness_gym.task import SPLITS
 
@@ -51,15 +52,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _run_one(env_id: str, args: argparse.Namespace) -> None:
     policy = _make_policy(args.policy, env_id)
     env = gym.make(env_id, split=args.split, render_mode="ansi" if args.show else None)
+    if args.protocol:
+        task_ids = [task.task_id for task in env.unwrapped.tasks]
+        episodes = [
+            (s, task_id) for _, task_id, _, s in protocol_episodes(task_ids, EVAL_SEEDS, EVAL_ROLLOUTS)
+        ]
+    else:
+        episodes = [(args.seed + i, None) for i in range(args.episodes)]
     finals = []
-    for i in range(args.episodes):
-        finals.append(run_episode(env, policy, seed=args.seed + i))
+    for i, (seed, task_id) in enumerate(episodes):
+        finals.append(run_episode(env, policy, seed=seed, task_id=task_id))
         if args.show and i == 0:
             print(env.render())
     env.close()
     summary = summarize(finals)
-    print(f"{env_id}  policy={args.policy}  split={args.split}  episodes={summary['episodes']}")
-    print(f"mean G        {summary['G']:.3f}")
+    mode = "protocol (tasks x 3 seeds x 3 rollouts)" if args.protocol else f"seeds {args.seed}.."
+    print(f"{env_id}  policy={args.policy}  split={args.split}  episodes={summary['episodes']}  {mode}")
+    reference = f"   (paper's Base G {BASE_G[env_id]:.3f})" if args.policy == "base" else ""
+    print(f"mean G        {summary['G']:.3f}{reference}")
     print(f"mean HMS_norm {summary['hms_norm']:+.3f}")
     print(f"{'event':<22} {'fired':>6} {'applicable':>10}")
     for event, rates in summary["events"].items():
@@ -80,6 +90,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--policy", default="base", choices=["base", "random"])
     run.add_argument("--episodes", type=int, default=20)
     run.add_argument("--seed", type=int, default=0, help="episode i uses seed S + i")
+    run.add_argument(
+        "--protocol",
+        action="store_true",
+        help="the paper's protocol instead of --episodes: every task of the split x 3 seeds x 3 rollouts",
+    )
     run.add_argument("--split", default="eval", choices=["train", "eval", "all"])
     run.add_argument("--show", action="store_true", help="print the first episode's trajectory")
     run.set_defaults(func=_cmd_run)

@@ -44,3 +44,9 @@ def test_run_is_reproducible(capsys):
 def test_bad_arguments_exit_with_a_message(argv, message):
     with pytest.raises(SystemExit, match=message):
         main(argv)
+
+
+def test_protocol_runs_every_eval_task_and_matches_the_calibration_protocol(capsys):
+    assert main(["run", "--env", "HarnessPlanning-v0", "--protocol"]) == 0
+    out = capsys.readouterr().out
+    assert "episodes=180" in out and "paper's Base G 0.385" in out
