@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from harness_gym.actions import Action
 from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.domains.coding.verifier import CRITERIA, artifact_scores, run_tests, structural_check
 from harness_gym.env import HarnessEnv
 from harness_gym.executors.base import Feedback
 from harness_gym.executors.simulated import Competence
@@ -41,12 +42,7 @@ class CodingDomain(Domain):
         {Action.OBSERVE, Action.CALL_TOOL, Action.DRAFT, Action.CHECK, Action.REVISE, Action.SUBMIT}
     )
     tool_needs_draft = True
-    criteria: Mapping[str, float] = {
-        "unit_tests": 3.0,
-        "parseability": 1.0,
-        "safety": 1.0,
-        "cost_compliance": 1.0,
-    }
+    criteria: Mapping[str, float] = CRITERIA
     events = frozenset(
         {"CheckBeforeSubmit", "TestBeforeSubmit", "RevisionAfterFailure", "StopWhenSufficient", "EarlySubmit"}
     )
@@ -62,8 +58,6 @@ class CodingDomain(Domain):
         return Outcome(text=f"read the spec, the starter code and {n} visible tests")
 
     def call_tool(self, ep: Episode) -> Outcome:
-        from harness_gym.domains.coding.verifier import run_tests
-
         assert ep.draft is not None and ep.draft_hash is not None
         tests = ep.task.payload["visible_tests"]
         report = VERIFIER_CACHE.get("visible_tests", ep.task, ep.draft, lambda: run_tests(ep.draft, tests))
@@ -79,8 +73,6 @@ class CodingDomain(Domain):
         )
 
     def check(self, ep: Episode) -> Outcome:
-        from harness_gym.domains.coding.verifier import structural_check
-
         assert ep.draft is not None and ep.draft_hash is not None
         payload = ep.task.payload
         report = VERIFIER_CACHE.get(
@@ -97,15 +89,14 @@ class CodingDomain(Domain):
         )
 
     def score(self, ep: Episode, artifact: str) -> Verdict:
-        from harness_gym.domains.coding.verifier import artifact_scores
-
         payload = ep.task.payload
         rubric = dict(
             VERIFIER_CACHE.get("score", ep.task, artifact, lambda: artifact_scores(payload, artifact))
         )
-        rubric["cost_compliance"] = (cost_compliance(ep.state.cost, self.cost_budget), 1.0)
-        score, top = rubric["unit_tests"]
-        return Verdict(rubric=rubric, signals={"pass_rate": score / top})
+        top = CRITERIA["cost_compliance"]
+        rubric["cost_compliance"] = (top * cost_compliance(ep.state.cost, self.cost_budget), top)
+        passed, total = rubric["unit_tests"]
+        return Verdict(rubric=rubric, signals={"pass_rate": passed / total})
 
 
 class HarnessCodingEnv(HarnessEnv):

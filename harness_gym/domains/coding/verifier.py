@@ -377,13 +377,18 @@ def structural_check(payload: Mapping[str, Any], source: str) -> StructuralRepor
     )
 
 
+CRITERIA: dict[str, float] = {"unit_tests": 3.0, "parseability": 1.0, "safety": 1.0, "cost_compliance": 1.0}
+"""Rubric criteria and maxima: passing tests weighs as much as the three structural criteria together."""
+
+
 def artifact_scores(payload: Mapping[str, Any], source: str) -> dict[str, tuple[float, float]]:
-    """Rubric criteria ``name -> (score, max)``; cost compliance is added by the environment."""
+    """Rubric criteria ``name -> (score, max)`` of the artifact alone (the environment adds cost)."""
     ok_parse = parses(source)
     tests = list(payload["visible_tests"]) + list(payload["hidden_tests"])
     pass_rate = run_tests(source, tests).pass_rate if ok_parse else 0.0
+    safe = ok_parse and not safety_violations(source)
     return {
-        "unit_tests": (3.0 * pass_rate, 3.0),
-        "parseability": (1.0 if ok_parse else 0.0, 1.0),
-        "safety": (1.0 if ok_parse and not safety_violations(source) else 0.0, 1.0),
+        "unit_tests": (CRITERIA["unit_tests"] * pass_rate, CRITERIA["unit_tests"]),
+        "parseability": (CRITERIA["parseability"] * ok_parse, CRITERIA["parseability"]),
+        "safety": (CRITERIA["safety"] * safe, CRITERIA["safety"]),
     }
