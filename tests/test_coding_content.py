@@ -93,17 +93,6 @@ def test_variant_parameter_names_do_not_clash_with_body_locals():
             assert not clashes, (family.name, variant["fn"], clashes)
 
 
-def test_split_is_stratified_and_keeps_templates_whole(tasks):
-    assert Counter(task.split for task in tasks) == {"train": 80, "eval": 20}
-    train = Counter(task.difficulty for task in tasks if task.split == "train")
-    evaluation = Counter(task.difficulty for task in tasks if task.split == "eval")
-    assert train == {"easy": 16, "standard": 48, "hard": 16}
-    assert evaluation == {"easy": 4, "standard": 12, "hard": 4}
-    train_templates = {task.template for task in tasks if task.split == "train"}
-    eval_templates = {task.template for task in tasks if task.split == "eval"}
-    assert not train_templates & eval_templates
-
-
 def _judge(task):
     payload = task.payload
     reference = payload["reference"]
