@@ -256,6 +256,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         else:
             outcome = self.domain.check(ep)
         if outcome.tool is not None:
+            ep.context.tool_results.append(outcome.text)
             state.last_tool_ok = float(bool(outcome.tool["ok"]))
             state.errors += not outcome.tool["valid"]
         if outcome.check is not None:

@@ -26,6 +26,12 @@ class StubDomain:
     def informedness(self, task: Task, context: Context) -> float:
         return float(context.observed)
 
+    def tool_pool(self, task: Task, context: Context) -> ArtifactPool:
+        step = len(context.tool_results)
+        return ArtifactPool(
+            f"calc(step={step})", (Flawed("invalid_args", "calc(x=)"), Flawed("wrong_tool", "convert()"))
+        )
+
 
 def executor(**params) -> SimulatedExecutor:
     return SimulatedExecutor(StubDomain(Competence(**params)))  # type: ignore[arg-type]
@@ -104,3 +110,10 @@ def test_bad_requests_are_named():
         ex.complete(ExecutorRequest("revise", TASK, Context()), np.random.default_rng(0))
     with pytest.raises(ValueError, match="unknown request kind"):
         ex.complete(ExecutorRequest("poem", TASK, Context()), np.random.default_rng(0))  # type: ignore[arg-type]
+
+
+def test_tool_requests_pick_the_right_call_with_p_tool_correct():
+    ex = executor(p_tool_correct=0.85)
+    request = ExecutorRequest("tool", TASK, Context(tool_results=["read_document: ok"]))
+    assert rate(ex, request, target="calc(step=1)") == pytest.approx(0.85, abs=0.03)
+    assert rate(ex, request, target="calc(x=)") == pytest.approx(0.075, abs=0.02)

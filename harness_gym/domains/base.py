@@ -189,6 +189,10 @@ class Domain(ABC):
             self._pools[task.task_id] = pool
         return pool
 
+    def tool_pool(self, task: Task, context: Context) -> ArtifactPool:
+        """Candidate next tool calls (right one + wrong ones) for a simulated executor's tool request."""
+        raise NotImplementedError(f"{self.name} has no executor-chosen tool calls")
+
     # -- action semantics ----------------------------------------------------------------------
     def informedness(self, task: Task, context: Context) -> float:
         """How much of what the executor needs the harness has gathered, in [0, 1]."""

@@ -13,7 +13,7 @@ import numpy as np
 
 from harness_gym.task import Task
 
-RequestKind = Literal["draft", "revise", "judge"]
+RequestKind = Literal["draft", "revise", "judge", "tool"]
 
 
 @dataclass(frozen=True)

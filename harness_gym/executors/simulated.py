@@ -12,6 +12,8 @@ scores. What the controller's choices change is *which* artifact comes back:
   breaks it with ``p_break``.
 - a judge request answers FAIL for a flawed draft with ``judge_tpr`` and for a correct one with
   ``judge_fpr``.
+- a tool request (the executor chooses a tool and its arguments) returns the right next call from the
+  domain's ``tool_pool`` with ``p_tool_correct``, otherwise a wrong tool or invalid arguments.
 
 Only the Base harness is calibrated (its mean G on the eval split matches the paper's Base G); every
 other policy's outcome is measured, never tuned.
@@ -53,6 +55,8 @@ class Competence:
     """P(a judge CHECK reports a problem | the draft is flawed)."""
     judge_fpr: float = 0.1
     """P(a judge CHECK reports a problem | the draft is correct)."""
+    p_tool_correct: float = 0.85
+    """P(a tool request yields the right tool with valid arguments)."""
     flaw_weights: Mapping[str, float] = field(default_factory=dict)
     """Relative frequency of each flaw kind in wrong drafts (unlisted kinds weigh 1)."""
     tokens_per_char: float = 0.25
@@ -76,8 +80,8 @@ class SimulatedExecutor:
         """Parameters recorded in dataset metadata."""
         return {"name": self.name, "competence": type(self.competence).__name__, **vars(self.competence)}
 
-    def _flaw_table(self, task_id: str, pool: ArtifactPool) -> tuple[list[str], np.ndarray, dict]:
-        table = self._flaws.get(task_id)
+    def _flaw_table(self, key: str, pool: ArtifactPool) -> tuple[list[str], np.ndarray, dict]:
+        table = self._flaws.get(key)
         if table is None:
             by_kind: dict[str, list[str]] = {}
             for item in pool.flawed:
@@ -85,18 +89,25 @@ class SimulatedExecutor:
             kinds = sorted(by_kind)
             weights = np.array([self.competence.flaw_weights.get(k, 1.0) for k in kinds], dtype=float)
             if weights.sum() <= 0:
-                raise ValueError(f"{task_id}: flaw_weights give zero weight to every flaw kind in the pool")
+                raise ValueError(f"{key}: flaw_weights give zero weight to every flaw kind in the pool")
             table = (kinds, weights / weights.sum(), by_kind)
-            self._flaws[task_id] = table
+            self._flaws[key] = table
         return table
 
-    def _flawed(self, task_id: str, pool: ArtifactPool, rng: np.random.Generator) -> str:
-        kinds, probs, by_kind = self._flaw_table(task_id, pool)
+    def _flawed(self, key: str, pool: ArtifactPool, rng: np.random.Generator) -> str:
+        kinds, probs, by_kind = self._flaw_table(key, pool)
         variants = by_kind[kinds[int(rng.choice(len(kinds), p=probs))]]
         return variants[int(rng.integers(len(variants)))]
 
     def complete(self, request: ExecutorRequest, rng: np.random.Generator) -> ExecutorResponse:
         task, c = request.task, self.competence
+        if request.kind == "tool":
+            calls = self.domain.tool_pool(task, request.context)
+            if rng.random() < c.p_tool_correct or not calls.flawed:
+                text = calls.reference
+            else:
+                text = self._flawed(f"{task.task_id}/tool:{calls.reference}", calls, rng)
+            return ExecutorResponse(text=text, usage=self._usage(request, text))
         pool = self.domain.pool(task)
         if request.kind == "draft":
             informed = self.domain.informedness(task, request.context)
@@ -125,9 +136,15 @@ class SimulatedExecutor:
             text = "FAIL: the draft does not meet the task's criteria" if alarm else "PASS"
         else:
             raise ValueError(f"unknown request kind {request.kind!r}")
-        prompt_chars = len(task.prompt) + sum(map(len, request.context.evidence)) + len(request.draft or "")
-        usage = Usage(
-            prompt_tokens=int(prompt_chars * c.tokens_per_char),
-            completion_tokens=int(len(text) * c.tokens_per_char) + 1,
+        return ExecutorResponse(text=text, usage=self._usage(request, text))
+
+    def _usage(self, request: ExecutorRequest, text: str) -> Usage:
+        context = request.context
+        prompt_chars = (
+            len(request.task.prompt)
+            + sum(map(len, context.evidence))
+            + sum(map(len, context.tool_results))
+            + len(request.draft or "")
         )
-        return ExecutorResponse(text=text, usage=usage)
+        rate = self.competence.tokens_per_char
+        return Usage(prompt_tokens=int(prompt_chars * rate), completion_tokens=int(len(text) * rate) + 1)
