@@ -51,7 +51,8 @@ class Outcome:
 
     text: str
     valid: bool = True
-    """False for an operation that could not be carried out (e.g. a tool call with invalid arguments)."""
+    """False only for an illegal (masked) action, which the environment turns into a no-op. A legal tool
+    call with bad arguments was carried out: its validity is ``tool["valid"]``."""
     evidence: tuple[str, ...] = ()
     tool: Mapping[str, Any] | None = None
     """``{"name", "valid", "ok"}`` for a tool call."""
