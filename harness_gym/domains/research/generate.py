@@ -1,0 +1,571 @@
+"""Deterministic generator for ``research-v0.jsonl``: 100 multi-hop questions, each over its own corpus.
+
+A template family is a relation chain ("the founder of the company that makes X" -> birthplace) with a
+difficulty; every family has its own chain, so held-out families ask different kinds of question. Each
+task instantiates its family in a fresh fictional world and writes a small corpus around the chain:
+
+- gold documents, one per hop, each stating that hop's fact;
+- near-miss entities (similar names, different facts) and, from standard difficulty on, a whole
+  distractor chain starting at a near-miss of the question's entity (hard: every entity on it is a
+  near-miss of the gold one);
+- superseded documents for facts that changed (moved headquarters, former chief executive, old census);
+- decoys that mention an entity of the question without stating its facts, and unrelated pages.
+
+A draw is kept only if each hop's fact is stated by its gold document and by no other document, the last
+hop cannot be found by searching with the question alone, and repeated searches (question plus what was
+read) reach every gold document within the search cap. Flawed answers imitate what an LLM gets wrong and
+are each checked against the verifier.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness_gym.domains.research.corpus import MAX_SEARCHES, CorpusSearch, contains_phrase, sentences
+from harness_gym.domains.research.verifier import (
+    CRITERIA,
+    EVAL_FORMATS,
+    FORMATS,
+    TRAIN_FORMATS,
+    AnswerFormat,
+    judge,
+)
+from harness_gym.domains.research.world import (
+    ENTITY_TYPES,
+    Entity,
+    NameBank,
+    TaskWorld,
+    decoy_doc,
+    entity_doc,
+    superseded_doc,
+    value_text,
+)
+from harness_gym.task import stratified_split, write_jsonl
+
+VERSION = "v0"
+OUTPUT = Path(__file__).resolve().parents[2] / "data" / f"research-{VERSION}.jsonl"
+FLAWS = ("distractor_answer", "wrong_hop", "missing_citation", "cite_distractor", "malformed", "outdated")
+MAX_ATTEMPTS = 80
+POOL_MIN = 5
+PER_FLAW = {
+    "distractor_answer": 3,
+    "wrong_hop": 2,
+    "missing_citation": 2,
+    "cite_distractor": 2,
+    "malformed": 2,
+    "outdated": 1,
+}
+
+
+class Reject(Exception):
+    """The draw misses a requirement; draw again."""
+
+
+@dataclass(frozen=True)
+class Relation:
+    """One hop: a fact of the subject, how a question refers to its object, how it asks for it."""
+
+    attr: str
+    subjects: tuple[str, ...]
+    object: str
+    np: str
+    question: str
+    changeable: bool = False
+
+
+RELATIONS: dict[str, Relation] = {
+    r.attr: r
+    for r in (
+        Relation("maker", ("product",), "company", "the company that makes {}", "Which company makes {}?"),
+        Relation("director", ("film",), "person", "the director of {}", "Who directed {}?"),
+        Relation("author", ("book",), "person", "the author of {}", "Who wrote {}?"),
+        Relation("builder", ("ship",), "company", "the shipyard that built {}", "Which shipyard built {}?"),
+        Relation("founder", ("company",), "person", "the founder of {}", "Who founded {}?"),
+        Relation(
+            "ceo",
+            ("company",),
+            "person",
+            "the current chief executive of {}",
+            "Who is the current chief executive of {}?",
+            changeable=True,
+        ),
+        Relation(
+            "hq",
+            ("company",),
+            "city",
+            "the city where {} is headquartered today",
+            "In which city is {} headquartered today?",
+            changeable=True,
+        ),
+        Relation(
+            "parent", ("company",), "company", "the parent company of {}", "What is the parent company of {}?"
+        ),
+        Relation("birthplace", ("person",), "city", "the birthplace of {}", "In which city was {} born?"),
+        Relation(
+            "alma_mater",
+            ("person",),
+            "university",
+            "the university attended by {}",
+            "Which university did {} attend?",
+        ),
+        Relation(
+            "location",
+            ("university",),
+            "city",
+            "the city where {} is located",
+            "In which city is {} located?",
+        ),
+        Relation("birth_year", ("person",), "year", "", "In what year was {} born?"),
+        Relation("founded", ("company", "university"), "year", "", "In what year was {} founded?"),
+        Relation(
+            "population",
+            ("city",),
+            "number",
+            "",
+            "What is the current population of {}?",
+            changeable=True,
+        ),
+        Relation("region", ("city",), "region", "", "In which province is {}?"),
+    )
+}
+ANCHOR_PHRASE = {"film": "the film {}", "book": "the novel {}", "ship": "the vessel {}", "product": "the {}"}
+
+
+@dataclass(frozen=True)
+class Family:
+    """A template family: one relation chain at one difficulty."""
+
+    difficulty: str
+    chain: tuple[str, ...]
+    count: int
+
+    @property
+    def template(self) -> str:
+        return f"{len(self.chain)}hop/{'>'.join(self.chain)}"
+
+
+def _families() -> tuple[Family, ...]:
+    easy = (
+        "founder>birthplace", "maker>hq", "director>birth_year", "author>alma_mater", "alma_mater>location",
+        "builder>founded", "hq>region", "ceo>birth_year", "parent>founder", "birthplace>population",
+    )  # fmt: skip
+    standard = (
+        "founder>alma_mater", "maker>founder", "director>birthplace", "author>birth_year",
+        "location>population", "builder>hq", "parent>ceo",
+        "maker>founder>birthplace", "director>alma_mater>location", "author>birthplace>region",
+        "builder>founder>birth_year", "parent>hq>population", "founder>alma_mater>founded",
+        "ceo>birthplace>region", "maker>hq>region",
+    )  # fmt: skip
+    hard = (
+        "maker>ceo>birthplace", "director>birthplace>population", "author>alma_mater>location",
+        "builder>ceo>alma_mater", "parent>founder>birthplace", "founder>birthplace>population",
+        "maker>founder>alma_mater", "author>alma_mater>founded", "builder>hq>population",
+        "ceo>alma_mater>location",
+    )  # fmt: skip
+    out = [Family("easy", tuple(c.split(">")), 2) for c in easy]
+    out += [Family("standard", tuple(c.split(">")), 4) for c in standard]
+    out += [Family("hard", tuple(c.split(">")), 2) for c in hard]
+    for family in out:
+        rels = [RELATIONS[r] for r in family.chain]
+        for a, b in itertools.pairwise(rels):
+            if a.object not in b.subjects:
+                raise AssertionError(f"{family.template}: {a.attr} does not lead to {b.attr}")
+    return tuple(out)
+
+
+FAMILIES = _families()
+EXTRA_DOCS = {"easy": (4, 0), "standard": (6, 1), "hard": (7, 2)}
+"""(unrelated pages, decoy mentions) per difficulty."""
+
+
+def question_text(chain: Sequence[Relation], anchor: Entity) -> str:
+    phrase = ANCHOR_PHRASE.get(anchor.type, "{}").format(anchor.name)
+    for rel in chain[:-1]:
+        phrase = rel.np.format(phrase)
+    return chain[-1].question.format(phrase)
+
+
+# --------------------------------------------------------------------------------------------------
+# Worlds and corpora
+
+
+@dataclass
+class Draft:
+    """A task in the making: the corpus with roles, the chain and what the flawed answers need."""
+
+    question: str
+    docs: list[dict[str, str]]
+    gold: list[int]
+    hops: list[dict[str, Any]]
+    answer: str
+    aliases: list[str]
+    chain_entities: list[Entity]
+    twins: dict[int, int]
+    """hop index -> document index of a near-miss of that hop's subject."""
+    distractor_chain: list[int]
+    distractor_answer: str | None
+    final_twin_answer: str
+    superseded: dict[int, int]
+    """hop index -> document index of a superseded page about that hop's subject and relation."""
+    old_answer: str | None
+
+
+def _twin(world: TaskWorld, entity: Entity, need: tuple[str, ...], differ: str | None) -> Entity:
+    """A near-miss of ``entity``; its ``differ`` attribute must not equal the original's."""
+    name = world.near_miss_name(entity)
+    for _ in range(20):
+        twin = world.new(entity.type, name=name, need=need)
+        if differ is None or twin.attrs[differ] != entity.attrs[differ]:
+            return twin
+    raise Reject("near-miss kept the same value")
+
+
+def build_world(family: Family, bank: NameBank, rng: random.Random) -> Draft:
+    world = TaskWorld(bank, rng)
+    chain = [RELATIONS[r] for r in family.chain]
+    n = len(chain)
+    hard, easy = family.difficulty == "hard", family.difficulty == "easy"
+    ents = [world.new(chain[0].subjects[0], need=(chain[0].attr,))]
+    for k in range(1, n):
+        ents.append(
+            world.new(chain[k - 1].object, name=ents[k - 1].attrs[chain[k - 1].attr], need=(chain[k].attr,))
+        )
+    changed = {k for k, rel in enumerate(chain) if rel.changeable and (k == n - 1 or not easy)}
+    for k in changed:
+        world.change(ents[k], chain[k].attr)
+    answer = value_text(ents[-1], chain[-1].attr)
+    last = chain[-1].attr
+
+    docs: list[dict[str, str]] = []
+
+    def add(entity_or_doc: Entity | tuple[str, str], role: str) -> int:
+        title, text = entity_doc(entity_or_doc, rng) if isinstance(entity_or_doc, Entity) else entity_or_doc
+        docs.append({"title": title, "text": text, "role": role})
+        return len(docs) - 1
+
+    gold = [add(e, "gold") for e in ents]
+    twins: dict[int, int] = {}
+    distractor_chain: list[int] = []
+    distractor_answer = None
+    if easy:
+        final_twin = _twin(world, ents[-1], (last,), last)
+        twins[n - 1] = add(final_twin, "near_miss")
+    elif not hard:
+        final_twin = _twin(world, ents[-1], (last,), last)
+        twins[n - 1] = add(final_twin, "near_miss")
+        stub = [_twin(world, ents[0], (chain[0].attr,), None)]
+        for k in range(1, n):
+            stub.append(
+                world.new(chain[k - 1].object, name=stub[-1].attrs[chain[k - 1].attr], need=(chain[k].attr,))
+            )
+        twins[0] = len(docs)
+        distractor_chain = [add(e, "distractor_chain") for e in stub]
+        distractor_answer = value_text(stub[-1], last)
+    else:
+        stub = []
+        for k in range(n):
+            twin = _twin(world, ents[k], (chain[k].attr,), last if k == n - 1 else None)
+            if stub:
+                stub[-1].attrs[chain[k - 1].attr] = twin.name
+            stub.append(twin)
+        distractor_chain = [add(e, "near_miss") for e in stub]
+        twins = dict(enumerate(distractor_chain))
+        final_twin = stub[-1]
+        distractor_answer = value_text(stub[-1], last)
+    superseded = {k: add(superseded_doc(ents[k], chain[k].attr, rng), "superseded") for k in sorted(changed)}
+    old_answer = None
+    if n - 1 in changed:
+        old = {"hq": "moved_from", "ceo": "prev_ceo", "population": "prev_population"}[last]
+        old_answer = value_text(ents[-1], old)
+    unrelated, decoys = EXTRA_DOCS[family.difficulty]
+    for entity in ents[:decoys]:
+        add(decoy_doc(entity, world), "decoy")
+    chain_types = [e.type for e in ents]
+    for _ in range(unrelated):
+        kind = rng.choice(chain_types) if rng.random() < 0.6 else rng.choice(ENTITY_TYPES)
+        other = world.new(kind)
+        if kind == "company" and rng.random() < 0.3:
+            world.change(other, rng.choice(("hq", "ceo")))
+        if kind == "city" and rng.random() < 0.3:
+            world.change(other, "population")
+        add(other, "unrelated")
+
+    hops = [
+        {
+            "subject": ents[k].name,
+            "relation": chain[k].attr,
+            "object": ents[k + 1].name if k < n - 1 else answer,
+        }
+        for k in range(n)
+    ]
+    aliases = [f"province of {answer}", f"{answer} province"] if last == "region" else []
+    return Draft(
+        question=question_text(chain, ents[0]),
+        docs=docs,
+        gold=gold,
+        hops=hops,
+        answer=answer,
+        aliases=aliases,
+        chain_entities=ents,
+        twins=twins,
+        distractor_chain=distractor_chain,
+        distractor_answer=distractor_answer,
+        final_twin_answer=value_text(final_twin, last),
+        superseded=superseded,
+        old_answer=old_answer,
+    )
+
+
+def assign_ids(draft: Draft, rng: random.Random) -> list[str]:
+    """Random distinct ``doc-NNN`` ids; documents are then listed in id order."""
+    numbers = rng.sample(range(1, 1000), len(draft.docs))
+    return [f"doc-{number:03d}" for number in numbers]
+
+
+def supporting_docs(docs: Sequence[dict[str, str]], hop: dict[str, Any]) -> list[int]:
+    return [
+        i
+        for i, doc in enumerate(docs)
+        if any(
+            contains_phrase(s, hop["subject"]) and contains_phrase(s, hop["object"])
+            for s in sentences(doc["text"])
+        )
+    ]
+
+
+def searches_to_cover(docs: Sequence[dict[str, str]], question: str, gold: Sequence[str]) -> tuple[int, bool]:
+    """(searches until every gold document was returned, whether the last hop came up in the first)."""
+    search = CorpusSearch(docs, question)
+    evidence: list[str] = []
+    first_has_last = False
+    for round_ in range(1, MAX_SEARCHES + 1):
+        found = search.next(evidence)
+        if not found:
+            break
+        if round_ == 1:
+            first_has_last = gold[-1] in found
+        evidence.extend(found)
+        if set(gold) <= set(evidence):
+            return round_, first_has_last
+    return MAX_SEARCHES + 1, first_has_last
+
+
+# --------------------------------------------------------------------------------------------------
+# Flawed answers
+
+
+def _malformed(fmt: AnswerFormat, answer: str, ids: Sequence[str]) -> list[str]:
+    good = fmt.render(answer, ids)
+    out = [
+        f"The answer is {answer}, according to {' and '.join(ids)}.",
+        fmt.render(answer, [i.removeprefix("doc-") for i in ids]),
+        good + "\nThis follows from the documents cited above.",
+        (FORMATS["json"] if fmt.kind != "json" else FORMATS["caps-comma"]).render(answer, ids),
+    ]
+    if fmt.kind == "json":
+        out.append(json.dumps({"answer": answer, "sources": list(ids), "confidence": "high"}))
+    else:
+        out.append(good.replace("\n", " "))
+    if fmt.kind == "lines":
+        out.append(good.replace(f"{fmt.answer_label}: ", f"{fmt.answer_label.lower()} - ", 1))
+    return out
+
+
+def _acceptable(flaw: str, rubric: dict[str, tuple[float, float]]) -> bool:
+    """A variant is kept only if it loses points in the way its label says."""
+    score = sum(s for s, _ in rubric.values())
+    if score >= sum(m for _, m in rubric.values()):
+        return False
+    answer_ok = rubric["answer_correctness"][0] == rubric["answer_correctness"][1]
+    format_ok = rubric["output_format"][0] == rubric["output_format"][1]
+    evidence_full = rubric["evidence_support"][0] == rubric["evidence_support"][1]
+    if flaw in ("distractor_answer", "wrong_hop", "outdated"):
+        return not answer_ok and format_ok
+    if flaw in ("missing_citation", "cite_distractor"):
+        return answer_ok and not evidence_full
+    if flaw == "malformed":
+        return not format_ok
+    raise ValueError(flaw)
+
+
+def build_pool(
+    draft: Draft, ids: list[str], payload: dict[str, Any], rng: random.Random
+) -> list[dict[str, str]]:
+    fmt = FORMATS[payload["format"]]
+    gold = [ids[i] for i in draft.gold]
+    n = len(gold)
+    answer = draft.answer
+    candidates: dict[str, list[str]] = {flaw: [] for flaw in FLAWS}
+    twin_last = ids[draft.twins[n - 1]]
+    candidates["distractor_answer"] += [
+        fmt.render(draft.final_twin_answer, [*gold[:-1], twin_last]),
+        fmt.render(draft.final_twin_answer, [twin_last]),
+    ]
+    if draft.distractor_chain and draft.distractor_answer is not None:
+        chain_ids = [ids[i] for i in draft.distractor_chain]
+        candidates["distractor_answer"].append(fmt.render(draft.distractor_answer, chain_ids))
+    ents = draft.chain_entities
+    candidates["wrong_hop"].append(fmt.render(ents[-1].name, gold[:-1]))
+    if n == 3:
+        candidates["wrong_hop"].append(fmt.render(ents[1].name, gold[:1]))
+    dropped = rng.randrange(n - 1)
+    candidates["missing_citation"] += [
+        fmt.render(answer, gold[-1:]),
+        fmt.render(answer, [g for i, g in enumerate(gold) if i != dropped]),
+    ]
+    if rng.random() < 0.4:
+        candidates["missing_citation"].append(fmt.render(answer, []))
+    unrelated = [ids[i] for i, doc in enumerate(draft.docs) if doc["role"] in ("unrelated", "decoy")]
+    for k in rng.sample(range(n), n):
+        if k in draft.twins:
+            swap = ids[draft.twins[k]]
+        elif k in draft.superseded:
+            swap = ids[draft.superseded[k]]
+        else:
+            swap = rng.choice(unrelated)
+        candidates["cite_distractor"].append(
+            fmt.render(answer, [swap if i == k else g for i, g in enumerate(gold)])
+        )
+    candidates["malformed"] = rng.sample(_malformed(fmt, answer, gold), 3)
+    if draft.old_answer is not None:
+        stale = ids[draft.superseded[n - 1]]
+        candidates["outdated"].append(fmt.render(draft.old_answer, [*gold[:-1], stale]))
+    reference = payload["reference"]
+    seen = {reference}
+    pool: list[dict[str, str]] = []
+    for flaw in FLAWS:
+        kept = 0
+        for text in candidates[flaw]:
+            if kept == PER_FLAW[flaw] or text in seen:
+                continue
+            if not _acceptable(flaw, judge(payload, text).rubric):
+                continue
+            seen.add(text)
+            pool.append({"flaw": flaw, "source": text})
+            kept += 1
+    if len(pool) < POOL_MIN:
+        raise Reject("too few flawed answers")
+    return pool
+
+
+# --------------------------------------------------------------------------------------------------
+# Tasks
+
+
+def prompt_text(question: str, n_docs: int, fmt: AnswerFormat) -> str:
+    return (
+        "Answer the question below from the task's document collection, which you can search "
+        f"({n_docs} short documents with ids of the form doc-NNN). Answering takes several lookups, one "
+        "fact per document. Some documents describe entities with similar names, and some state facts that "
+        "have since changed: rely on the current facts about exactly the entities the question refers to.\n\n"
+        f"Question: {question}\n\n"
+        f"{fmt.instructions()} Write years and numbers in digits."
+    )
+
+
+def build_task(
+    family: Family, fmt_key: str, bank: NameBank, rng: random.Random
+) -> tuple[str, dict[str, Any]]:
+    draft = build_world(family, bank, rng)
+    ids = assign_ids(draft, rng)
+    docs = [{"id": ids[i], **doc} for i, doc in enumerate(draft.docs)]
+    for k, hop in enumerate(draft.hops):
+        if supporting_docs(docs, hop) != [draft.gold[k]]:
+            raise Reject(f"hop {k} is stated by other documents too")
+    order = sorted(range(len(docs)), key=lambda i: ids[i])
+    ordered = [docs[i] for i in order]
+    gold = [ids[i] for i in draft.gold]
+    searches, first_has_last = searches_to_cover(ordered, draft.question, gold)
+    if first_has_last:
+        raise Reject("the last hop is findable from the question alone")
+    if searches > MAX_SEARCHES:
+        raise Reject("some gold document is not reachable within the search cap")
+    hops = [{**hop, "doc": gold[k]} for k, hop in enumerate(draft.hops)]
+    fmt = FORMATS[fmt_key]
+    payload: dict[str, Any] = {
+        "question": draft.question,
+        "format": fmt_key,
+        "docs": ordered,
+        "hops": hops,
+        "answer": draft.answer,
+        "aliases": draft.aliases,
+        "gold_docs": gold,
+        "searches_needed": searches,
+        "reference": fmt.render(draft.answer, gold),
+    }
+    rubric = judge(payload, payload["reference"]).rubric
+    if any(score != top for score, top in rubric.values()) or set(rubric) != set(CRITERIA):
+        raise AssertionError(f"reference does not score the maximum: {rubric}")
+    payload["pool"] = build_pool(draft, ids, payload, rng)
+    return prompt_text(draft.question, len(ordered), fmt), payload
+
+
+def family_splits() -> dict[str, str]:
+    """The split of each template, fixed before any content is drawn (formats depend on it)."""
+    items = []
+    number = 0
+    for family in FAMILIES:
+        for _ in range(family.count):
+            items.append((f"research-{number:03d}", family.difficulty, family.template))
+            number += 1
+    split = stratified_split(items, seed=0)
+    return {template: split[task_id] for task_id, _, template in items}
+
+
+def generate_records() -> list[dict[str, Any]]:
+    """All task records in id order, with splits assigned; deterministic for a given code version."""
+    splits = family_splits()
+    used: set[str] = set()
+    banks = {name: NameBank(name, used) for name in ("train", "eval")}
+    counters = {"train": 0, "eval": 0}
+    records = []
+    for family in FAMILIES:
+        split = splits[family.template]
+        formats = TRAIN_FORMATS if split == "train" else EVAL_FORMATS
+        fmt_key = formats[counters[split] % len(formats)]
+        counters[split] += 1
+        for index in range(family.count):
+            rng = random.Random(f"research-{VERSION}/{family.template}/{index}")
+            for _ in range(MAX_ATTEMPTS):
+                try:
+                    prompt, payload = build_task(family, fmt_key, banks[split], rng)
+                    break
+                except Reject:
+                    continue
+            else:
+                raise RuntimeError(f"could not build task {index} of {family.template}")
+            records.append(
+                {
+                    "task_id": f"research-{len(records):03d}",
+                    "domain": "research",
+                    "version": VERSION,
+                    "difficulty": family.difficulty,
+                    "split": split,
+                    "template": family.template,
+                    "prompt": prompt,
+                    "payload": payload,
+                }
+            )
+    check = stratified_split([(r["task_id"], r["difficulty"], r["template"]) for r in records], seed=0)
+    if any(check[r["task_id"]] != r["split"] for r in records):
+        raise AssertionError("split drifted from the precomputed family split")
+    return records
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    path = Path(argv[0]) if argv else OUTPUT
+    records = generate_records()
+    write_jsonl(records, path)
+    print(f"wrote {len(records)} research tasks to {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
