@@ -1,0 +1,589 @@
+"""Knowledge work: the verifier, the shipped ``knowledge_work-v0`` task set and the env's action semantics."""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from harness_gym.actions import Action
+from harness_gym.domains.knowledge_work import (
+    RETRIEVE_CAP,
+    HarnessKnowledgeWorkEnv,
+    KnowledgeWorkDomain,
+)
+from harness_gym.domains.knowledge_work import generate as gen
+from harness_gym.domains.knowledge_work.verifier import (
+    BASE_CRITERIA,
+    CRITERIA,
+    artifact_scores,
+    bm25_ranking,
+    build_index,
+    criteria_for,
+    dates_in,
+    format_figure,
+    numbers_in,
+    observable_check,
+    parse_table,
+    table_calc,
+)
+from harness_gym.paper import BASE_G, CALIBRATION_TOLERANCE, EVAL_ROLLOUTS, EVAL_SEEDS
+from harness_gym.rollout import run_protocol, summarize
+from harness_gym.rubric import g_norm
+from harness_gym.task import read_jsonl, write_jsonl
+
+FLAWS = set(gen.FLAWS)
+
+
+# ---- hand-built tasks -----------------------------------------------------------------------------
+
+MEMO = """MEMO MEMO-101
+From: Ann Lee
+To: Lisbon office leadership
+Date: 2024-07-03
+Subject: Q3 2024 travel budget, Lisbon office
+
+The travel budget of the Lisbon office for Q3 2024 has been set at EUR 120,500. Bob Stone approved this
+figure on 3 July 2024."""
+FIX = """EMAIL EMAIL-202
+From: Eve Park
+To: Lisbon office leadership
+Date: July 20, 2024
+Subject: Correction: Q3 2024 travel budget, Lisbon office
+
+The memo MEMO-101 quoted the wrong figure: the travel budget is EUR 118,000, not EUR 120,500. Bob
+Stone's approval of 3 July 2024 covers the corrected amount."""
+OTHER = """MEMO MEMO-404
+From: Ann Lee
+To: Porto office leadership
+Date: 2024-06-28
+Subject: Q3 2024 travel budget, Porto office
+
+The travel budget of the Porto office for Q3 2024 is EUR 99,000, approved by Cara Diaz on 2024-06-28."""
+LEDGER = """TABLE TABLE-303: Travel spend by office and month
+Exported: 2024-10-05
+Budget owners: Lisbon: Dina Ruiz; Porto: Finn Oak
+
+month,office,category,amount_eur
+2024-06,Lisbon,travel,5000
+2024-07,Lisbon,travel,1200
+2024-07,Porto,travel,700
+2024-08,Lisbon,travel,1300
+2024-08,Lisbon,admin,400
+2024-09,Lisbon,travel,1500.50"""
+
+
+def _src(sid: str, kind: str, text: str) -> dict[str, str]:
+    return {"id": sid, "kind": kind, "title": text.splitlines()[0], "text": text}
+
+
+SOURCES = [
+    _src("MEMO-101", "memo", MEMO),
+    _src("EMAIL-202", "email", FIX),
+    _src("MEMO-404", "memo", OTHER),
+    _src("TABLE-303", "table", LEDGER),
+]
+Q3 = ["2024-07", "2024-08", "2024-09"]
+
+
+def lookup_payload() -> dict[str, Any]:
+    """Hard look-up: the memo's figure is corrected by a later email."""
+    fields = [["figure", "FIGURE"], ["person", "APPROVER"], ["date", "APPROVED_ON"]]
+    fields += [["conflict", "CONFLICT"], ["sources", "SOURCES"]]
+    return {
+        "question": "What is the approved Q3 2024 travel budget of the Lisbon office, who approved it, when?",
+        "format": {"style": "colon", "fields": fields, "figure_kind": "money", "person_role": "approver"},
+        "sources": SOURCES,
+        "calc": {"op": "filter", "filters": {"office": "Lisbon"}},
+        "gold": {
+            "figure": 118000,
+            "person": "Bob Stone",
+            "date": "2024-07-03",
+            "sources": ["MEMO-101", "EMAIL-202"],
+            "superseded": {"source": "MEMO-101", "figure": 120500},
+        },
+    }
+
+
+def table_payload() -> dict[str, Any]:
+    """A filtered sum over the ledger; the owner is in the table header."""
+    fields = [["figure", "total"], ["person", "owner"], ["date", "as_of"], ["sources", "citations"]]
+    return {
+        "question": "What was the total Q3 2024 travel spend of the Lisbon office, and who owns the budget?",
+        "format": {"style": "json", "fields": fields, "figure_kind": "money", "person_role": "owner"},
+        "sources": SOURCES,
+        "calc": {
+            "op": "sum",
+            "column": "amount_eur",
+            "filters": {"office": "Lisbon", "category": "travel"},
+            "period": {"column": "month", "months": Q3},
+        },
+        "gold": {
+            "figure": 4000.5,
+            "person": "Dina Ruiz",
+            "date": "2024-10-05",
+            "sources": ["TABLE-303"],
+            "superseded": None,
+        },
+    }
+
+
+def colon(
+    figure: str = "118,000",
+    person: str = "Bob Stone",
+    day: str = "2024-07-03",
+    conflict: str = "MEMO-101 (EUR 120,500) is superseded by EMAIL-202",
+    sources: str = "MEMO-101, EMAIL-202",
+    drop: str = "",
+) -> str:
+    lines = {
+        "FIGURE": figure,
+        "APPROVER": person,
+        "APPROVED_ON": day,
+        "CONFLICT": conflict,
+        "SOURCES": sources,
+    }
+    return "\n".join(f"{k}: {v}" for k, v in lines.items() if k != drop)
+
+
+def rubric(payload: dict[str, Any], text: str) -> dict[str, tuple[float, float]]:
+    return artifact_scores(payload, text).rubric
+
+
+def frac(scores: dict[str, tuple[float, float]], name: str) -> float:
+    score, top = scores[name]
+    return score / top
+
+
+def test_correct_reports_score_full_marks() -> None:
+    scores = rubric(lookup_payload(), colon())
+    assert set(scores) == set(CRITERIA) and g_norm(scores) == 1.0
+    for variant in (
+        colon(figure="EUR 118,000.00"),
+        colon(figure="118000", person="  bob   STONE "),
+        colon(conflict="the memo said 120,500; the correction email supersedes it"),
+    ):
+        assert g_norm(rubric(lookup_payload(), variant)) == 1.0, variant
+    json_report = '{"total": 4000.5, "owner": "Dina Ruiz", "as_of": "2024-10-05", "citations": ["TABLE-303"]}'
+    scores = rubric(table_payload(), json_report)
+    assert set(scores) == set(BASE_CRITERIA) and g_norm(scores) == 1.0
+    as_string = json_report.replace("4000.5", '"4,000.50"')
+    assert g_norm(rubric(table_payload(), as_string)) == 1.0
+
+
+def test_superseded_value_loses_answer_and_conflict_but_keeps_support() -> None:
+    scores = rubric(lookup_payload(), colon(figure="120,500", conflict="none", sources="MEMO-101"))
+    assert frac(scores, "answer_correctness") == 0.0
+    assert frac(scores, "evidence_support") == 1.0  # the memo does say 120,500
+    assert frac(scores, "source_conflict") == 0.0
+    assert frac(scores, "criterion_coverage") == pytest.approx(2 / 5)  # approver and date still right
+    assert frac(scores, "output_format") == 1.0
+    noted = rubric(lookup_payload(), colon(conflict="none"))
+    assert frac(noted, "source_conflict") == 0.5 and frac(noted, "answer_correctness") == 1.0
+
+
+def test_distractor_figure_is_unsupported_by_the_cited_gold_sources() -> None:
+    scores = rubric(lookup_payload(), colon(figure="99,000"))
+    assert frac(scores, "answer_correctness") == 0.0
+    assert frac(scores, "evidence_support") == pytest.approx(2 / 3)
+    cited_right = rubric(
+        lookup_payload(),
+        colon(figure="99,000", person="Cara Diaz", day="2024-06-28", conflict="none", sources="MEMO-404"),
+    )
+    assert frac(cited_right, "evidence_support") == 1.0 and frac(cited_right, "criterion_coverage") == 0.0
+
+
+def test_citations_must_exist_and_cover_the_gold_sources() -> None:
+    none = rubric(lookup_payload(), colon(sources="none"))
+    assert frac(none, "evidence_support") == 0.0
+    assert frac(none, "criterion_coverage") == pytest.approx(4 / 5)
+    partial = rubric(lookup_payload(), colon(sources="EMAIL-202"))
+    assert frac(partial, "evidence_support") == 1.0  # the email alone holds figure, approver and date
+    assert frac(partial, "criterion_coverage") == pytest.approx(4 / 5)
+    fabricated = rubric(lookup_payload(), colon(sources="MEMO-101, EMAIL-202, MEMO-999"))
+    assert frac(fabricated, "criterion_coverage") == pytest.approx(4 / 5)
+    memo_only = rubric(lookup_payload(), colon(sources="MEMO-101"))
+    assert frac(memo_only, "evidence_support") == pytest.approx(2 / 3)  # 118,000 is not in the memo
+
+
+def test_format_is_judged_strictly_and_content_leniently() -> None:
+    report = colon()
+    fenced = rubric(lookup_payload(), f"Here you go:\n```\n{report}\n```")
+    assert frac(fenced, "output_format") == 0.0 and frac(fenced, "answer_correctness") == 1.0
+    bullets = rubric(lookup_payload(), "\n".join(f"- **{line}**" for line in report.splitlines()))
+    assert frac(bullets, "output_format") == 0.0 and frac(bullets, "criterion_coverage") == 1.0
+    missing = rubric(lookup_payload(), colon(drop="APPROVER"))
+    assert frac(missing, "output_format") == 0.0
+    assert frac(missing, "criterion_coverage") == pytest.approx(4 / 5)
+    prose = "The Lisbon travel budget is EUR 118,000, approved by Bob Stone (MEMO-101, EMAIL-202)."
+    assert g_norm(rubric(lookup_payload(), prose)) == 0.0
+    assert g_norm(rubric(lookup_payload(), "")) == 0.0
+    wrong_style = '{"figure": 118000, "approver": "Bob Stone", "sources": ["MEMO-101"]}'
+    assert g_norm(rubric(lookup_payload(), wrong_style)) == 0.0
+    json_ok = '{"total": 4000.5, "owner": "Dina Ruiz", "as_of": "2024-10-05", "citations": ["TABLE-303"]}'
+    extra_key = json_ok[:-1] + ', "note": "checked"}'
+    assert frac(rubric(table_payload(), extra_key), "output_format") == 0.0
+    assert frac(rubric(table_payload(), extra_key), "answer_correctness") == 1.0
+    sources_string = json_ok.replace('["TABLE-303"]', '"TABLE-303"')
+    assert frac(rubric(table_payload(), sources_string), "output_format") == 0.0
+    lines = "total: 4000.5\nowner: Dina Ruiz\nas_of: 2024-10-05\ncitations: TABLE-303"
+    assert g_norm(rubric(table_payload(), lines)) == 0.0
+
+
+def test_table_figures_are_recomputed_not_looked_up() -> None:
+    def report(total: str) -> str:
+        return (
+            f'{{"total": {total}, "owner": "Dina Ruiz", "as_of": "2024-10-05", "citations": ["TABLE-303"]}}'
+        )
+
+    mean = rubric(table_payload(), report("1333.5"))
+    assert frac(mean, "answer_correctness") == 0.0
+    assert frac(mean, "evidence_support") == pytest.approx(2 / 3)  # no cell and not the computation
+    cell = rubric(table_payload(), report("5000"))  # June's cell: in the table, but the wrong answer
+    assert frac(cell, "answer_correctness") == 0.0 and frac(cell, "evidence_support") == 1.0
+    near = rubric(table_payload(), report("4000.49"))
+    assert frac(near, "answer_correctness") == 0.0  # compared to the cent
+
+
+def test_table_calc_and_parsing() -> None:
+    table = parse_table(LEDGER)
+    assert table is not None and len(table.rows) == 6
+    base = {
+        "column": "amount_eur",
+        "filters": {"office": "lisbon", "category": "TRAVEL"},
+        "period": {"column": "month", "months": Q3},
+    }
+    assert table_calc(table, {**base, "op": "sum"}) == (4000.5, 3)
+    assert table_calc(table, {**base, "op": "mean"}) == (1333.5, 3)
+    assert table_calc(table, {**base, "op": "max"}) == (1500.5, 3)
+    assert table_calc(table, {**base, "op": "count", "above": 1250}) == (2.0, 2)
+    assert table_calc(table, {"op": "filter", "filters": {"office": "Porto"}}) == (1.0, 1)
+    assert table_calc(table, {**base, "op": "sum", "column": "headcount"}) == (None, 0)
+    assert table_calc(table, {**base, "op": "sum", "filters": {"office": "Oslo"}}) == (None, 0)
+    assert parse_table("no blank line, no table") is None
+
+
+def test_numbers_and_dates_in_text() -> None:
+    text = (
+        "On 3 July 2024 (ref MEMO-101, Q3) we spent EUR 120,500 and 18.5 hours; see 2024-08 and July 9, 2024."
+    )
+    assert numbers_in(text) == {12050000, 1850}
+    assert dates_in(text) == {"2024-07-03", "2024-07-09"}
+    assert dates_in("2024-13-40 is no date") == set()
+
+
+def test_bm25_ranks_matching_documents_first() -> None:
+    docs = [
+        ("a", "Porto office travel budget for Q3 2024"),
+        ("b", "Lisbon office travel budget for Q3 2024, approved"),
+        ("c", "Parking at the Lisbon office"),
+    ]
+    ranking = bm25_ranking("approved Q3 2024 travel budget of the Lisbon office", docs)
+    assert ranking[0] == "b" and set(ranking) == {"a", "b", "c"}
+    assert bm25_ranking("nothing matches", docs) == ["a", "b", "c"]
+
+
+def test_observable_check_uses_only_what_was_opened_never_the_gold() -> None:
+    payload = lookup_payload()
+    index = build_index(payload)
+    report = colon()
+    unopened = observable_check(payload, index, report, [], [])
+    assert not unopened.items["citations"] and not unopened.items["figure_grounded"]
+    assert any("never opened" in issue for issue in unopened.issues)
+    opened = observable_check(payload, index, report, ["MEMO-101", "EMAIL-202"], [])
+    assert all(opened.items.values()) and not opened.issues
+    wrong = observable_check(payload, index, colon(figure="99,000"), ["MEMO-101", "EMAIL-202"], [])
+    assert not wrong.items["figure_grounded"] and wrong.items["citations"]
+    missing = observable_check(payload, index, colon(drop="APPROVER"), ["MEMO-101", "EMAIL-202"], [])
+    assert not missing.items["fields"] and any("APPROVER" in issue for issue in missing.issues)
+    tool = observable_check(
+        table_payload(),
+        build_index(table_payload()),
+        '{"total": 4000.5, "owner": "Dina Ruiz", "as_of": "2024-10-05", "citations": ["TABLE-303"]}',
+        ["TABLE-303"],
+        ["table_calc TABLE-303: sum(amount_eur) = 4,000.50 (3 row(s))"],
+    )
+    assert tool.items["figure_grounded"]
+    scrambled = copy.deepcopy(payload)
+    scrambled["gold"] = {"figure": 1, "person": "X", "date": "1999-01-01", "sources": [], "superseded": None}
+    for text in (report, colon(figure="99,000"), "garbage"):
+        assert observable_check(scrambled, index, text, ["MEMO-101"], []) == observable_check(
+            payload, index, text, ["MEMO-101"], []
+        )
+
+
+# ---- the shipped task set ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def records() -> list[dict[str, Any]]:
+    return gen.generate_records()
+
+
+def test_regenerating_gives_the_shipped_file(records: list[dict[str, Any]], tmp_path) -> None:
+    out = tmp_path / "kw.jsonl"
+    write_jsonl(records, out)
+    assert out.read_bytes() == gen.OUTPUT.read_bytes()
+    assert [task.to_record() for task in read_jsonl(gen.OUTPUT)] == records
+    other = tmp_path / "kw-hashseed.jsonl"
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    cmd = [sys.executable, "-m", "harness_gym.domains.knowledge_work.generate", str(other)]
+    subprocess.run(cmd, check=True, env=env, capture_output=True)
+    assert other.read_bytes() == gen.OUTPUT.read_bytes()
+
+
+def test_records_and_split(records: list[dict[str, Any]]) -> None:
+    assert [r["task_id"] for r in records] == [f"knowledge_work-{i:03d}" for i in range(100)]
+    assert {(r["domain"], r["version"]) for r in records} == {("knowledge_work", "v0")}
+    assert Counter(r["difficulty"] for r in records) == {"easy": 20, "standard": 60, "hard": 20}
+    assert Counter((r["difficulty"], r["split"]) for r in records if r["split"] == "eval") == {
+        ("easy", "eval"): 4,
+        ("standard", "eval"): 12,
+        ("hard", "eval"): 4,
+    }
+    split_of: dict[str, set[str]] = {}
+    for r in records:
+        split_of.setdefault(r["template"], set()).add(r["split"])
+    assert all(len(s) == 1 for s in split_of.values())
+    for r in records:
+        payload = r["payload"]
+        assert payload["question"] in r["prompt"]
+        assert all(src["id"] in r["prompt"] for src in payload["sources"])
+        assert all(label in r["prompt"] for _, label in payload["format"]["fields"])
+        assert (payload["gold"]["superseded"] is not None) == (r["difficulty"] == "hard")
+        assert set(payload["gold"]["sources"]) <= {src["id"] for src in payload["sources"]}
+        assert 4 <= len(payload["sources"]) <= 8
+
+
+def test_every_reference_scores_one_and_every_pool_artifact_less(records: list[dict[str, Any]]) -> None:
+    kinds: Counter[str] = Counter()
+    for r in records:
+        payload = r["payload"]
+        index = build_index(payload)
+        ref = artifact_scores(payload, payload["reference"], index)
+        assert g_norm(ref.rubric) == 1.0 and ref.claim_support == 1.0, r["task_id"]
+        assert set(ref.rubric) == set(criteria_for(payload))
+        pool = payload["pool"]
+        assert gen.POOL_MIN <= len(pool) <= gen.POOL_MAX
+        sources = [item["source"] for item in pool]
+        assert len(set(sources)) == len(sources) and payload["reference"] not in sources
+        for item in pool:
+            kinds[item["flaw"]] += 1
+            scores = artifact_scores(payload, item["source"], index).rubric
+            assert g_norm(scores) < 1.0, (r["task_id"], item)
+            assert _flaw_shows(item["flaw"], scores), (r["task_id"], item, scores)
+    assert set(kinds) == FLAWS
+
+
+def _flaw_shows(flaw: str, scores: dict[str, tuple[float, float]]) -> bool:
+    """The rubric loses points where the flaw label says it should."""
+    if flaw in ("outdated_value", "distractor_value", "wrong_aggregation"):
+        return frac(scores, "answer_correctness") == 0.0
+    if flaw == "malformed":
+        return frac(scores, "output_format") == 0.0
+    if flaw == "missing_field":
+        return frac(scores, "output_format") == 0.0 and frac(scores, "answer_correctness") == 1.0
+    if flaw == "missing_citation":
+        return frac(scores, "answer_correctness") == 1.0 and frac(scores, "criterion_coverage") < 1.0
+    if flaw == "wrong_person":
+        return frac(scores, "answer_correctness") == 1.0 and frac(scores, "criterion_coverage") < 1.0
+    return False
+
+
+def _family_entities(record: dict[str, Any]) -> set[str]:
+    payload = record["payload"]
+    return {payload["company"], *payload["offices"], *payload["people"], record["template"].split("/")[1]}
+
+
+def test_entities_and_formats_differ_between_families_and_splits(records: list[dict[str, Any]]) -> None:
+    owner: dict[str, str] = {}
+    for r in records:
+        for name in _family_entities(r):
+            assert owner.setdefault(name, r["template"]) == r["template"], name
+    by_split: dict[str, set[str]] = {"train": set(), "eval": set()}
+    formats: dict[str, set[tuple]] = {"train": set(), "eval": set()}
+    for r in records:
+        by_split[r["split"]] |= _family_entities(r)
+        fmt = r["payload"]["format"]
+        formats[r["split"]].add((fmt["style"], tuple(label for _, label in fmt["fields"])))
+    assert not by_split["train"] & by_split["eval"]
+    assert not formats["train"] & formats["eval"]
+    assert len({sig for sigs in formats.values() for sig in sigs}) == len(gen.FAMILIES)
+    for r in records:  # the entities named in the texts are the family's own
+        text = " ".join(src["text"] for src in r["payload"]["sources"])
+        assert r["payload"]["company"] in r["prompt"] and r["payload"]["office"] in text
+
+
+# ---- the environment -------------------------------------------------------------------------------
+
+
+def _play(env: HarnessKnowledgeWorkEnv, seed: int, script: list[Action], task_id: str | None = None):
+    obs, info = env.reset(seed=seed, options={"task_id": task_id} if task_id else None)
+    steps = []
+    for action in script:
+        if action == Action.RETRIEVE and not info["action_mask"][Action.RETRIEVE]:
+            continue
+        obs, _, terminated, truncated, info = env.step(int(action))
+        steps.append(obs)
+        if terminated or truncated:
+            return info, steps
+    raise AssertionError("script did not end the episode")
+
+
+def test_check_env_and_random_legal_play() -> None:
+    check_env(HarnessKnowledgeWorkEnv(), skip_render_check=True)
+    env = HarnessKnowledgeWorkEnv(split="all")
+    for seed in range(50):
+        _, info = env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        while True:
+            action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+            _, reward, terminated, truncated, info = env.step(action)
+            assert 0.0 <= reward <= 1.0
+            if terminated or truncated:
+                assert reward == info["G"]
+                task = env._by_id[info["task_id"]]
+                assert set(info["rubric"]) == set(criteria_for(task.payload))
+                break
+
+
+def test_retrieve_follows_bm25_and_masks_at_the_cap() -> None:
+    env = HarnessKnowledgeWorkEnv(split="all")
+    domain = env.domain
+    for task in env.tasks[::9]:
+        _, info = env.reset(seed=0, options={"task_id": task.task_id})
+        ranking = domain.task_info(task).ranking
+        opened = []
+        while info["action_mask"][Action.RETRIEVE]:
+            _, _, _, _, info = env.step(int(Action.RETRIEVE))
+            opened.append(info.get("evidence") or env._ep.context.evidence[-1])
+        assert opened == list(ranking[: min(RETRIEVE_CAP, len(ranking))])
+        assert len(set(opened)) == len(opened)
+
+
+def test_table_tool_is_invalid_before_a_table_is_open_and_computes_after() -> None:
+    env = HarnessKnowledgeWorkEnv(split="all")
+    domain = env.domain
+    computed = 0
+    for task in env.tasks:
+        _, info = env.reset(seed=0, options={"task_id": task.task_id})
+        assert info["action_mask"][Action.CALL_TOOL]
+        env.step(int(Action.CALL_TOOL))
+        assert env._ep.steps[-1]["tool"] == {"name": "table_calc", "valid": False, "ok": False}
+        while info["action_mask"][Action.RETRIEVE]:
+            _, _, _, _, info = env.step(int(Action.RETRIEVE))
+        before = domain.informedness(task, env._ep.context)
+        env.step(int(Action.CALL_TOOL))
+        record = env._ep.steps[-1]
+        assert record["tool"]["valid"] and record["text"].startswith("table_calc ")
+        assert env._ep.context.tool_results[-1] == record["text"]
+        gold = task.payload["gold"]
+        tables = [s for s in gold["sources"] if s.startswith("TABLE")]
+        if task.payload["calc"]["op"] == "filter" or tables[0] not in env._ep.context.evidence:
+            continue
+        computed += 1
+        assert f"{tables[0]}: {task.payload['calc']['op']}(" in record["text"]
+        assert f"= {format_figure(gold['figure'])} (" in record["text"]
+        assert record["tool"]["ok"]
+        assert domain.informedness(task, env._ep.context) > before
+    assert computed >= 40
+
+
+def test_nothing_drafted_scores_zero_on_the_tasks_criteria() -> None:
+    env = HarnessKnowledgeWorkEnv(split="all", max_steps=2)
+    for task in (env.tasks[0], next(t for t in env.tasks if t.difficulty == "hard")):
+        info, _ = _play(env, 0, [Action.OBSERVE, Action.CALL_TOOL], task.task_id)
+        assert info["G"] == 0.0 and info["termination_reason"] == "budget"
+        assert info["rubric"] == {k: (0.0, v) for k, v in criteria_for(task.payload).items()}
+
+
+def test_observation_after_draft_does_not_reveal_correctness() -> None:
+    env = HarnessKnowledgeWorkEnv(split="all")
+    task = env.tasks[40]
+    reference = task.payload["reference"]
+    seen: dict[bool, np.ndarray] = {}
+    for seed in range(60):
+        env.reset(seed=seed, options={"task_id": task.task_id})
+        for action in (Action.OBSERVE, Action.RETRIEVE):
+            env.step(int(action))
+        obs, *_ = env.step(int(Action.DRAFT))
+        correct = env._ep.draft == reference
+        if correct in seen:
+            assert np.array_equal(seen[correct], obs)
+        seen[correct] = obs
+    assert set(seen) == {True, False}
+    assert np.array_equal(seen[True], seen[False])
+
+
+def _correct_fraction(
+    env: HarnessKnowledgeWorkEnv, script: list[Action], episodes: int
+) -> tuple[float, float]:
+    gs = [_play(env, seed, script)[0]["G"] for seed in range(episodes)]
+    return float(np.mean([g == 1.0 for g in gs])), float(np.mean(gs))
+
+
+def test_gathering_evidence_and_computing_raises_draft_quality() -> None:
+    env = HarnessKnowledgeWorkEnv(split="all")
+    blind = _correct_fraction(env, [Action.DRAFT, Action.SUBMIT], 400)
+    gather = [
+        Action.OBSERVE,
+        *[Action.RETRIEVE] * RETRIEVE_CAP,
+        Action.CALL_TOOL,
+        Action.DRAFT,
+        Action.SUBMIT,
+    ]
+    informed = _correct_fraction(env, gather, 400)
+    assert informed[0] > blind[0] + 0.25, (blind, informed)
+    assert informed[1] > blind[1] + 0.15, (blind, informed)
+    domain = env.domain
+    ctx_inf = []
+    for task in env.tasks:
+        ctx = type(env._ep.context)(
+            observed=True, evidence=list(domain.task_info(task).ranking[:RETRIEVE_CAP])
+        )
+        ctx_inf.append(domain.informedness(task, ctx))
+    assert np.mean(ctx_inf) > 0.6
+
+
+def test_revise_after_an_informative_check_fixes_more_flawed_drafts() -> None:
+    env = HarnessKnowledgeWorkEnv(split="all")
+
+    def fixed_fraction(script: list[Action]) -> float:
+        fixed = flawed = 0
+        for seed in range(400):
+            _, info = env.reset(seed=seed)
+            env.step(int(Action.DRAFT))
+            if env._ep.draft == env._ep.task.payload["reference"]:
+                continue
+            flawed += 1
+            for action in script:
+                _, _, terminated, _, info = env.step(int(action))
+            assert terminated
+            fixed += info["G"] == 1.0
+        assert flawed > 250
+        return fixed / flawed
+
+    informed = fixed_fraction([Action.CHECK, Action.REVISE, Action.SUBMIT])
+    blind = fixed_fraction([Action.REVISE, Action.SUBMIT])
+    assert informed > blind + 0.3, (informed, blind)
+
+
+def test_base_harness_is_calibrated_and_never_checks() -> None:
+    class Base:
+        def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int:
+            return KnowledgeWorkDomain.base_action(obs, mask)
+
+    finals = run_protocol(HarnessKnowledgeWorkEnv(split="eval"), Base(), EVAL_SEEDS, EVAL_ROLLOUTS)
+    summary = summarize(finals)
+    assert len(finals) == 180
+    assert summary["G"] == pytest.approx(BASE_G["HarnessKnowledgeWork-v0"], abs=CALIBRATION_TOLERANCE)
+    assert summary["events"]["CheckBeforeSubmit"]["fired"] == 0.0
+    actions = {step["action"] for f in finals for step in f["episode"]["steps"]}
+    assert actions == {"OBSERVE", "RETRIEVE", "DRAFT", "SUBMIT"}
