@@ -1,0 +1,608 @@
+"""Multi-tool content: tools, verifier, the shipped ``multi_tool-v0`` task set and env semantics."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from harness_gym.actions import Action
+from harness_gym.domains.multi_tool import HarnessMultiToolEnv, MultiToolDomain
+from harness_gym.domains.multi_tool import generate as gen
+from harness_gym.domains.multi_tool.tools import (
+    RunError,
+    Seen,
+    ToolError,
+    canonical_call,
+    completed,
+    convert_value,
+    evaluate,
+    names_in_context,
+    parse_call,
+    read_result,
+    run_call,
+    step_done,
+)
+from harness_gym.domains.multi_tool.verifier import (
+    CRITERIA,
+    AnswerSpec,
+    artifact_scores,
+    claim_support,
+    parse_artifact,
+    score,
+    tool_use_score,
+)
+from harness_gym.executors.base import ExecutorResponse
+from harness_gym.state import FEATURE_INDEX
+from harness_gym.task import packaged_task_file, read_jsonl, write_jsonl
+
+TOP = sum(CRITERIA.values())
+CHAIN_LENGTH = {"easy": 2, "standard": 3, "hard": 4}
+
+
+@pytest.fixture(scope="module")
+def records() -> list[dict[str, Any]]:
+    return gen.generate_records()
+
+
+def perfect_calls(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"name": step["tool"], "valid": True, "ok": True} for step in payload["chain"]]
+
+
+# ---- the shipped task set ----------------------------------------------------------------------------
+
+
+def test_regenerating_gives_the_shipped_file(records, tmp_path) -> None:
+    out = tmp_path / "multi_tool.jsonl"
+    write_jsonl(records, out)
+    shipped = packaged_task_file(gen.TASK_FILE)
+    assert out.read_bytes() == shipped.read_bytes()
+    assert [task.to_record() for task in read_jsonl(shipped)] == records
+    other = tmp_path / "other-seed.jsonl"
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    code = "import sys; from harness_gym.domains.multi_tool import generate; generate.main([sys.argv[1]])"
+    subprocess.run([sys.executable, "-c", code, str(other)], check=True, env=env, capture_output=True)
+    assert other.read_bytes() == shipped.read_bytes()
+
+
+def test_ids_difficulties_splits_and_chains(records) -> None:
+    assert [r["task_id"] for r in records] == [f"multi_tool-{i:03d}" for i in range(100)]
+    assert {(r["domain"], r["version"]) for r in records} == {("multi_tool", "v0")}
+    assert Counter(r["difficulty"] for r in records) == {"easy": 20, "standard": 60, "hard": 20}
+    evals = Counter(r["difficulty"] for r in records if r["split"] == "eval")
+    assert evals == {"easy": 4, "standard": 12, "hard": 4}
+    splits_of: dict[str, set[str]] = {}
+    for r in records:
+        splits_of.setdefault(r["template"], set()).add(r["split"])
+        chain = [step["tool"] for step in r["payload"]["chain"]]
+        assert len(chain) == CHAIN_LENGTH[r["difficulty"]]
+        assert chain == r["payload"]["answer"]["tools"]
+        assert f"Required tool chain: {' -> '.join(chain)}" in r["prompt"]
+        docs = r["payload"]["documents"]
+        assert all(f"- {d['id']}: {d['title']}" in r["prompt"] for d in docs)
+        if r["difficulty"] == "hard":  # a superseded table beside the current one, and an older report
+            target = next(d for d in docs if len(d["tables"]) == 2)
+            assert "superseded" in target["text"]
+            assert sum(d["title"].split(" ")[0] == target["title"].split(" ")[0] for d in docs) >= 2
+    assert all(len(s) == 1 for s in splits_of.values())
+
+
+def test_every_reference_scores_full_and_every_flawed_draft_loses(records) -> None:
+    kinds: Counter[str] = Counter()
+    for r in records:
+        payload = r["payload"]
+        calls = perfect_calls(payload)
+        rubric = score(payload, payload["reference"], calls)
+        assert sum(s for s, _ in rubric.values()) == TOP, r["task_id"]
+        sources = [item["source"] for item in payload["pool"]]
+        assert gen.POOL_MIN <= len(sources) <= gen.POOL_MAX
+        assert len(set(sources)) == len(sources) and payload["reference"] not in sources
+        for item in payload["pool"]:
+            kinds[item["flaw"]] += 1
+            rubric = score(payload, item["source"], calls)
+            assert sum(s for s, _ in rubric.values()) < TOP, (r["task_id"], item)
+            numeric_ok = rubric["numeric_answer"][0] == CRITERIA["numeric_answer"]
+            assert numeric_ok == (item["flaw"] == "malformed"), (r["task_id"], item)
+            if item["flaw"] == "missing_conversion":
+                assert "convert" in payload["answer"]["tools"]
+    assert set(kinds) == set(gen.DRAFT_FLAWS)
+
+
+def test_gold_chains_run_and_candidates_behave_as_labelled(records) -> None:
+    kinds: Counter[str] = Counter()
+    for r in records:
+        docs, chain = r["payload"]["documents"], r["payload"]["chain"]
+        seen: list[Seen] = []
+        for k, step in enumerate(chain):
+            assert completed(chain, seen) == [True] * k + [False] * (len(chain) - k)
+            names = names_in_context(docs, seen)
+            for cand in step["candidates"]:
+                kinds[cand["flaw"]] += 1
+                result = run_call(docs, cand["source"], names)
+                if cand["flaw"] in gen.INVALID_CALL_FLAWS:
+                    assert not result.valid and result.error, cand
+                elif cand["flaw"] in gen.VALID_CALL_FLAWS:
+                    assert result.valid and result.ok, (cand, result.text)
+                got = read_result(result.text)
+                assert not (got.ok and step_done(step, got.tool, got.value)), cand
+            result = run_call(docs, step["call"], names)
+            assert result.valid and result.ok, result.text
+            seen.append(read_result(result.text))
+        assert all(completed(chain, seen))
+        final = seen[-1]
+        assert float(final.value.split(" ")[0]) == pytest.approx(r["payload"]["answer"]["value"], rel=1e-6)
+    assert set(kinds) == gen.INVALID_CALL_FLAWS | gen.VALID_CALL_FLAWS | gen.EITHER_CALL_FLAWS
+
+
+def _family_entities(record: dict[str, Any]) -> set[str]:
+    out: set[str] = set()
+    for doc in record["payload"]["documents"]:
+        out.add(doc["id"].split("-")[0])
+        out.add(doc["title"].split(" ")[0])
+        for table in doc["tables"]:
+            for row in table["rows"]:
+                out.add(row[0].split("-")[0])
+                out.add(row[1])
+    return out
+
+
+def _units(record: dict[str, Any]) -> set[str]:
+    payload = record["payload"]
+    spec = AnswerSpec.from_payload(payload)
+    out = {payload["answer"]["unit"]}
+    for doc in payload["documents"]:
+        out |= {c["unit"] for t in doc["tables"] for c in t["columns"] if "unit" in c}
+    for item in payload["pool"]:
+        unit = parse_artifact(spec, item["source"]).unit
+        if unit:
+            out.add(unit)
+    for step in payload["chain"]:
+        for text in [step["call"]] + [c["source"] for c in step["candidates"]]:
+            try:
+                tool, args = parse_call(text)
+            except ToolError:
+                continue
+            if tool == "convert":
+                out |= {u for u in (args["from_unit"], args["to_unit"]) if u in gen.UNIT_WORDS}
+    return out
+
+
+def test_entities_units_and_formats_differ_between_families_and_splits(records) -> None:
+    owner: dict[str, str] = {}
+    for r in records:
+        for name in _family_entities(r):
+            assert owner.setdefault(name, r["template"]) == r["template"], name
+    by_split: dict[str, dict[str, set]] = {"train": {}, "eval": {}}
+    for r in records:
+        answer = r["payload"]["answer"]
+        slot = by_split[r["split"]]
+        slot.setdefault("units", set()).update(_units(r))
+        slot.setdefault("formats", set()).add((answer["label"], answer["decimals"], answer["unit_first"]))
+        slot.setdefault("labels", set()).add(answer["label"])
+        slot.setdefault("entities", set()).update(_family_entities(r))
+        slot.setdefault("templates", set()).add(r["template"])
+    for key in ("units", "formats", "labels", "entities", "templates"):
+        assert not by_split["train"][key] & by_split["eval"][key], key
+    per_family = Counter((r["payload"]["answer"]["label"], r["payload"]["answer"]["decimals"],
+                          r["payload"]["answer"]["unit_first"], r["template"]) for r in records)  # fmt: skip
+    assert len({key[:3] for key in per_family}) == len({key[3] for key in per_family})
+
+
+# ---- tools ---------------------------------------------------------------------------------------------
+
+DOCS = [
+    {
+        "id": "D-1",
+        "title": "Test report",
+        "text": "Weights in lb.",
+        "tables": [
+            {
+                "name": "t1",
+                "caption": "test",
+                "columns": [
+                    {"name": "id"},
+                    {"name": "city"},
+                    {"name": "weight_lb", "unit": "lb", "decimals": 1},
+                    {"name": "count", "decimals": 0},
+                ],
+                "rows": [["A-1", "Lyon", 10.5, 3], ["A-2", "Porto", 20.0, 4]],
+            },
+            {
+                "name": "t2",
+                "caption": "other",
+                "columns": [{"name": "id"}, {"name": "weight_lb", "unit": "lb", "decimals": 1}],
+                "rows": [["B-1", 99.0]],
+            },
+        ],
+    }
+]
+
+
+def call(tool: str, **args: Any) -> str:
+    return canonical_call(tool, args)
+
+
+@pytest.mark.parametrize(
+    ("expression", "value"),
+    [("1 + 2 * 3", 7.0), ("(1 + 2) * 3", 9.0), ("2 ** 3 - -1", 9.0), ("7 / 2", 3.5), ("+4.5", 4.5)],
+)
+def test_calculator_evaluates_arithmetic(expression: str, value: float) -> None:
+    assert evaluate(expression) == value
+
+
+@pytest.mark.parametrize(
+    ("expression", "needle"),
+    [
+        ("__import__('os').system('true')", "function calls"),
+        ("(1).real", "Attribute"),
+        ("sum([1, 2])", "function calls"),
+        ("'a' * 3", "only numbers"),
+        ("True + 1", "only numbers"),
+        ("1 if 2 else 3", "IfExp"),
+        ("[x for x in (1,)]", "ListComp"),
+        ("lambda: 1", "Lambda"),
+        ("5 // 2", "FloorDiv"),
+        ("1,234 + 2", "Tuple"),
+        ("1 +", "malformed expression"),
+        ("3 x 4", "malformed expression"),
+        ("", "empty"),
+        ("1 + " * 200 + "1", "longer than"),
+        ("weight_lb_1 + 1", "unknown name"),
+    ],
+)
+def test_calculator_refuses_everything_else(expression: str, needle: str) -> None:
+    with pytest.raises(ToolError, match=needle):
+        evaluate(expression)
+
+
+def test_calculator_names_and_run_errors() -> None:
+    assert evaluate("w_1 * 2 + w_2", {"w_1": 1.5, "w_2": 1.0}) == 4.0
+    with pytest.raises(RunError, match="division by zero"):
+        evaluate("1 / (2 - 2)")
+    with pytest.raises(RunError, match="power too large"):
+        evaluate("10 ** 100")
+    result = run_call(DOCS, call("calculator", expression="1 / 0"))
+    assert result.valid and not result.ok and "division by zero" in result.text
+
+
+def test_convert_rates_and_refusals() -> None:
+    assert convert_value(1.0, "lb", "kg") == pytest.approx(0.45359237)
+    assert convert_value(100.0, "EUR", "usd") == pytest.approx(108.0)
+    assert convert_value(1.0, "nmi", "m") == pytest.approx(1852.0)
+    assert convert_value(3.6, "MJ", "kWh") == pytest.approx(1.0)
+    with pytest.raises(ToolError, match="unsupported unit 'dollars'"):
+        convert_value(1.0, "EUR", "dollars")
+    with pytest.raises(ToolError, match="cannot convert kg"):
+        convert_value(1.0, "kg", "USD")
+    bad = run_call(DOCS, call("convert", value="12 EUR", from_unit="EUR", to_unit="USD"))
+    assert not bad.valid and "JSON number" in (bad.error or "")
+    ok = run_call(DOCS, call("convert", value=10, from_unit="EUR", to_unit="usd"))
+    assert ok.ok and read_result(ok.text) == Seen("convert", True, "10.8 USD")
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ('read_document(doc="D-1")', "could not parse"),
+        ('{"tool": "read_document"}', "exactly the keys"),
+        ('{"tool": "browse", "args": {}}', "unknown tool 'browse'"),
+        ('{"tool": "read_document", "args": {}}', "missing argument(s) doc"),
+        ('{"tool": "read_document", "args": {"doc": "D-1", "page": 2}}', "unknown argument(s) page"),
+        (call("read_document", doc="D-9"), "unknown document 'D-9'"),
+        (call("extract_table", doc="D-1", table="t9"), "unknown table 't9' in D-1; tables: t1, t2"),
+        (
+            call("extract_table", doc="D-1", table="t1", columns=["weight_kg"]),
+            "unknown column(s) 'weight_kg'",
+        ),
+        (call("extract_table", doc="D-1", table="t1", columns=[]), "non-empty list"),
+    ],
+)
+def test_invalid_calls_are_refused_with_a_clear_error(text: str, needle: str) -> None:
+    result = run_call(DOCS, text)
+    assert not result.valid and not result.ok
+    assert needle in (result.error or ""), result.error
+    assert read_result(result.text).ok is False
+
+
+def test_extraction_binds_names_and_reads_back() -> None:
+    read = run_call(DOCS, call("read_document", doc="D-1"))
+    assert read.ok and "t1: test; columns id, city, weight_lb (lb), count; 2 rows" in read.text
+    assert "10.5" not in read.text  # values need extract_table
+    result = run_call(DOCS, call("extract_table", doc="D-1", table="t1"))
+    assert result.ok and "1 | A-1 | Lyon | 10.5 | 3" in result.text
+    seen = read_result(result.text)
+    assert seen == Seen("extract_table", True, "D-1/t1 columns=id,city,weight_lb,count rows=2")
+    names = names_in_context(DOCS, [seen])
+    assert names == {"weight_lb_1": 10.5, "weight_lb_2": 20.0, "count_1": 3.0, "count_2": 4.0}
+    calc = run_call(DOCS, call("calculator", expression="weight_lb_1 * count_1 + weight_lb_2"), names)
+    assert read_result(calc.text) == Seen("calculator", True, "51.5")
+    rebound = names_in_context(
+        DOCS, [seen, read_result(run_call(DOCS, call("extract_table", doc="D-1", table="t2")).text)]
+    )
+    assert rebound["weight_lb_1"] == 99.0 and rebound["weight_lb_2"] == 20.0
+
+
+def test_progress_follows_values_and_rebinding() -> None:
+    chain = [
+        {"tool": "extract_table", "match": {"doc": "D-1", "table": "t1", "columns": ["id", "weight_lb"]}},
+        {"tool": "calculator", "match": {"value": 30.5}},
+        {"tool": "convert", "match": {"value": 13.83457, "unit": "kg"}},
+    ]
+    gold = Seen("extract_table", True, "D-1/t1 columns=id,city,weight_lb,count rows=2")
+    other = Seen("extract_table", True, "D-1/t2 columns=id,weight_lb rows=1")
+    narrow = Seen("extract_table", True, "D-1/t1 columns=id,city rows=2")
+    assert completed(chain, [narrow]) == [False, False, False]
+    assert completed(chain, [gold]) == [True, False, False]
+    assert completed(chain, [gold, other]) == [False, False, False]  # the names now hold t2's values
+    assert completed(chain, [other, gold]) == [True, False, False]
+    assert completed(chain, [gold, Seen("calculator", True, "30.50000001")]) == [True, True, False]
+    assert completed(chain, [gold, Seen("calculator", False, "")]) == [True, False, False]
+    assert completed(chain, [Seen("convert", True, "13.83457 lb")]) == [False, False, False]
+    assert completed(chain, [Seen("convert", True, "13.83457 kg")]) == [False, False, True]
+
+
+# ---- verifier -------------------------------------------------------------------------------------------
+
+SPEC = {"label": "TOTAL", "decimals": 2, "unit_first": False, "unit": "USD", "value": 1234.5678}
+TOOLS = ["extract_table", "calculator", "convert"]
+PAYLOAD = {"answer": {**SPEC, "tools": TOOLS}}
+TOOLS_LINE = "TOOLS: extract_table, calculator, convert"
+
+
+@pytest.mark.parametrize(
+    ("artifact", "numeric", "fmt"),
+    [
+        (f"TOTAL: 1234.57 USD\n{TOOLS_LINE}", 3.0, 1.0),
+        (f"TOTAL: 1235.70 USD\n{TOOLS_LINE}", 3.0, 1.0),  # within relative 1e-3
+        (f"TOTAL: 1236.00 USD\n{TOOLS_LINE}", 0.0, 1.0),  # outside it
+        (f"TOTAL: 1234.57 EUR\n{TOOLS_LINE}", 0.0, 2 / 3),  # wrong unit
+        (f"TOTAL: 1143.12 USD\n{TOOLS_LINE}", 0.0, 1.0),  # unconverted value under the right unit
+        (f"TOTAL: 1234.568 USD\n{TOOLS_LINE}", 3.0, 2 / 3),  # decimals
+        (f"TOTAL: USD 1234.57\n{TOOLS_LINE}", 3.0, 2 / 3),  # unit placement
+        (f"TOTAL: 1,234.57 USD\n{TOOLS_LINE}", 3.0, 2 / 3),  # thousands separator
+        ("TOTAL: 1234.57 USD", 3.0, 1 / 3),  # no TOOLS line
+        ("TOTAL: 1234.57 USD\nTOOLS: calculator, convert", 3.0, 2 / 3),  # chain incomplete
+        ("TOTAL: 1234.57 USD\nTOOLS: extract_table, abacus, calculator, convert", 3.0, 2 / 3),
+        (f"Here you go.\nTOTAL: 1234.57 USD\n{TOOLS_LINE}", 3.0, 2 / 3),  # extra text
+        (f"total: 1234.57 USD\n{TOOLS_LINE}", 3.0, 1 / 3),
+        (f"TOTAL: about twelve hundred dollars\n{TOOLS_LINE}", 0.0, 2 / 3),
+        ("", 0.0, 0.0),
+    ],
+)
+def test_verifier_scores_hand_built_artifacts(artifact: str, numeric: float, fmt: float) -> None:
+    scores = artifact_scores(PAYLOAD, artifact)
+    assert scores["numeric_answer"] == (numeric, 3.0)
+    assert scores["format"][0] == pytest.approx(fmt)
+
+
+def test_unit_first_formats_and_rounding_tolerance() -> None:
+    payload = {
+        "answer": {**PAYLOAD["answer"], "unit_first": True, "decimals": 1, "unit": "kg", "value": 52.06}
+    }
+    assert artifact_scores(payload, f"TOTAL: kg 52.1\n{TOOLS_LINE}") == {
+        "numeric_answer": (3.0, 3.0),
+        "format": (1.0, 1.0),
+    }
+    # tolerance: max(1e-3 * 52.06, 0.51 * 0.1) = 0.052
+    assert artifact_scores(payload, f"TOTAL: kg 52.0\n{TOOLS_LINE}")["numeric_answer"] == (0.0, 3.0)
+    assert artifact_scores(payload, f"TOTAL: kg 52.10\n{TOOLS_LINE}")["numeric_answer"] == (3.0, 3.0)
+    assert artifact_scores(payload, f"TOTAL: kg 52.2\n{TOOLS_LINE}")["numeric_answer"] == (0.0, 3.0)
+    assert artifact_scores(payload, f"TOTAL: KG 52.1\n{TOOLS_LINE}")["numeric_answer"] == (3.0, 3.0)
+    assert artifact_scores(payload, f"TOTAL: KG 52.1\n{TOOLS_LINE}")["format"][0] == pytest.approx(2 / 3)
+
+
+def test_tool_use_reads_the_episode_calls() -> None:
+    def calls(*spec: tuple[str, bool, bool]) -> list[dict[str, Any]]:
+        return [{"name": n, "valid": v, "ok": o} for n, v, o in spec]
+
+    assert tool_use_score(TOOLS, []) == 0.0
+    full = calls(("extract_table", True, True), ("calculator", True, True), ("convert", True, True))
+    assert tool_use_score(TOOLS, full) == 1.0
+    with_bad = [*full, {"name": "convert", "valid": False, "ok": False}]
+    assert tool_use_score(TOOLS, with_bad) == pytest.approx(0.5 * 0.75 + 0.5)
+    partial = calls(("extract_table", True, True), ("calculator", True, False))
+    assert tool_use_score(TOOLS, partial) == pytest.approx(0.5 + 0.5 / 3)
+    rubric = score(PAYLOAD, f"TOTAL: 1234.57 USD\n{TOOLS_LINE}", partial)
+    assert list(rubric) == list(CRITERIA) and rubric["tool_use"][0] == pytest.approx(0.5 + 0.5 / 3)
+
+
+def test_claim_support_counts_backed_claims() -> None:
+    spec = AnswerSpec.from_payload(PAYLOAD)
+    parsed = parse_artifact(spec, f"TOTAL: 1234.57 USD\n{TOOLS_LINE}")
+    chain = [
+        Seen("extract_table", True, "D-1/t1 columns=a rows=2"),
+        Seen("calculator", True, "1143.118333"),
+        Seen("convert", True, "1234.5678 USD"),
+    ]
+    assert claim_support(spec, parsed, chain) == 1.0
+    assert claim_support(spec, parsed, chain[:2]) == pytest.approx(2 / 4)  # number and convert unbacked
+    assert claim_support(spec, parsed, [*chain[:2], Seen("convert", True, "1234.5678 EUR")]) == 0.75
+    assert claim_support(spec, parse_artifact(spec, "no answer"), chain) == 0.0
+
+
+# ---- the environment ------------------------------------------------------------------------------------
+
+
+class Scripted:
+    """An executor that picks the gold next call (or a given one) and drafts a given text."""
+
+    name = "scripted"
+
+    def __init__(self, domain: MultiToolDomain, draft: str | None = None, call: str | None = None) -> None:
+        self.domain, self.draft, self.call = domain, draft, call
+
+    def complete(self, request, rng) -> ExecutorResponse:
+        if request.kind == "tool":
+            text = self.call or self.domain.tool_pool(request.task, request.context).reference
+        elif request.kind == "judge":
+            text = "PASS"
+        elif request.kind == "revise":
+            text = self.domain.pool(request.task).reference
+        else:
+            text = self.draft if self.draft is not None else self.domain.pool(request.task).reference
+        return ExecutorResponse(text=text)
+
+
+def scripted_env(**kwargs: Any) -> HarnessMultiToolEnv:
+    env = HarnessMultiToolEnv(split="all", executor="simulated")
+    env.executor = Scripted(env.domain, **kwargs)
+    return env
+
+
+def hard_task(env: HarnessMultiToolEnv) -> str:
+    return next(t.task_id for t in env.tasks if t.difficulty == "hard")
+
+
+def test_gold_calls_advance_the_chain_and_informedness() -> None:
+    env = scripted_env()
+    env.reset(seed=0, options={"task_id": hard_task(env)})
+    ep = env._ep
+    chain = ep.task.payload["chain"]
+    for k, step in enumerate(chain):
+        assert env.domain.informedness(ep.task, ep.context) == k / len(chain)
+        assert env.domain.tool_pool(ep.task, ep.context).reference == step["call"]
+        _, _, _, _, info = env.step(Action.CALL_TOOL)
+        record = ep.steps[-1]
+        assert record["tool"] == {"name": step["tool"], "valid": True, "ok": True}
+        assert record["evidence"] == [f"tool:{k}:{step['tool']}"] and not record["failure"]
+    assert env.domain.informedness(ep.task, ep.context) == 1.0
+    assert env.domain.tool_pool(ep.task, ep.context).reference == chain[-1]["call"]
+    env.step(Action.DRAFT)
+    _, _, _, _, info = env.step(Action.CHECK)
+    assert ep.steps[-1]["check"] == {"coverage": 1.0, "missing": 0.0} and "issues" not in ep.steps[-1]
+    _, reward, terminated, _, info = env.step(Action.SUBMIT)
+    assert terminated and reward == 1.0
+    assert info["hms"]["EvidenceBeforeClaim"]["fired"] and info["hms"]["ValidToolUse"]["fired"]
+    assert info["hms"]["CheckBeforeSubmit"]["fired"] and info["hms"]["StopWhenSufficient"]["fired"]
+    assert info["episode"]["signals"]["claim_support"] == 1.0
+
+
+def test_invalid_call_is_a_visible_failure() -> None:
+    env = scripted_env(call='{"tool": "extract_table", "args": {"doc": "NOPE-1", "table": "x"}}')
+    obs, _ = env.reset(seed=0)
+    obs, _, _, _, info = env.step(Action.CALL_TOOL)
+    record = env._ep.steps[-1]
+    assert record["tool"] == {"name": "extract_table", "valid": False, "ok": False}
+    assert record["failure"] and "unknown document 'NOPE-1'" in record["issues"][0]
+    assert "evidence" not in record
+    assert obs[FEATURE_INDEX["errors"]] > 0 and obs[FEATURE_INDEX["last_tool_ok"]] == 0.0
+    assert obs[FEATURE_INDEX["unresolved_failure"]] == 1.0
+    assert env._ep.context.tool_results[-1].startswith("extract_table -> error: unknown document")
+    env.step(Action.DRAFT)
+    _, _, _, _, info = env.step(Action.SUBMIT)
+    assert not info["hms"]["ValidToolUse"]["fired"] and info["hms"]["RevisionAfterFailure"]["applicable"]
+    assert info["rubric"]["tool_use"] == (0.0, 1.0)
+
+
+def test_check_reports_observable_problems_only() -> None:
+    env = scripted_env()
+    task_id = hard_task(env)
+    env.reset(seed=0, options={"task_id": task_id})
+    task = env._ep.task
+    wrong_unit = next(i["source"] for i in task.payload["pool"] if i["flaw"] == "wrong_unit")
+    env.executor = Scripted(env.domain, draft=wrong_unit)
+    env.step(Action.DRAFT)  # no tools yet
+    env.step(Action.CHECK)
+    issues = env._ep.steps[-1]["issues"]
+    assert [i.split(":")[0] for i in issues] == ["format", "unit", "consistency", "tools"]
+    assert env._ep.steps[-1]["check"]["coverage"] == pytest.approx(0.2)
+    assert env._ep.feedback is not None and env._ep.feedback.localizes(env._ep.draft_hash)
+    env.step(Action.REVISE)  # informed: the scripted executor fixes it
+    for _ in task.payload["chain"]:
+        env.step(Action.CALL_TOOL)
+    env.step(Action.CHECK)
+    assert env._ep.steps[-1]["check"]["coverage"] == 1.0
+
+
+def _run(env: HarnessMultiToolEnv, actions: list[Any], seed: int) -> tuple[bool, dict[str, Any]]:
+    env.reset(seed=seed)
+    ep = env._ep
+    first = None
+    info: dict[str, Any] = {}
+    for action in actions:
+        if action == "TOOLS":  # call tools until the chain is complete (at most six calls)
+            for _ in range(6):
+                if env.domain.informedness(ep.task, ep.context) == 1.0:
+                    break
+                env.step(Action.CALL_TOOL)
+            continue
+        _, _, terminated, truncated, info = env.step(action)
+        if action == Action.DRAFT:
+            first = ep.draft == env.domain.pool(ep.task).reference
+        if terminated or truncated:
+            break
+    return bool(first), info
+
+
+def test_running_the_tools_makes_drafts_better() -> None:
+    env = HarnessMultiToolEnv(split="all")
+    blind = [_run(env, [Action.OBSERVE, Action.DRAFT, Action.SUBMIT], s) for s in range(400)]
+    tools = [_run(env, [Action.OBSERVE, "TOOLS", Action.DRAFT, Action.SUBMIT], s) for s in range(400)]
+    blind_right, tools_right = np.mean([f for f, _ in blind]), np.mean([f for f, _ in tools])
+    assert tools_right > blind_right + 0.4
+    assert np.mean([i["G"] for _, i in tools]) > np.mean([i["G"] for _, i in blind]) + 0.3
+
+
+def test_revise_after_informative_check_fixes_more_than_blind_revise() -> None:
+    env = HarnessMultiToolEnv(split="all")
+    seq_checked = [Action.DRAFT, Action.CHECK, Action.REVISE, Action.SUBMIT]
+    seq_blind = [Action.DRAFT, Action.REVISE, Action.SUBMIT]
+
+    def fixed(seq: list[Any]) -> float:
+        runs = [_run(env, seq, s) for s in range(600)]
+        flawed = [info for first, info in runs if not first]
+        assert len(flawed) > 300
+        return float(np.mean([info["rubric"]["numeric_answer"][0] == 3.0 for info in flawed]))
+
+    checked, blind = fixed(seq_checked), fixed(seq_blind)
+    assert checked > blind + 0.3
+
+
+def test_observation_holds_no_gold_information() -> None:
+    env = HarnessMultiToolEnv(split="all")
+    task_id = env.tasks[0].task_id
+    outcomes: dict[bool, np.ndarray] = {}
+    for seed in range(60):
+        env.reset(seed=seed, options={"task_id": task_id})
+        env.step(Action.OBSERVE)
+        obs, *_ = env.step(Action.DRAFT)
+        outcomes.setdefault(env._ep.draft == env.domain.pool(env._ep.task).reference, obs)
+        if len(outcomes) == 2:
+            break
+    assert len(outcomes) == 2
+    assert np.array_equal(outcomes[True], outcomes[False])
+
+
+def test_check_env_and_random_legal_actions() -> None:
+    env = HarnessMultiToolEnv()
+    check_env(env, skip_render_check=True)
+    rng = np.random.default_rng(0)
+    for seed in range(50):
+        _, info = env.reset(seed=seed)
+        done = False
+        while not done:
+            action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+            _, reward, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+            assert 0.0 <= reward <= 1.0
+        assert 0.0 <= info["G"] <= 1.0 and -1.0 <= info["hms_norm"] <= 1.0
+
+
+def test_base_script_and_masks() -> None:
+    env = HarnessMultiToolEnv(split="eval")
+    obs, info = env.reset(seed=0)
+    assert info["action_mask"][Action.RETRIEVE] == 0 and info["action_mask"][Action.CALL_TOOL] == 1
+    actions = []
+    while True:
+        action = MultiToolDomain.base_action(obs, info["action_mask"])
+        actions.append(Action(action).name)
+        obs, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    assert actions == ["OBSERVE", "CALL_TOOL", "DRAFT", "SUBMIT"]
