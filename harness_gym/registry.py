@@ -5,7 +5,11 @@ from __future__ import annotations
 import gymnasium as gym
 
 ENV_ENTRY_POINTS: dict[str, str] = {
+    "HarnessKnowledgeWork-v0": "harness_gym.domains.knowledge_work:HarnessKnowledgeWorkEnv",
     "HarnessCoding-v0": "harness_gym.domains.coding:HarnessCodingEnv",
+    "HarnessResearch-v0": "harness_gym.domains.research:HarnessResearchEnv",
+    "HarnessMultiTool-v0": "harness_gym.domains.multi_tool:HarnessMultiToolEnv",
+    "HarnessLongMemory-v0": "harness_gym.domains.long_memory:HarnessLongMemoryEnv",
     "HarnessPlanning-v0": "harness_gym.domains.planning:HarnessPlanningEnv",
 }
 
