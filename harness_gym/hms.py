@@ -18,8 +18,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness_gym.rubric import missing_fraction
-
 EVENTS: tuple[str, ...] = (
     "CheckBeforeSubmit",
     "EvidenceBeforeClaim",
@@ -165,16 +163,26 @@ def event_stop_when_sufficient(ep: EpisodeOutcome, p: HMSParams) -> Event:
 
 
 def event_early_submit(ep: EpisodeOutcome, p: HMSParams) -> Event:
-    """Penalty: a submit that was premature by quality-and-timing, coverage, tests or evidence."""
+    """Penalty: a poor submit made very early, or a submit despite what the harness itself saw.
+
+    Fires when the submitted draft is poor (G below ``early_submit_quality``) and was submitted within
+    ``early_submit_threshold * max_steps`` steps; or when the harness submitted a draft whose last CHECK
+    reported at least half of its items missing, or whose last test run passed under
+    ``early_submit_quality`` of the tests; or when evidence is required and none was gathered. The last
+    three are read from the trajectory, so they judge the process, not the hidden outcome.
+    """
     applicable = "EarlySubmit" in ep.events
     submit = _submit_index(ep)
     if submit is None:
         return _event(False, applicable)
-    quick_and_poor = p.early_submit_quality > ep.G and (
-        ep.steps[submit]["t"] <= p.early_submit_threshold * ep.max_steps
-    )
-    half_missing = missing_fraction(ep.rubric) >= 0.5
-    failing_tests = ep.signals.get("pass_rate", 1.0) < p.early_submit_quality
+    quality, step = ep.G, ep.steps[submit]["t"]
+    quick_and_poor = quality < p.early_submit_quality and step <= p.early_submit_threshold * ep.max_steps
+    final_hash = ep.steps[submit]["draft_hash"]
+    on_final = [s for s in ep.steps[:submit] if s["valid"] and s["draft_hash"] == final_hash]
+    checks = [s["check"] for s in on_final if "check" in s]
+    half_missing = bool(checks) and checks[-1]["missing"] >= 0.5
+    runs = [s["tests"] for s in on_final if "tests" in s and s["tests"]["total"] > 0]
+    failing_tests = bool(runs) and runs[-1]["passed"] / runs[-1]["total"] < p.early_submit_quality
     no_evidence = ep.evidence_required and not any(s.get("evidence") for s in ep.steps)
     return _event(quick_and_poor or half_missing or failing_tests or no_evidence, applicable)
 

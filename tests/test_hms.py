@@ -216,11 +216,26 @@ def test_es_not_fired_on_good_quick_submit():
     assert fired("EarlySubmit", episode([step("DRAFT"), step("SUBMIT")], G=0.9)) == (False, True)
 
 
-def test_es_fires_on_half_missing_criteria_failing_tests_or_missing_evidence():
-    late = [step("DRAFT"), *(step("OBSERVE") for _ in range(5)), step("SUBMIT")]
+def test_es_fires_when_the_harness_submits_despite_its_own_check_or_tests():
+    late = [*(step("OBSERVE") for _ in range(5))]
+    half = [step("DRAFT"), *late, step("CHECK", check=check(0.5)), step("SUBMIT")]
+    assert fired("EarlySubmit", episode(half, G=0.9)) == (True, True)
+    failing = [step("DRAFT"), *late, step("CALL_TOOL", tests=run(1)), step("SUBMIT")]
+    assert fired("EarlySubmit", episode(failing, G=0.9)) == (True, True)
+
+
+def test_es_ignores_checks_and_tests_of_earlier_drafts_and_hidden_outcomes():
+    late = [*(step("OBSERVE") for _ in range(5))]
+    revised = [step("DRAFT"), step("CHECK", check=check(0.25)), step("REVISE", draft="d2"), *late]
+    assert fired("EarlySubmit", episode([*revised, step("SUBMIT", draft="d2")], G=0.9)) == (False, True)
+    # A poor outcome alone, submitted late and never checked, is not early.
     half = {"a": (0.0, 1.0), "b": (1.0, 1.0)}
-    assert fired("EarlySubmit", episode(late, G=0.5, rubric=half)) == (True, True)
-    assert fired("EarlySubmit", episode(late, signals={"pass_rate": 0.4})) == (True, True)
+    ep = episode([step("DRAFT"), *late, step("SUBMIT")], G=0.3, rubric=half, signals={"pass_rate": 0.1})
+    assert fired("EarlySubmit", ep) == (False, True)
+
+
+def test_es_fires_when_evidence_is_required_but_none_was_gathered():
+    late = [step("DRAFT"), *(step("OBSERVE") for _ in range(5)), step("SUBMIT")]
     assert fired("EarlySubmit", episode(late, evidence_required=True)) == (True, True)
     with_evidence = [step("RETRIEVE", evidence=["d"]), *late]
     assert fired("EarlySubmit", episode(with_evidence, evidence_required=True)) == (False, True)
