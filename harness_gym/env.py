@@ -11,13 +11,15 @@ from gymnasium import spaces
 
 from harness_gym.actions import N_ACTIONS, Action
 from harness_gym.domains.base import Domain, Episode, Outcome, artifact_hash
-from harness_gym.executors.base import Executor, ExecutorRequest
+from harness_gym.executors.base import Executor, RequestKind
 from harness_gym.executors.simulated import SimulatedExecutor
 from harness_gym.hms import EpisodeOutcome, HMSParams, detect, hms_norm
 from harness_gym.rubric import g_norm
 from harness_gym.state import N_FEATURES, HarnessState, feature_table
 from harness_gym.task import Task, select
 from harness_gym.trajectory import render_steps
+
+_NAMES = tuple(action.name for action in Action)
 
 
 class InvalidActionError(ValueError):
@@ -170,9 +172,12 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             raise RuntimeError("call reset() before step()")
         if self._final is not None:
             raise RuntimeError("the episode has ended; call reset()")
-        if not self.action_space.contains(action):
+        try:
+            a = int(action)
+        except (TypeError, ValueError):
+            a = -1
+        if not 0 <= a < N_ACTIONS or a != action:
             raise ValueError(f"action {action!r} is not in Discrete({N_ACTIONS})")
-        a = int(action)
         state = ep.state
         legal = bool(self._mask[a])
         if legal:
@@ -180,15 +185,15 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             state.cost += self.domain.step_costs[a]
         else:
             if self.strict:
-                allowed = [Action(i).name for i in np.flatnonzero(self._mask)]
-                raise InvalidActionError(f"{Action(a).name} is not legal now; legal actions: {allowed}")
+                allowed = [_NAMES[i] for i in np.flatnonzero(self._mask)]
+                raise InvalidActionError(f"{_NAMES[a]} is not legal now; legal actions: {allowed}")
             outcome = Outcome(text="not legal in this state", valid=False)
             state.errors += 1
         state.t += 1
         state.last_action = a
         record: dict[str, Any] = {
             "t": state.t,
-            "action": Action(a).name,
+            "action": _NAMES[a],
             "valid": outcome.valid,
             "cost": self.domain.step_costs[a] if legal else 0.0,
             "draft_version": ep.draft_version,
@@ -196,10 +201,12 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             "failure": outcome.failure,
             "text": outcome.text,
         }
-        for key in ("check", "tests", "tool"):
-            value = getattr(outcome, key)
-            if value is not None:
-                record[key] = dict(value)
+        if outcome.check is not None:
+            record["check"] = dict(outcome.check)
+        if outcome.tests is not None:
+            record["tests"] = dict(outcome.tests)
+        if outcome.tool is not None:
+            record["tool"] = dict(outcome.tool)
         if outcome.evidence:
             record["evidence"] = list(outcome.evidence)
         if outcome.issues:
@@ -274,20 +281,8 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             ep.feedback = outcome.feedback
         return outcome
 
-    def _execute(self, ep: Episode, kind: str) -> Outcome:
-        request = ExecutorRequest(
-            kind=kind,  # type: ignore[arg-type]
-            task=ep.task,
-            context=ep.context,
-            draft=ep.draft,
-            feedback=ep.feedback,
-            sample_index=ep.executor_calls,
-        )
-        response = self.executor.complete(request, ep.rng)
-        ep.executor_calls += 1
-        ep.prompt_tokens += response.usage.prompt_tokens
-        ep.completion_tokens += response.usage.completion_tokens
-        ep.cost_usd += response.usage.cost_usd
+    def _execute(self, ep: Episode, kind: RequestKind) -> Outcome:
+        response = ep.ask(kind)
         state = ep.state
         state.unresolved_failure = False
         if response.error is not None:

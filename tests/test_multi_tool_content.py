@@ -506,7 +506,7 @@ def test_check_reports_observable_problems_only() -> None:
     env.reset(seed=0, options={"task_id": task_id})
     task = env._ep.task
     wrong_unit = next(i["source"] for i in task.payload["pool"] if i["flaw"] == "wrong_unit")
-    env.executor = Scripted(env.domain, draft=wrong_unit)
+    env.executor = env._ep.executor = Scripted(env.domain, draft=wrong_unit)  # swap mid-episode
     env.step(Action.DRAFT)  # no tools yet
     env.step(Action.CHECK)
     issues = env._ep.steps[-1]["issues"]

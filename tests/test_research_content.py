@@ -23,7 +23,7 @@ from harness_gym.domains.research.verifier import (
     FORMATS,
     TRAIN_FORMATS,
     artifact_scores,
-    judge,
+    grade,
     parse,
     structural_check,
 )
@@ -94,7 +94,7 @@ REFERENCE = "ANSWER: Dorrin\nSOURCES: doc-001, doc-002"
 def test_reference_scores_the_maximum() -> None:
     scores = artifact_scores(payload(), REFERENCE)
     assert scores == {name: (top, top) for name, top in CRITERIA.items()}
-    assert judge(payload(), REFERENCE).claim_support == 1.0
+    assert grade(payload(), REFERENCE).claim_support == 1.0
 
 
 @pytest.mark.parametrize(

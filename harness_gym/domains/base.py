@@ -18,7 +18,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from harness_gym.actions import N_ACTIONS, Action
-from harness_gym.executors.base import Context, Executor, Feedback
+from harness_gym.executors.base import (
+    Context,
+    Executor,
+    ExecutorRequest,
+    ExecutorResponse,
+    Feedback,
+    RequestKind,
+)
 from harness_gym.executors.simulated import Competence
 from harness_gym.rubric import Rubric
 from harness_gym.state import FEATURE_INDEX, HarnessState
@@ -45,9 +52,12 @@ class ArtifactPool:
     flawed: tuple[Flawed, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Outcome:
-    """The observable result of one harness operation, in the terms the environment tracks."""
+    """The observable result of one harness operation, in the terms the environment tracks.
+
+    Built on every step, so a plain slotted record rather than a frozen one; treat it as read-only.
+    """
 
     text: str
     valid: bool = True
@@ -94,6 +104,27 @@ class Episode:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+
+    def ask(self, kind: RequestKind) -> ExecutorResponse:
+        """One executor call about the current draft, with its usage added to the episode's."""
+        request = ExecutorRequest(
+            kind, self.task, self.context, self.draft, self.feedback, sample_index=self.executor_calls
+        )
+        response = self.executor.complete(request, self.rng)
+        self.executor_calls += 1
+        self.prompt_tokens += response.usage.prompt_tokens
+        self.completion_tokens += response.usage.completion_tokens
+        self.cost_usd += response.usage.cost_usd
+        return response
+
+    def judge(self) -> tuple[bool, str | None]:
+        """A judge-type check of the current draft: (passed, the issue it reported or None)."""
+        response = self.ask("judge")
+        if response.error is not None:
+            return False, f"judge error: {response.error}"
+        verdict = response.text.strip()
+        passed = verdict.upper().startswith("PASS")
+        return passed, None if passed else f"judge: {verdict}"
 
 
 DEFAULT_STEP_COSTS: Mapping[Action, float] = {
@@ -168,6 +199,7 @@ class Domain(ABC):
             raise TypeError(f"unknown argument(s) for {self.env_id}: {', '.join(sorted(kwargs))}")
         self.competence = competence or self.competence_cls()
         self._pools: dict[str, ArtifactPool] = {}
+        self._supported = tuple(Action(a) in self.supported for a in range(N_ACTIONS))
 
     # -- tasks ---------------------------------------------------------------------------------
     def tasks(self) -> list[Task]:
@@ -200,17 +232,21 @@ class Domain(ABC):
         return float(context.observed)
 
     def action_mask(self, ep: Episode) -> np.ndarray:
+        """Generic rule: each supported operation once it makes sense (runs on every step)."""
         s = ep.state
-        mask = np.zeros(N_ACTIONS, dtype=np.int8)
-        sup = self.supported
-        mask[Action.OBSERVE] = Action.OBSERVE in sup and not s.observed
-        mask[Action.RETRIEVE] = Action.RETRIEVE in sup and self.can_retrieve(ep)
-        mask[Action.CALL_TOOL] = Action.CALL_TOOL in sup and (s.has_draft or not self.tool_needs_draft)
-        mask[Action.DRAFT] = Action.DRAFT in sup and not s.has_draft
-        mask[Action.CHECK] = Action.CHECK in sup and s.has_draft
-        mask[Action.REVISE] = Action.REVISE in sup and s.has_draft
-        mask[Action.SUBMIT] = 1
-        return mask
+        sup = self._supported
+        return np.array(
+            (
+                sup[0] and not s.observed,
+                sup[1] and self.can_retrieve(ep),
+                sup[2] and (s.has_draft or not self.tool_needs_draft),
+                sup[3] and not s.has_draft,
+                sup[4] and s.has_draft,
+                sup[5] and s.has_draft,
+                True,
+            ),
+            dtype=np.int8,
+        )
 
     def can_retrieve(self, ep: Episode) -> bool:
         return True

@@ -40,8 +40,10 @@ class Context:
     tool_results: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ExecutorRequest:
+    """One call to the executor (built for every DRAFT/REVISE/judge/tool call; treat as read-only)."""
+
     kind: RequestKind
     task: Task
     context: Context

@@ -20,7 +20,7 @@ from harness_gym.domains.knowledge_work.verifier import (
     table_calc,
 )
 from harness_gym.env import HarnessEnv
-from harness_gym.executors.base import Context, ExecutorRequest, Feedback
+from harness_gym.executors.base import Context, Feedback
 from harness_gym.executors.simulated import Competence
 from harness_gym.task import Task
 
@@ -237,20 +237,12 @@ class KnowledgeWorkDomain(Domain):
             draft,
             lambda: observable_check(task.payload, info.index, draft, context.evidence, tools),
         )
-        response = ep.executor.complete(
-            ExecutorRequest("judge", task, context, draft=draft, sample_index=ep.executor_calls), ep.rng
-        )
-        ep.executor_calls += 1
-        ep.prompt_tokens += response.usage.prompt_tokens
-        ep.completion_tokens += response.usage.completion_tokens
-        ep.cost_usd += response.usage.cost_usd
-        verdict = response.text.strip() if response.error is None else f"FAIL: judge error: {response.error}"
-        passed = verdict.upper().startswith("PASS")
+        passed, judge_issue = ep.judge()
         items = [*report.items.values(), passed]
-        issues = report.issues + (() if passed else (f"judge: {verdict}",))
+        issues = report.issues + (() if judge_issue is None else (judge_issue,))
         coverage = sum(items) / len(items)
         return Outcome(
-            text=f"checked the report: {sum(items)}/{len(items)} checks pass (judge {verdict.split(':')[0]})",
+            text=f"checked the report: {sum(items)}/{len(items)} checks pass, {len(issues)} issue(s)",
             check={"coverage": coverage, "missing": 1.0 - coverage},
             issues=issues,
             failure=bool(issues),

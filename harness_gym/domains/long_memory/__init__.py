@@ -11,7 +11,7 @@ from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, V
 from harness_gym.domains.long_memory.search import SessionIndex
 from harness_gym.domains.long_memory.verifier import CRITERIA, artifact_scores, claim_support, review
 from harness_gym.env import HarnessEnv
-from harness_gym.executors.base import Context, ExecutorRequest, Feedback
+from harness_gym.executors.base import Context, Feedback
 from harness_gym.executors.simulated import Competence
 from harness_gym.task import Task
 
@@ -125,14 +125,8 @@ class LongMemoryDomain(Domain):
         report = VERIFIER_CACHE.get(
             "review", ep.task, draft + "\x00" + ",".join(evidence), lambda: review(payload, draft, evidence)
         )
-        request = ExecutorRequest("judge", ep.task, ep.context, draft=draft, sample_index=ep.executor_calls)
-        response = ep.executor.complete(request, ep.rng)
-        ep.executor_calls += 1
-        ep.prompt_tokens += response.usage.prompt_tokens
-        ep.completion_tokens += response.usage.completion_tokens
-        ep.cost_usd += response.usage.cost_usd
-        judge_ok = response.error is None and response.text.strip().upper().startswith("PASS")
-        issues = report.issues if judge_ok else (*report.issues, f"judge: {response.error or response.text}")
+        judge_ok, judge_issue = ep.judge()
+        issues = report.issues if judge_issue is None else (*report.issues, judge_issue)
         passed = sum(report.passed) + judge_ok
         total = len(report.passed) + 1
         coverage = passed / total

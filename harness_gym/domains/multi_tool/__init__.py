@@ -35,7 +35,7 @@ from harness_gym.domains.multi_tool.verifier import (
     tool_use_score,
 )
 from harness_gym.env import HarnessEnv
-from harness_gym.executors.base import Context, ExecutorRequest, Feedback
+from harness_gym.executors.base import Context, Feedback
 from harness_gym.executors.simulated import Competence
 from harness_gym.task import Task
 
@@ -113,11 +113,19 @@ class MultiToolDomain(Domain):
         super().__init__(competence, **kwargs)
         self._tool_pools: dict[tuple[str, int], ArtifactPool] = {}
         self._runs: dict[tuple[str, str, tuple[str, ...]], ToolResult] = {}
+        self._progress: dict[tuple[str, tuple[str, ...]], list[bool]] = {}
 
     # -- the gold chain ------------------------------------------------------------------------
-    @staticmethod
-    def _done(task: Task, context: Context) -> list[bool]:
-        return completed(task.payload["chain"], [read_result(text) for text in context.tool_results])
+    def _done(self, task: Task, context: Context) -> list[bool]:
+        """Which gold steps the tool results so far accomplish (memoised: asked on every tool call)."""
+        key = (task.task_id, tuple(context.tool_results))
+        done = self._progress.get(key)
+        if done is None:
+            done = completed(task.payload["chain"], [read_result(text) for text in context.tool_results])
+            if len(self._progress) >= 50_000:
+                del self._progress[next(iter(self._progress))]
+            self._progress[key] = done
+        return done
 
     def informedness(self, task: Task, context: Context) -> float:
         """Fraction of the gold tool chain whose results are in the context."""
@@ -166,12 +174,7 @@ class MultiToolDomain(Domain):
         for feedback on the draft). A successful call is also an evidence item ``tool:<index>:<name>``:
         tool outputs are this domain's evidence (EvidenceBeforeClaim, ``evidence_required``).
         """
-        request = ExecutorRequest("tool", ep.task, ep.context, draft=ep.draft, sample_index=ep.executor_calls)
-        response = ep.executor.complete(request, ep.rng)
-        ep.executor_calls += 1
-        ep.prompt_tokens += response.usage.prompt_tokens
-        ep.completion_tokens += response.usage.completion_tokens
-        ep.cost_usd += response.usage.cost_usd
+        response = ep.ask("tool")
         if response.error is not None:
             message = f"executor error: {response.error}"
             result = ToolResult("unknown", False, False, f"unknown -> error: {message}", error=message)
@@ -220,16 +223,9 @@ class MultiToolDomain(Domain):
         missing = [name for name in spec.tools if name not in ran]
         if missing:
             issues.append(f"tools: required tool(s) not run successfully yet: {', '.join(missing)}")
-        judge = ep.executor.complete(
-            ExecutorRequest("judge", ep.task, ep.context, draft=ep.draft, sample_index=ep.executor_calls),
-            ep.rng,
-        )
-        ep.executor_calls += 1
-        ep.prompt_tokens += judge.usage.prompt_tokens
-        ep.completion_tokens += judge.usage.completion_tokens
-        ep.cost_usd += judge.usage.cost_usd
-        if judge.error is not None or judge.text.strip() != "PASS":
-            issues.append(f"judge: {judge.error or judge.text.strip()}")
+        _, judge_issue = ep.judge()
+        if judge_issue is not None:
+            issues.append(judge_issue)
         coverage = 1.0 - len(issues) / 5
         return Outcome(
             text=f"checked the answer: coverage {coverage:.2f}, {len(issues)} issue(s)",

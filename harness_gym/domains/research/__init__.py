@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from harness_gym.actions import Action
 from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
 from harness_gym.domains.research.corpus import MAX_SEARCHES, CorpusSearch
-from harness_gym.domains.research.verifier import CRITERIA, judge, structural_check
+from harness_gym.domains.research.verifier import CRITERIA, grade, structural_check
 from harness_gym.env import HarnessEnv
-from harness_gym.executors.base import Context, ExecutorRequest, Feedback
+from harness_gym.executors.base import Context, Feedback
 from harness_gym.executors.simulated import Competence
 from harness_gym.task import Task
 
@@ -135,19 +135,8 @@ class ResearchDomain(Domain):
             ep.draft,
             lambda: structural_check(payload, ep.draft, evidence),
         )
-        request = ExecutorRequest(
-            "judge", ep.task, ep.context, draft=ep.draft, sample_index=ep.executor_calls
-        )
-        response = ep.executor.complete(request, ep.rng)
-        ep.executor_calls += 1
-        ep.prompt_tokens += response.usage.prompt_tokens
-        ep.completion_tokens += response.usage.completion_tokens
-        ep.cost_usd += response.usage.cost_usd
-        verdict = response.text.strip()
-        judged_ok = response.error is None and verdict.upper().startswith("PASS")
-        issues = report.issues
-        if not judged_ok:
-            issues += (f"judge: {verdict}" if response.error is None else f"judge error: {response.error}",)
+        judged_ok, judge_issue = ep.judge()
+        issues = report.issues if judge_issue is None else (*report.issues, judge_issue)
         items = (*(ok for _, ok in report.items), judged_ok)
         coverage = sum(items) / len(items)
         return Outcome(
@@ -159,7 +148,7 @@ class ResearchDomain(Domain):
         )
 
     def score(self, ep: Episode, artifact: str) -> Verdict:
-        result = VERIFIER_CACHE.get("score", ep.task, artifact, lambda: judge(ep.task.payload, artifact))
+        result = VERIFIER_CACHE.get("score", ep.task, artifact, lambda: grade(ep.task.payload, artifact))
         return Verdict(rubric=dict(result.rubric), signals={"claim_support": result.claim_support})
 
 

@@ -35,7 +35,7 @@ from harness_gym.domains.research.verifier import (
     FORMATS,
     TRAIN_FORMATS,
     AnswerFormat,
-    judge,
+    grade,
 )
 from harness_gym.domains.research.world import (
     ENTITY_TYPES,
@@ -445,7 +445,7 @@ def build_pool(
         for text in candidates[flaw]:
             if kept == PER_FLAW[flaw] or text in seen:
                 continue
-            if not _acceptable(flaw, judge(payload, text).rubric):
+            if not _acceptable(flaw, grade(payload, text).rubric):
                 continue
             seen.add(text)
             pool.append({"flaw": flaw, "source": text})
@@ -500,7 +500,7 @@ def build_task(
         "searches_needed": searches,
         "reference": fmt.render(draft.answer, gold),
     }
-    rubric = judge(payload, payload["reference"]).rubric
+    rubric = grade(payload, payload["reference"]).rubric
     if any(score != top for score, top in rubric.values()) or set(rubric) != set(CRITERIA):
         raise AssertionError(f"reference does not score the maximum: {rubric}")
     payload["pool"] = build_pool(draft, ids, payload, rng)

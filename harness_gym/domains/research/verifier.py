@@ -250,12 +250,12 @@ def citation_quality(parsed: Parsed, existing: Collection[str]) -> float:
 
 
 @dataclass(frozen=True)
-class Judgement:
+class Grade:
     rubric: dict[str, tuple[float, float]]
     claim_support: float
 
 
-def judge(payload: Mapping[str, Any], text: str) -> Judgement:
+def grade(payload: Mapping[str, Any], text: str) -> Grade:
     """The terminal rubric of an artifact and the fraction of hops its citations support."""
     fmt = FORMATS[payload["format"]]
     parsed = parse(fmt, text)
@@ -274,11 +274,11 @@ def judge(payload: Mapping[str, Any], text: str) -> Judgement:
         ),
         "output_format": (CRITERIA["output_format"] * parsed.strict, CRITERIA["output_format"]),
     }
-    return Judgement(rubric=rubric, claim_support=fraction)
+    return Grade(rubric=rubric, claim_support=fraction)
 
 
 def artifact_scores(payload: Mapping[str, Any], text: str) -> dict[str, tuple[float, float]]:
-    return judge(payload, text).rubric
+    return grade(payload, text).rubric
 
 
 @dataclass(frozen=True)
