@@ -198,15 +198,18 @@ DETECTORS: dict[str, Callable[[EpisodeOutcome, HMSParams], Event]] = {
 }
 
 
+DEFAULT_PARAMS = HMSParams()
+
+
 def detect(ep: EpisodeOutcome, params: HMSParams | None = None) -> dict[str, Event]:
     """All seven events of one episode, in ``EVENTS`` order."""
-    p = params or HMSParams()
+    p = params or DEFAULT_PARAMS
     return {name: DETECTORS[name](ep, p) for name in EVENTS}
 
 
 def hms_norm(events: Mapping[str, Event], params: HMSParams | None = None) -> float:
     """Weighted fraction of applicable events fired; in [-1, 1] with the default weights."""
-    weights = (params or HMSParams()).weights
+    weights = (params or DEFAULT_PARAMS).weights
     applicable = [name for name, ev in events.items() if ev["applicable"]]
     denom = sum(abs(weights[name]) for name in applicable)
     if denom == 0:

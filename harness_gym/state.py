@@ -67,9 +67,10 @@ _DOMAIN = FEATURE_INDEX["domain_knowledge_work"]
 _N_CORE = len(_CORE)
 
 
-def _scaled(name: str, count: int) -> float:
-    cap = COUNT_CAPS[name]
-    return min(count, cap) / cap
+_ZEROS = np.zeros(N_FEATURES, dtype=np.float32)
+_CAP_REVISIONS, _CAP_EVIDENCE, _CAP_TOOL_CALLS, _CAP_TEST_FAILURES, _CAP_ERRORS = (
+    COUNT_CAPS[name] for name in ("revisions", "evidence", "tool_calls", "test_failures", "errors")
+)
 
 
 @dataclass
@@ -104,24 +105,24 @@ class HarnessState:
         self._domain_index = DOMAINS.index(self.domain)
 
     def vector(self) -> np.ndarray:
-        """The observation, laid out as ``FEATURES``."""
-        obs = np.zeros(N_FEATURES, dtype=np.float32)
+        """The observation, laid out as ``FEATURES`` (on every step: kept to plain arithmetic)."""
+        obs = _ZEROS.copy()
         obs[:_N_CORE] = (
             self.t / self.max_steps,
             max(0.0, 1.0 - self.cost / self.cost_budget),
             self.has_draft,
-            _scaled("revisions", self.revisions),
+            min(self.revisions, _CAP_REVISIONS) / _CAP_REVISIONS,
             self.observed,
-            _scaled("evidence", self.evidence),
-            _scaled("tool_calls", self.tool_calls),
+            min(self.evidence, _CAP_EVIDENCE) / _CAP_EVIDENCE,
+            min(self.tool_calls, _CAP_TOOL_CALLS) / _CAP_TOOL_CALLS,
             self.last_tool_ok,
             self.checked_draft,
             self.check_coverage,
             self.check_missing,
             self.tested_draft,
             self.test_pass_rate,
-            _scaled("test_failures", self.test_failures),
-            _scaled("errors", self.errors),
+            min(self.test_failures, _CAP_TEST_FAILURES) / _CAP_TEST_FAILURES,
+            min(self.errors, _CAP_ERRORS) / _CAP_ERRORS,
             self.unresolved_failure,
         )
         if self.last_action is not None:

@@ -21,6 +21,7 @@ other policy's outcome is measured, never tuned.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -63,7 +64,7 @@ class Competence:
     """Usage accounting: tokens are estimated from text length."""
 
     def p_draft_correct(self, difficulty: str, informedness: float) -> float:
-        return float(np.clip(self.p_correct[difficulty] + self.informed_gain * informedness, 0.0, 1.0))
+        return min(1.0, max(0.0, self.p_correct[difficulty] + self.informed_gain * informedness))
 
 
 class SimulatedExecutor:
@@ -74,13 +75,13 @@ class SimulatedExecutor:
     def __init__(self, domain: Domain, competence: Competence | None = None) -> None:
         self.domain = domain
         self.competence = competence or domain.competence
-        self._flaws: dict[str, tuple[list[str], np.ndarray, dict[str, list[str]]]] = {}
+        self._flaws: dict[str, tuple[list[str], list[float], dict[str, list[str]]]] = {}
 
     def describe(self) -> dict[str, object]:
         """Parameters recorded in dataset metadata."""
         return {"name": self.name, "competence": type(self.competence).__name__, **vars(self.competence)}
 
-    def _flaw_table(self, key: str, pool: ArtifactPool) -> tuple[list[str], np.ndarray, dict]:
+    def _flaw_table(self, key: str, pool: ArtifactPool) -> tuple[list[str], list[float], dict]:
         table = self._flaws.get(key)
         if table is None:
             by_kind: dict[str, list[str]] = {}
@@ -90,14 +91,15 @@ class SimulatedExecutor:
             weights = np.array([self.competence.flaw_weights.get(k, 1.0) for k in kinds], dtype=float)
             if weights.sum() <= 0:
                 raise ValueError(f"{key}: flaw_weights give zero weight to every flaw kind in the pool")
-            table = (kinds, weights / weights.sum(), by_kind)
+            table = (kinds, np.cumsum(weights / weights.sum()).tolist(), by_kind)
             self._flaws[key] = table
         return table
 
     def _flawed(self, key: str, pool: ArtifactPool, rng: np.random.Generator) -> str:
-        kinds, probs, by_kind = self._flaw_table(key, pool)
-        variants = by_kind[kinds[int(rng.choice(len(kinds), p=probs))]]
-        return variants[int(rng.integers(len(variants)))]
+        kinds, cumulative, by_kind = self._flaw_table(key, pool)
+        kind = min(bisect_right(cumulative, rng.random()), len(kinds) - 1)
+        variants = by_kind[kinds[kind]]
+        return variants[min(int(rng.random() * len(variants)), len(variants) - 1)]
 
     def complete(self, request: ExecutorRequest, rng: np.random.Generator) -> ExecutorResponse:
         task, c = request.task, self.competence
