@@ -34,6 +34,10 @@ if TYPE_CHECKING:
     from harness_gym.domains.base import ArtifactPool, Domain
 
 
+CONTEXT_ITEM_CHARS = 400
+"""Usage accounting: characters of prompt that one evidence item or tool result adds."""
+
+
 def _uniform_difficulty(p: float) -> dict[str, float]:
     return {"easy": p, "standard": p, "hard": p}
 
@@ -141,12 +145,9 @@ class SimulatedExecutor:
         return ExecutorResponse(text=text, usage=self._usage(request, text))
 
     def _usage(self, request: ExecutorRequest, text: str) -> Usage:
+        """Token estimate: the prompt (task, draft, ~CONTEXT_ITEM_CHARS per gathered item) and the reply."""
         context = request.context
-        prompt_chars = (
-            len(request.task.prompt)
-            + sum(map(len, context.evidence))
-            + sum(map(len, context.tool_results))
-            + len(request.draft or "")
-        )
+        items = len(context.evidence) + len(context.tool_results)
+        prompt_chars = len(request.task.prompt) + len(request.draft or "") + CONTEXT_ITEM_CHARS * items
         rate = self.competence.tokens_per_char
         return Usage(prompt_tokens=int(prompt_chars * rate), completion_tokens=int(len(text) * rate) + 1)
