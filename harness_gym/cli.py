@@ -16,12 +16,12 @@ from harness_gym.task import SPLITS
 
 
 def _cmd_envs(args: argparse.Namespace) -> int:
-    print(f"{'id':<22} {'domain':<12} {'train':>5} {'eval':>5}  max_steps")
+    print(f"{'id':<24} {'domain':<15} {'train':>5} {'eval':>5}  max_steps")
     for env_id in harness_gym.ENV_IDS:
         domain = harness_gym.registry.env_class(env_id).domain_cls()
         tasks = domain.tasks()
         counts = {split: sum(t.split == split for t in tasks) for split in SPLITS}
-        print(f"{env_id:<22} {domain.name:<12} {counts['train']:>5} {counts['eval']:>5}  {domain.max_steps}")
+        print(f"{env_id:<24} {domain.name:<15} {counts['train']:>5} {counts['eval']:>5}  {domain.max_steps}")
     print("\nObservation layout (harness_gym.FEATURES):\n")
     print(feature_table())
     return 0
