@@ -28,13 +28,12 @@ def _cmd_envs(args: argparse.Namespace) -> int:
 
 
 def _make_policy(name: str, env_id: str):
-    from baselines.scripted import BasePolicy, RandomPolicy
+    from baselines.scripted import make_policy
 
-    if name == "base":
-        return BasePolicy(env_id)
-    if name == "random":
-        return RandomPolicy()
-    raise SystemExit(f"unknown policy {name!r}: expected 'base' or 'random'")
+    try:
+        return make_policy(name, env_id)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -77,6 +76,60 @@ def _run_one(env_id: str, args: argparse.Namespace) -> None:
     print()
 
 
+def _cmd_collect(args: argparse.Namespace) -> int:
+    from harness_gym.collect import CollectConfig, CollectError, collect
+
+    config = CollectConfig(
+        env_id=args.env,
+        policy=args.policy,
+        episodes=args.episodes,
+        dataset_id=args.dataset_id,
+        seed=args.seed,
+        split=args.split,
+        epsilon=args.epsilon,
+        workers=args.workers,
+        overwrite=args.overwrite,
+        root=args.root,
+        show_progress=not args.quiet,
+    )
+    try:
+        report = collect(config)
+    except CollectError as exc:
+        raise SystemExit(f"harness-gym collect: {exc}") from None
+    stats = report.stats
+    resumed = f", {report.resumed_episodes} resumed from checkpoints" if report.resumed_episodes else ""
+    print(f"wrote {report.dataset_id} to {report.path} in {report.seconds:.1f}s{resumed}")
+    print(
+        f"episodes {stats['episodes']}  steps {stats['steps']}  mean G {stats['mean_G']:.3f}  "
+        f"buffer slack {stats['buffer_slack']:.3f}  mean HMS_norm {stats['mean_hms_norm']:+.3f}"
+    )
+    return 0
+
+
+def _cmd_datasets(args: argparse.Namespace) -> int:
+    import minari
+
+    from harness_gym.collect import dataset_root, dataset_stats
+
+    root = dataset_root(args.root)
+    ids = sorted(p.parent.relative_to(root).as_posix() for p in root.glob("harness/*/*/data"))
+    if not ids:
+        print(f"no harness datasets under {root}")
+        return 0
+    head = ("dataset", "env", "behaviour", "episodes", "steps", "mean G", "slack")
+    print("{:<36} {:<24} {:<12} {:>8} {:>7} {:>7} {:>6}".format(*head))
+    for dataset_id in ids:
+        dataset = minari.load_dataset(str(root / dataset_id))
+        meta = dataset.storage.metadata
+        stats = dataset_stats(dataset)
+        env_id, behaviour = meta.get("harness_env_id", "?"), meta.get("algorithm_name", "?")
+        print(
+            f"{dataset_id:<36} {env_id:<24} {behaviour:<12} {stats['episodes']:>8} {stats['steps']:>7} "
+            f"{stats['mean_G']:>7.3f} {stats['buffer_slack']:>6.3f}"
+        )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="harness-gym", description=harness_gym.__doc__)
     parser.add_argument("--version", action="version", version=harness_gym.__version__)
@@ -87,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="roll a scripted policy and print G, HMS_norm and event rates")
     run.add_argument("--env", required=True, help="environment id (e.g. HarnessCoding-v0) or 'all'")
-    run.add_argument("--policy", default="base", choices=["base", "random"])
+    run.add_argument("--policy", default="base", choices=["base", "exploratory", "forced-check", "random"])
     run.add_argument("--episodes", type=int, default=20)
     run.add_argument("--seed", type=int, default=0, help="episode i uses seed S + i")
     run.add_argument(
@@ -98,6 +151,26 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--split", default="eval", choices=["train", "eval", "all"])
     run.add_argument("--show", action="store_true", help="print the first episode's trajectory")
     run.set_defaults(func=_cmd_run)
+
+    col = sub.add_parser("collect", help="roll a behaviour policy and write a Minari dataset")
+    col.add_argument("--env", required=True, help="environment id")
+    col.add_argument(
+        "--policy", default="mixed", choices=["base", "exploratory", "forced-check", "mixed", "random"]
+    )
+    col.add_argument("--episodes", type=int, required=True)
+    col.add_argument("--dataset-id", required=True, help="harness/<domain>/<name>-v<N>")
+    col.add_argument("--seed", type=int, default=0, help="episode i uses seed S + i")
+    col.add_argument("--split", default="train", choices=["train", "eval", "all"])
+    col.add_argument("--epsilon", type=float, default=0.3, help="exploratory: P(random legal action)")
+    col.add_argument("--workers", type=int, default=1, help="processes (the dataset does not depend on it)")
+    col.add_argument("--overwrite", action="store_true", help="replace an existing dataset of that id")
+    col.add_argument("--root", default=None, help="datasets directory (default: Minari's)")
+    col.add_argument("--quiet", action="store_true", help="no progress bar")
+    col.set_defaults(func=_cmd_collect)
+
+    dsets = sub.add_parser("datasets", help="list local harness datasets with their statistics")
+    dsets.add_argument("--root", default=None, help="datasets directory (default: Minari's)")
+    dsets.set_defaults(func=_cmd_datasets)
     return parser
 
 

@@ -1,0 +1,471 @@
+"""Rollouts of a policy written as a Minari dataset: deterministic, parallel, resumable and atomic.
+
+Episode ``i`` runs task ``task_ids[i % len(task_ids)]`` of the split (round robin, so every task gets
+its share and per-task advantages are well defined) with seed ``seed + i``; its content depends on
+nothing else, so any number of worker processes produces identical arrays. Finished episodes are
+checkpointed one file each under ``<root>/.harness-collect/``; an interrupted run resumes from them to
+the identical dataset. The dataset is built in a staging directory and moved into place in one rename.
+
+Dataset layout (every episode, ``T`` steps; infos have ``T + 1`` rows, row ``k`` belonging to
+observation ``k``):
+
+- ``observations`` (T+1, 31) float32, ``actions`` (T,) int64, ``rewards`` (T,) (0 except the last = G),
+  ``terminations`` / ``truncations`` (T,) bool;
+- infos ``action_mask`` int8 (T+1, 7); ``behavior_logp`` (log-probability of ``actions[k]`` under the
+  behaviour policy, NaN at row T); ``task_index`` (into metadata ``harness_task_ids``); ``behavior``
+  (into ``harness_behaviors``); and, NaN / -1 except at row T: ``G``, ``hms_norm``, ``hms_fired`` and
+  ``hms_applicable`` int8 (T+1, 7) in ``harness_hms_events`` order, ``rubric_score`` / ``rubric_max``
+  (T+1, K) in ``harness_rubric_criteria`` order (NaN for a criterion a task does not have).
+
+Minari is imported only here, never by ``import harness_gym``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import harness_gym
+from harness_gym.hms import EVENTS
+from harness_gym.registry import env_class
+from harness_gym.task import SPLITS
+
+BEHAVIORS = ("base", "exploratory", "forced-check", "random", "mixed")
+"""Behaviour policies: ``mixed`` alternates base (even episodes) and exploratory (odd episodes)."""
+
+DATASET_ID = re.compile(r"^harness/(?P<domain>[a-z_]+)/(?P<name>[a-z0-9][a-z0-9_-]*)-v(?P<version>\d+)$")
+FORMAT_VERSION = 1
+CHECKPOINTS = ".harness-collect"
+
+
+class CollectError(ValueError):
+    """A collection request that cannot be carried out; the message names the problem."""
+
+
+@dataclass(frozen=True)
+class CollectConfig:
+    """What to collect. Every field but the last four changes the dataset's content."""
+
+    env_id: str
+    policy: str
+    episodes: int
+    dataset_id: str
+    seed: int = 0
+    split: str = "train"
+    epsilon: float = 0.3
+    """Exploratory policy: probability of a uniformly random legal action."""
+    workers: int = 1
+    overwrite: bool = False
+    root: str | None = None
+    """Minari datasets directory; default ``$MINARI_DATASETS_PATH`` or ``~/.minari/datasets``."""
+    show_progress: bool = True
+
+    def content_key(self) -> dict[str, Any]:
+        fields = asdict(self)
+        for name in ("workers", "overwrite", "root", "show_progress"):
+            del fields[name]
+        return fields
+
+
+@dataclass
+class CollectReport:
+    """What was collected, with the statistics any reader can recompute from the dataset alone."""
+
+    dataset_id: str
+    path: str
+    stats: dict[str, Any]
+    resumed_episodes: int = 0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+
+# -- validation ------------------------------------------------------------------------------------
+def dataset_root(root: str | os.PathLike | None) -> Path:
+    if root is not None:
+        return Path(root)
+    env_root = os.environ.get("MINARI_DATASETS_PATH")
+    return Path(env_root) if env_root else Path.home() / ".minari" / "datasets"
+
+
+def validate(config: CollectConfig) -> Path:
+    """Check the request before any work; returns the dataset's final directory."""
+    if config.env_id not in harness_gym.ENV_IDS:
+        raise CollectError(f"unknown env id {config.env_id!r}; known: {', '.join(harness_gym.ENV_IDS)}")
+    if config.policy not in BEHAVIORS:
+        raise CollectError(f"unknown policy {config.policy!r}; expected one of {', '.join(BEHAVIORS)}")
+    if config.episodes < 1:
+        raise CollectError(f"episodes must be at least 1, got {config.episodes}")
+    if config.workers < 1:
+        raise CollectError(f"workers must be at least 1, got {config.workers}")
+    if config.split not in (*SPLITS, "all"):
+        raise CollectError(f"unknown split {config.split!r}; expected train, eval or all")
+    if not 0.0 <= config.epsilon <= 1.0:
+        raise CollectError(f"epsilon must lie in [0, 1], got {config.epsilon}")
+    match = DATASET_ID.match(config.dataset_id)
+    if match is None:
+        raise CollectError(
+            f"malformed dataset id {config.dataset_id!r}: expected harness/<domain>/<name>-v<N>, "
+            "e.g. harness/coding/mixed-v0"
+        )
+    domain = env_class(config.env_id).domain_cls.name
+    if match["domain"] != domain:
+        raise CollectError(
+            f"dataset id {config.dataset_id!r} names domain {match['domain']!r}, "
+            f"but {config.env_id} is {domain!r}"
+        )
+    root = dataset_root(config.root)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=root, prefix=".write-probe-"):
+            pass
+    except OSError as exc:
+        raise CollectError(f"cannot write datasets under {root}: {exc.strerror or exc}") from None
+    target = root / config.dataset_id
+    if target.exists() and not config.overwrite:
+        raise CollectError(
+            f"dataset {config.dataset_id!r} already exists at {target}; pass overwrite to replace it"
+        )
+    return target
+
+
+# -- one episode -----------------------------------------------------------------------------------
+_ENVS: dict[tuple[str, str], gym.Env] = {}
+
+
+def _behavior(config: CollectConfig, index: int) -> str:
+    if config.policy == "mixed":
+        return "base" if index % 2 == 0 else "exploratory"
+    return config.policy
+
+
+def behaviors(config: CollectConfig) -> list[str]:
+    return ["base", "exploratory"] if config.policy == "mixed" else [config.policy]
+
+
+def task_ids(env_id: str, split: str) -> list[str]:
+    from harness_gym.task import select
+
+    return [task.task_id for task in select(env_class(env_id).domain_cls().tasks(), split)]
+
+
+def rollout(config: CollectConfig, index: int) -> dict[str, np.ndarray]:
+    """Episode ``index`` of a collection as flat arrays (runs in worker processes)."""
+    from baselines.scripted import make_policy
+
+    key = (config.env_id, config.split)
+    env = _ENVS.get(key)
+    if env is None:
+        env = _ENVS[key] = gym.make(config.env_id, split=config.split)
+    domain = env.unwrapped.domain
+    ids = [task.task_id for task in env.unwrapped.tasks]
+    behavior = _behavior(config, index)
+    policy = make_policy(behavior, config.env_id, config.epsilon)
+    seed = config.seed + index
+    task_index = index % len(ids)
+
+    obs, info = env.reset(seed=seed, options={"task_id": ids[task_index]})
+    rng = np.random.default_rng(seed)
+    observations, masks = [obs], [info["action_mask"]]
+    actions, logps, rewards, terms, truncs = [], [], [], [], []
+    while True:
+        mask = info["action_mask"]
+        action = policy.act(obs, mask, rng)
+        probs = policy.action_probs(obs, mask)
+        logps.append(float(np.log(probs[action])))
+        obs, reward, terminated, truncated, info = env.step(action)
+        observations.append(obs)
+        masks.append(info["action_mask"])
+        actions.append(action)
+        rewards.append(reward)
+        terms.append(terminated)
+        truncs.append(truncated)
+        if terminated or truncated:
+            break
+
+    n = len(observations)
+    criteria = list(domain.criteria)
+    last = np.full(n, np.nan)
+    last[-1] = info["G"]
+    hms_norm = np.full(n, np.nan)
+    hms_norm[-1] = info["hms_norm"]
+    fired = np.full((n, len(EVENTS)), -1, dtype=np.int8)
+    applicable = np.full((n, len(EVENTS)), -1, dtype=np.int8)
+    fired[-1] = [info["hms"][e]["fired"] for e in EVENTS]
+    applicable[-1] = [info["hms"][e]["applicable"] for e in EVENTS]
+    score = np.full((n, len(criteria)), np.nan)
+    top = np.full((n, len(criteria)), np.nan)
+    for j, name in enumerate(criteria):
+        if name in info["rubric"]:
+            score[-1, j], top[-1, j] = info["rubric"][name]
+    return {
+        "observations": np.asarray(observations, dtype=np.float32),
+        "actions": np.asarray(actions, dtype=np.int64),
+        "rewards": np.asarray(rewards, dtype=np.float64),
+        "terminations": np.asarray(terms, dtype=bool),
+        "truncations": np.asarray(truncs, dtype=bool),
+        "seed": np.asarray(seed, dtype=np.int64),
+        "infos/action_mask": np.asarray(masks, dtype=np.int8),
+        "infos/behavior_logp": np.asarray([*logps, np.nan]),
+        "infos/task_index": np.full(n, task_index, dtype=np.int64),
+        "infos/behavior": np.full(n, behaviors(config).index(behavior), dtype=np.int64),
+        "infos/G": last,
+        "infos/hms_norm": hms_norm,
+        "infos/hms_fired": fired,
+        "infos/hms_applicable": applicable,
+        "infos/rubric_score": score,
+        "infos/rubric_max": top,
+    }
+
+
+# -- checkpoints -----------------------------------------------------------------------------------
+def checkpoint_dir(config: CollectConfig) -> Path:
+    return dataset_root(config.root) / CHECKPOINTS / config.dataset_id.replace("/", "__")
+
+
+def _open_checkpoints(config: CollectConfig) -> tuple[Path, dict[int, Path]]:
+    """The checkpoint directory for this request, refusing one left by a different request."""
+    directory = checkpoint_dir(config)
+    manifest = directory / "config.json"
+    wanted = config.content_key()
+    if directory.exists() and config.overwrite:
+        shutil.rmtree(directory)
+    if manifest.exists():
+        found = json.loads(manifest.read_text())
+        if found != wanted:
+            raise CollectError(
+                f"an interrupted collection of {config.dataset_id!r} with different settings is at "
+                f"{directory} ({found}); delete it or pass overwrite to start again"
+            )
+    else:
+        directory.mkdir(parents=True, exist_ok=True)
+        _write_atomic(manifest, json.dumps(wanted, sort_keys=True).encode())
+    done = {int(p.stem.split("-")[1]): p for p in directory.glob("episode-*.npz")}
+    return directory, {i: p for i, p in done.items() if i < config.episodes}
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _save_episode(directory: Path, index: int, arrays: dict[str, np.ndarray]) -> None:
+    tmp = directory / f".episode-{index:06d}.{uuid.uuid4().hex}.npz"
+    with tmp.open("wb") as handle:
+        np.savez(handle, **arrays)
+    os.replace(tmp, directory / f"episode-{index:06d}.npz")
+
+
+def _load_episode(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as data:
+        return {key: data[key] for key in data.files}
+
+
+# -- the whole collection --------------------------------------------------------------------------
+def _run_all(
+    config: CollectConfig, pending: Sequence[int], on_done: Callable[[int, dict[str, np.ndarray]], None]
+) -> None:
+    if config.workers == 1 or len(pending) <= 1:
+        for index in pending:
+            on_done(index, rollout(config, index))
+        return
+    with ProcessPoolExecutor(max_workers=config.workers) as pool:
+        queue = iter(pending)
+        running = {}
+        for index in queue:
+            running[pool.submit(rollout, config, index)] = index
+            if len(running) >= 4 * config.workers:
+                break
+        while running:
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                on_done(running.pop(future), future.result())
+                for index in queue:
+                    running[pool.submit(rollout, config, index)] = index
+                    break
+
+
+def collect(config: CollectConfig) -> CollectReport:
+    """Roll ``config.policy`` for ``config.episodes`` episodes and write the dataset."""
+    start = time.perf_counter()
+    target = validate(config)
+    directory, done = _open_checkpoints(config)
+    pending = [i for i in range(config.episodes) if i not in done]
+
+    from tqdm.auto import tqdm
+
+    with tqdm(
+        total=config.episodes,
+        initial=len(done),
+        desc=f"collect {config.dataset_id}",
+        unit="ep",
+        disable=not config.show_progress,
+    ) as bar:
+
+        def on_done(index: int, arrays: dict[str, np.ndarray]) -> None:
+            _save_episode(directory, index, arrays)
+            bar.update(1)
+
+        _run_all(config, pending, on_done)
+
+    episodes = [_load_episode(directory / f"episode-{i:06d}.npz") for i in range(config.episodes)]
+    _write_dataset(config, episodes, target)
+    shutil.rmtree(directory)
+    report = CollectReport(
+        dataset_id=config.dataset_id,
+        path=str(target),
+        stats=episode_stats(episodes),
+        resumed_episodes=len(done),
+        seconds=time.perf_counter() - start,
+    )
+    return report
+
+
+def reference_scores(env_id: str, split: str, episodes_per_task: int = 2) -> tuple[float, float]:
+    """Minari's normalisation bounds: a masked uniform-random controller's mean G, and 1 (the rubric max)."""
+    from baselines.scripted import RandomPolicy
+    from harness_gym.rollout import run_episode
+
+    env = gym.make(env_id, split=split)
+    ids = [task.task_id for task in env.unwrapped.tasks]
+    policy = RandomPolicy()
+    gs = [
+        run_episode(env, policy, seed=10_000 + k * len(ids) + i, task_id=task_id)["G"]
+        for k in range(episodes_per_task)
+        for i, task_id in enumerate(ids)
+    ]
+    return float(np.mean(gs)), 1.0
+
+
+def _write_dataset(config: CollectConfig, episodes: list[dict[str, np.ndarray]], target: Path) -> None:
+    import minari
+    from minari.data_collector.episode_buffer import EpisodeBuffer
+
+    root = dataset_root(config.root)
+    env = gym.make(config.env_id, split=config.split)
+    domain = env.unwrapped.domain
+    buffers = [
+        EpisodeBuffer(
+            id=i,
+            seed=int(ep["seed"]),
+            observations=ep["observations"],
+            actions=ep["actions"],
+            rewards=ep["rewards"],
+            terminations=ep["terminations"],
+            truncations=ep["truncations"],
+            infos={key.split("/", 1)[1]: value for key, value in ep.items() if key.startswith("infos/")},
+        )
+        for i, ep in enumerate(episodes)
+    ]
+    ref_min, ref_max = reference_scores(config.env_id, config.split)
+    staging = root / f".staging-{uuid.uuid4().hex}"
+    previous = os.environ.get("MINARI_DATASETS_PATH")
+    os.environ["MINARI_DATASETS_PATH"] = str(staging)
+    try:
+        dataset = minari.create_dataset_from_buffers(
+            dataset_id=config.dataset_id,
+            buffer=buffers,
+            env=env,
+            eval_env=gym.spec(config.env_id).id,
+            algorithm_name=config.policy,
+            author="harness-gym",
+            author_email="harness-gym@users.noreply.github.com",
+            code_permalink=f"https://pypi.org/project/harness-gym/{harness_gym.__version__}/",
+            ref_min_score=ref_min,
+            ref_max_score=ref_max,
+            description=(
+                f"{config.policy} harness on the {config.split} split of {config.env_id}: "
+                f"{config.episodes} episodes, seeds {config.seed}..{config.seed + config.episodes - 1}, "
+                "simulated executor."
+            ),
+            requirements=[f"harness-gym=={harness_gym.__version__}"],
+        )
+        executor = env.unwrapped.executor
+        describe = getattr(executor, "describe", lambda: {"name": executor.name})
+        dataset.storage.update_metadata(
+            {
+                "harness_format_version": FORMAT_VERSION,
+                "harness_env_id": config.env_id,
+                "harness_split": config.split,
+                "harness_task_set_version": env.unwrapped.tasks[0].version,
+                "harness_task_ids": task_ids(config.env_id, config.split),
+                "harness_hms_events": list(EVENTS),
+                "harness_rubric_criteria": list(domain.criteria),
+                "harness_behaviors": behaviors(config),
+                "harness_config": json.dumps(config.content_key(), sort_keys=True),
+                "harness_executor": json.dumps(describe(), sort_keys=True, default=str),
+                "harness_version": harness_gym.__version__,
+            }
+        )
+        del dataset
+        _install(staging, root, config.dataset_id, target, config.overwrite)
+    finally:
+        if previous is None:
+            del os.environ["MINARI_DATASETS_PATH"]
+        else:
+            os.environ["MINARI_DATASETS_PATH"] = previous
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _install(staging: Path, root: Path, dataset_id: str, target: Path, overwrite: bool) -> None:
+    """Move the staged dataset into place in one rename, with Minari's namespace files."""
+    parts = dataset_id.split("/")
+    for depth in range(1, len(parts)):
+        namespace = Path(*parts[:depth])
+        meta = staging / namespace / "namespace_metadata.json"
+        if meta.exists() and not (root / namespace / "namespace_metadata.json").exists():
+            (root / namespace).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(meta, root / namespace / "namespace_metadata.json")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists():
+        if not overwrite:
+            raise CollectError(f"dataset {dataset_id!r} appeared at {target} while collecting")
+        old = target.with_name(f".{target.name}.old-{uuid.uuid4().hex}")
+        os.replace(target, old)
+        os.replace(staging / dataset_id, target)
+        shutil.rmtree(old)
+    else:
+        os.replace(staging / dataset_id, target)
+
+
+# -- statistics ------------------------------------------------------------------------------------
+def episode_stats(episodes: Sequence[dict[str, np.ndarray]]) -> dict[str, Any]:
+    """Mean G, buffer slack, HMS rates: from the terminal rows of the episodes' infos."""
+    gs = np.array([float(ep["infos/G"][-1]) for ep in episodes])
+    fired = np.array([ep["infos/hms_fired"][-1] for ep in episodes], dtype=float)
+    applicable = np.array([ep["infos/hms_applicable"][-1] for ep in episodes], dtype=float)
+    return {
+        "episodes": len(episodes),
+        "steps": int(sum(len(ep["actions"]) for ep in episodes)),
+        "mean_G": float(gs.mean()),
+        "max_G": float(gs.max()),
+        "buffer_slack": float(gs.max() - gs.mean()),
+        "mean_hms_norm": float(np.mean([float(ep["infos/hms_norm"][-1]) for ep in episodes])),
+        "hms_fired": dict(zip(EVENTS, fired.mean(axis=0).tolist(), strict=True)),
+        "hms_applicable": dict(zip(EVENTS, applicable.mean(axis=0).tolist(), strict=True)),
+    }
+
+
+def dataset_stats(dataset: Any) -> dict[str, Any]:
+    """The same statistics recomputed from a loaded ``minari.MinariDataset`` alone."""
+    episodes = [
+        {
+            "actions": ep.actions,
+            **{f"infos/{key}": value for key, value in ep.infos.items()},
+        }
+        for ep in dataset.iterate_episodes()
+    ]
+    return episode_stats(episodes)

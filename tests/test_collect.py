@@ -1,0 +1,218 @@
+"""Collection: Minari round trip, worker-count invariance, resume after a kill, clear errors."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import minari
+import numpy as np
+import pytest
+
+from baselines.scripted import ExploratoryPolicy, ForcedCheckPolicy, make_policy
+from harness_gym import Action
+from harness_gym.cli import main
+from harness_gym.collect import CollectConfig, CollectError, checkpoint_dir, collect, dataset_stats
+from harness_gym.hms import EVENTS
+from harness_gym.rollout import run_episode
+
+PLANNING = "HarnessPlanning-v0"
+
+
+def config(root: Path, dataset_id: str = "harness/planning/mixed-v0", **kwargs) -> CollectConfig:
+    defaults = {"env_id": PLANNING, "policy": "mixed", "episodes": 24, "show_progress": False}
+    return CollectConfig(dataset_id=dataset_id, root=str(root), **{**defaults, **kwargs})
+
+
+def load(root: Path, dataset_id: str) -> minari.MinariDataset:
+    return minari.load_dataset(str(root / dataset_id))
+
+
+def arrays(dataset: minari.MinariDataset) -> list[dict[str, np.ndarray]]:
+    out = []
+    for ep in dataset.iterate_episodes():
+        fields = {name: getattr(ep, name) for name in ("observations", "actions", "rewards", "terminations")}
+        out.append({**fields, "truncations": ep.truncations, **{f"i/{k}": v for k, v in ep.infos.items()}})
+    return out
+
+
+def assert_same(a: list[dict[str, np.ndarray]], b: list[dict[str, np.ndarray]]) -> None:
+    assert len(a) == len(b)
+    for x, y in zip(a, b, strict=True):
+        assert x.keys() == y.keys()
+        for key in x:
+            np.testing.assert_array_equal(x[key], y[key], err_msg=key)
+
+
+def test_round_trip_with_plain_minari(tmp_path, monkeypatch):
+    report = collect(config(tmp_path))
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
+    dataset = minari.load_dataset("harness/planning/mixed-v0")  # the plain Minari way
+    assert dataset.total_episodes == 24
+    assert dataset_stats(dataset) == report.stats
+
+    episodes = list(dataset.iterate_episodes())
+    gs = [ep.rewards[-1] for ep in episodes]
+    assert report.stats["mean_G"] == pytest.approx(np.mean(gs))
+    assert report.stats["buffer_slack"] == pytest.approx(max(gs) - np.mean(gs))
+    fired = np.mean([ep.infos["hms_fired"][-1] for ep in episodes], axis=0)
+    assert [report.stats["hms_fired"][e] for e in EVENTS] == pytest.approx(fired.tolist())
+
+    meta = dataset.storage.metadata
+    task_ids = meta["harness_task_ids"]
+    assert len(task_ids) == 80 and meta["harness_split"] == "train" and meta["harness_env_id"] == PLANNING
+    assert meta["harness_behaviors"] == ["base", "exploratory"] and meta["algorithm_name"] == "mixed"
+    assert 0.0 < meta["ref_min_score"] < meta["ref_max_score"] == 1.0
+    for i, ep in enumerate(episodes):
+        t = len(ep.actions)
+        assert ep.observations.shape == (t + 1, 31) and ep.infos["action_mask"].shape == (t + 1, 7)
+        assert task_ids[int(ep.infos["task_index"][0])] == task_ids[i % 80]  # round robin over the split
+        assert ep.infos["behavior"][0] == i % 2
+        legal = ep.infos["action_mask"][np.arange(t), ep.actions]
+        assert legal.all()  # behaviour only ever took legal actions
+        assert np.isnan(ep.infos["behavior_logp"][-1]) and np.all(ep.infos["behavior_logp"][:-1] <= 0)
+        assert ep.terminations[-1] or ep.truncations[-1]
+
+
+def test_episodes_replay_from_their_recorded_seed_task_and_behaviour(tmp_path):
+    collect(config(tmp_path, episodes=6))
+    dataset = load(tmp_path, "harness/planning/mixed-v0")
+    env = gym.make(PLANNING)
+    meta = dataset.storage.metadata
+    for i, ep in enumerate(dataset.iterate_episodes()):
+        behaviour = meta["harness_behaviors"][int(ep.infos["behavior"][0])]
+        policy = make_policy(behaviour, PLANNING)
+        final = run_episode(
+            env, policy, seed=i, task_id=meta["harness_task_ids"][int(ep.infos["task_index"][0])]
+        )
+        assert [s["action"] for s in final["episode"]["steps"]] == [Action(a).name for a in ep.actions]
+        assert final["G"] == ep.rewards[-1]
+
+
+def test_worker_count_does_not_change_the_dataset(tmp_path):
+    collect(config(tmp_path, "harness/planning/one-v0", workers=1))
+    collect(config(tmp_path, "harness/planning/two-v0", workers=2))
+    assert_same(
+        arrays(load(tmp_path, "harness/planning/one-v0")), arrays(load(tmp_path, "harness/planning/two-v0"))
+    )
+
+
+def test_resume_after_kill_gives_the_identical_dataset(tmp_path):
+    common = ["--env", "HarnessCoding-v0", "--episodes", "40", "--root", str(tmp_path), "--quiet"]
+    interrupted = CollectConfig(
+        "HarnessCoding-v0", "mixed", 40, "harness/coding/killed-v0", root=str(tmp_path), show_progress=False
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "harness_gym.cli",
+        "collect",
+        "--dataset-id",
+        interrupted.dataset_id,
+        *common,
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    checkpoints = checkpoint_dir(interrupted)
+    deadline = time.monotonic() + 120
+    while len(list(checkpoints.glob("episode-*.npz"))) < 5 and time.monotonic() < deadline:
+        assert proc.poll() is None, "the collection finished before it could be interrupted"
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_before = len(list(checkpoints.glob("episode-*.npz")))
+    assert 5 <= done_before < 40
+    assert not (tmp_path / interrupted.dataset_id).exists()  # nothing half-written in place
+
+    report = collect(interrupted)
+    assert report.resumed_episodes == done_before
+    assert not checkpoints.exists()
+    straight = CollectConfig(
+        "HarnessCoding-v0", "mixed", 40, "harness/coding/straight-v0", root=str(tmp_path), show_progress=False
+    )
+    collect(straight)
+    assert_same(arrays(load(tmp_path, interrupted.dataset_id)), arrays(load(tmp_path, straight.dataset_id)))
+
+
+def test_existing_dataset_needs_overwrite(tmp_path):
+    collect(config(tmp_path, episodes=4))
+    with pytest.raises(CollectError, match="already exists"):
+        collect(config(tmp_path, episodes=4))
+    report = collect(config(tmp_path, episodes=6, overwrite=True))
+    assert report.stats["episodes"] == 6 and load(tmp_path, "harness/planning/mixed-v0").total_episodes == 6
+
+
+def test_resuming_with_different_settings_is_refused(tmp_path):
+    first = config(tmp_path, episodes=4)
+    directory = checkpoint_dir(first)
+    directory.mkdir(parents=True)
+    (directory / "config.json").write_text('{"env_id": "HarnessPlanning-v0", "seed": 99}')
+    with pytest.raises(CollectError, match="different settings"):
+        collect(first)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"dataset_id": "planning/mixed"}, "malformed dataset id"),
+        ({"dataset_id": "harness/planning/Mixed-v0"}, "malformed dataset id"),
+        ({"dataset_id": "harness/coding/mixed-v0"}, "names domain 'coding'"),
+        ({"env_id": "Nope-v0"}, "unknown env id 'Nope-v0'"),
+        ({"policy": "greedy"}, "unknown policy 'greedy'"),
+        ({"episodes": 0}, "at least 1"),
+        ({"workers": 0}, "at least 1"),
+    ],
+)
+def test_bad_requests_are_named(tmp_path, changes, message):
+    with pytest.raises(CollectError, match=message):
+        collect(config(tmp_path, **changes))
+
+
+def test_non_writable_target_is_named(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(CollectError, match="cannot write datasets under"):
+        collect(config(blocker / "datasets"))
+
+
+def test_cli_collect_and_datasets(tmp_path, capsys):
+    argv = ["collect", "--env", PLANNING, "--episodes", "8", "--dataset-id", "harness/planning/cli-v0"]
+    assert main([*argv, "--root", str(tmp_path), "--quiet"]) == 0
+    assert "wrote harness/planning/cli-v0" in capsys.readouterr().out
+    assert main(["datasets", "--root", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "harness/planning/cli-v0" in out and "HarnessPlanning-v0" in out
+    with pytest.raises(SystemExit, match="already exists"):
+        main([*argv, "--root", str(tmp_path), "--quiet"])
+
+
+def test_forced_check_checks_every_draft_before_submitting():
+    env = gym.make("HarnessCoding-v0", split="eval")
+    for seed in range(10):
+        final = run_episode(env, ForcedCheckPolicy("HarnessCoding-v0"), seed=seed)
+        actions = [s["action"] for s in final["episode"]["steps"]]
+        assert actions[-2:] == ["CHECK", "SUBMIT"] and "REVISE" not in actions
+        assert (
+            final["hms"]["CheckBeforeSubmit"]["fired"]
+            or final["episode"]["steps"][-2]["check"]["missing"] > 0
+        )
+
+
+def test_exploratory_probabilities_mix_base_and_uniform():
+    policy = ExploratoryPolicy(PLANNING, epsilon=0.3)
+    env = gym.make(PLANNING)
+    obs, info = env.reset(seed=0)
+    probs = policy.action_probs(obs, info["action_mask"])
+    legal = info["action_mask"].astype(bool)
+    assert probs.sum() == pytest.approx(1.0) and np.all(probs[~legal] == 0)
+    base = policy.base.choose(obs, info["action_mask"])
+    assert probs[base] == pytest.approx(0.7 + 0.3 / legal.sum())
+    rng = np.random.default_rng(0)
+    draws = np.bincount([policy.act(obs, info["action_mask"], rng) for _ in range(4000)], minlength=7) / 4000
+    np.testing.assert_allclose(draws, probs, atol=0.03)
+    with pytest.raises(ValueError, match="epsilon"):
+        ExploratoryPolicy(PLANNING, epsilon=1.5)
