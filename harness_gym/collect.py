@@ -30,7 +30,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -275,27 +275,27 @@ def _load_episode(path: Path) -> dict[str, np.ndarray]:
 
 
 # -- the whole collection --------------------------------------------------------------------------
+def _rollouts(config: CollectConfig, indices: Sequence[int]) -> list[tuple[int, dict[str, np.ndarray]]]:
+    return [(index, rollout(config, index)) for index in indices]
+
+
 def _run_all(
     config: CollectConfig, pending: Sequence[int], on_done: Callable[[int, dict[str, np.ndarray]], None]
 ) -> None:
+    """Run the pending episodes; in parallel, one job per task so each task's verifier cache stays warm."""
     if config.workers == 1 or len(pending) <= 1:
         for index in pending:
             on_done(index, rollout(config, index))
         return
+    n_tasks = len(task_ids(config.env_id, config.split))
+    jobs: dict[int, list[int]] = {}
+    for index in pending:
+        jobs.setdefault(index % n_tasks, []).append(index)
     with ProcessPoolExecutor(max_workers=config.workers) as pool:
-        queue = iter(pending)
-        running = {}
-        for index in queue:
-            running[pool.submit(rollout, config, index)] = index
-            if len(running) >= 4 * config.workers:
-                break
-        while running:
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in finished:
-                on_done(running.pop(future), future.result())
-                for index in queue:
-                    running[pool.submit(rollout, config, index)] = index
-                    break
+        futures = [pool.submit(_rollouts, config, indices) for indices in jobs.values()]
+        for future in as_completed(futures):
+            for index, arrays in future.result():
+                on_done(index, arrays)
 
 
 def collect(config: CollectConfig) -> CollectReport:
