@@ -1,0 +1,245 @@
+"""tau-retail: plan the tool calls that resolve a retail customer request, scored against a gold replay."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness_gym.actions import Action
+from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.domains.tau_retail.generate import build_db, load_upstream_db, load_upstream_records
+from harness_gym.domains.tau_retail.tools import WRITE_TOOLS
+from harness_gym.domains.tau_retail.verifier import (
+    CRITERIA,
+    artifact_scores,
+    native,
+    parse_plan,
+    policy_issues,
+)
+from harness_gym.env import HarnessEnv
+from harness_gym.executors.base import Context, Feedback
+from harness_gym.executors.simulated import Competence
+from harness_gym.task import Task, task_from_record
+
+RETRIEVE_ROUNDS = 3
+
+
+@dataclass(frozen=True)
+class TauRetailCompetence(Competence):
+    """Simulated LLM agent drafting retail tool-call plans (defaults calibrated on the Base harness only).
+
+    Calibration (Base, eval, protocol seeds (0,1,2) x 3): G = 0.334 (paper 0.337); upstream data 0.357.
+    Flawed plans keep partial rubric credit (~0.3 mean), so p_correct is low and the gain modest.
+    Informedness is the fraction of the task's relevant records (the user, the orders and products the
+    gold writes touch) gathered by RETRIEVE; Base retrieves once (the user record only). Wrong plans lean
+    towards wrong arguments and policy violations, the common tau-bench agent failures.
+    """
+
+    p_correct: Mapping[str, float] = field(
+        default_factory=lambda: {"easy": 0.04, "standard": 0.02, "hard": 0.01}
+    )
+    informed_gain: float = 0.12
+    p_fix_informed: float = 0.6
+    p_fix_blind: float = 0.1
+    p_break: float = 0.05
+    flaw_weights: Mapping[str, float] = field(
+        default_factory=lambda: {
+            "wrong_argument": 2.0,
+            "policy_violation": 1.5,
+            "missing_write": 1.0,
+            "extra_write": 1.0,
+            "wrong_item": 1.0,
+            "wrong_output": 1.0,
+            "malformed": 0.5,
+        }
+    )
+
+
+def _relevant(task: Task) -> frozenset[str]:
+    """Records a plan needs: the user, every order the gold actions name, the products of named items."""
+    payload = task.payload
+    ids = {f"user:{payload['user_id']}"}
+    for call in payload["actions"]:
+        kwargs = call.get("kwargs", {})
+        if "order_id" in kwargs:
+            ids.add(f"order:{kwargs['order_id']}")
+        if "product_id" in kwargs:
+            ids.add(f"product:{kwargs['product_id']}")
+    return frozenset(ids)
+
+
+class TauRetailDomain(Domain):
+    name = "tau_retail"
+    env_id = "HarnessTauRetail-v0"
+    task_file = "tau_retail-v0.jsonl"
+    competence_cls = TauRetailCompetence
+    max_steps = 12
+    cost_budget = 16.0
+    supported = frozenset(
+        {Action.OBSERVE, Action.RETRIEVE, Action.DRAFT, Action.CHECK, Action.REVISE, Action.SUBMIT}
+    )
+    criteria: Mapping[str, float] = CRITERIA
+    events = frozenset(
+        {
+            "CheckBeforeSubmit",
+            "EvidenceBeforeClaim",
+            "RevisionAfterFailure",
+            "StopWhenSufficient",
+            "EarlySubmit",
+        }
+    )
+    evidence_required = True
+    base_script = (
+        (Action.OBSERVE, "observed"),
+        (Action.RETRIEVE, "evidence"),
+        (Action.DRAFT, "has_draft"),
+        (Action.SUBMIT, None),
+    )
+
+    def __init__(
+        self,
+        competence: Competence | None = None,
+        data_path: str | None = None,
+        n_train: int = 16,
+        n_eval: int = 20,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(competence, **kwargs)
+        self.data_path = data_path
+        if data_path is None:
+            self.db = build_db()
+            self._tasks: list[Task] | None = None
+        else:
+            self.db = load_upstream_db(str(data_path))
+            records = load_upstream_records(str(data_path), n_train, n_eval)
+            self._tasks = [task_from_record(r, f"{data_path}:{r['task_id']}") for r in records]
+        self._relevant: dict[str, frozenset[str]] = {}
+
+    def tasks(self) -> list[Task]:
+        return super().tasks() if self._tasks is None else list(self._tasks)
+
+    def relevant(self, task: Task) -> frozenset[str]:
+        ids = self._relevant.get(task.task_id)
+        if ids is None:
+            ids = self._relevant[task.task_id] = _relevant(task)
+        return ids
+
+    def informedness(self, task: Task, context: Context) -> float:
+        relevant = self.relevant(task)
+        return len(relevant.intersection(context.evidence)) / len(relevant)
+
+    def can_retrieve(self, ep: Episode) -> bool:
+        return self._rounds(ep) < RETRIEVE_ROUNDS
+
+    @staticmethod
+    def _rounds(ep: Episode) -> int:
+        return sum(1 for s in ep.steps if s.get("action") == "RETRIEVE" and s.get("valid", True))
+
+    def observe(self, ep: Episode) -> Outcome:
+        return Outcome(text="read the customer request and the store policy")
+
+    def retrieve(self, ep: Episode) -> Outcome:
+        """Round 1: get_user_details; round 2: get_order_details of the user's orders; 3: their products."""
+        user_id = ep.task.payload["user_id"]
+        user = self.db["users"].get(user_id)
+        done = {e for e in ep.context.evidence}
+        if f"user:{user_id}" not in done or user is None:
+            return Outcome(text=f"get_user_details({user_id})", evidence=(f"user:{user_id}",))
+        orders = [o for o in user["orders"] if f"order:{o}" not in done]
+        if orders:
+            return Outcome(
+                text=f"get_order_details for {len(orders)} order(s)",
+                evidence=tuple(f"order:{o}" for o in orders),
+            )
+        pids = sorted({i["product_id"] for o in user["orders"] for i in self.db["orders"][o]["items"]})
+        new = tuple(f"product:{p}" for p in pids if f"product:{p}" not in done)
+        return Outcome(text=f"get_product_details for {len(new)} product(s)", evidence=new)
+
+    def check(self, ep: Episode) -> Outcome:
+        """Dry-run the plan on a copy of the DB: format, failed writes, ownership, grounding, an LLM judge."""
+        assert ep.draft is not None and ep.draft_hash is not None
+        task, draft = ep.task, ep.draft
+        calls = VERIFIER_CACHE.get("parse", task, draft, lambda: parse_plan(draft))
+        issues: list[str] = []
+        failed = 0
+        if calls is None:
+            issues.append('format: expected one JSON object {"calls": [{"name", "kwargs"}, ...]}')
+            failed += 2
+        else:
+            found = VERIFIER_CACHE.get(
+                "policy", task, draft, lambda: tuple(policy_issues(self.db, task.payload["user_id"], calls))
+            )
+            issues.extend(found)
+            failed += bool(found)
+            seen = set(ep.context.evidence)
+            unverified = sorted(
+                {
+                    c["kwargs"]["order_id"]
+                    for c in calls
+                    if c["name"] in WRITE_TOOLS
+                    and "order_id" in c.get("kwargs", {})
+                    and f"order:{c['kwargs']['order_id']}" not in seen
+                }
+            )
+            if unverified:
+                issues.append(f"grounding: order(s) {', '.join(unverified)} written without being looked up")
+                failed += 1
+        _, judge_issue = ep.judge()
+        if judge_issue is not None:
+            issues.append(judge_issue)
+            failed += 1
+        coverage = 1.0 - min(failed, 4) / 4
+        return Outcome(
+            text=f"dry-ran the plan: {len(issues)} issue(s)",
+            check={"coverage": coverage, "missing": 1.0 - coverage},
+            issues=tuple(issues),
+            failure=bool(issues),
+            feedback=Feedback("check", ep.draft_hash, tuple(issues)),
+        )
+
+    def score(self, ep: Episode, artifact: str) -> Verdict:
+        task = ep.task
+        rubric = VERIFIER_CACHE.get(
+            "score", task, artifact, lambda: artifact_scores(self.db, task.payload, artifact)
+        )
+        native_score = VERIFIER_CACHE.get(
+            "native", task, artifact, lambda: native(self.db, task.payload, artifact)
+        )
+        calls = VERIFIER_CACHE.get("parse", task, artifact, lambda: parse_plan(artifact))
+        seen = set(ep.context.evidence)
+        named = [f"order:{c['kwargs']['order_id']}" for c in calls or () if "order_id" in c.get("kwargs", {})]
+        support = sum(n in seen for n in named) / len(named) if named else float(bool(seen))
+        return Verdict(rubric=dict(rubric), signals={"native_score": native_score, "claim_support": support})
+
+
+class HarnessTauRetailEnv(HarnessEnv):
+    """tau-retail: plan the tool calls that resolve a retail customer request under the store policy.
+
+    ## Description
+
+    Each task is a customer request over a retail database in the tau-bench schema (users, orders,
+    products) with the 16 retail tools (7 writes: cancel / modify pending orders, return / exchange
+    delivered orders, change the user's address). The artifact is a plan, one JSON object
+    ``{"calls": [{"name": <tool or "respond">, "kwargs": {...}}, ...]}``; ``respond`` carries the message
+    to the customer. By default a generated offline DB (60 users, 150 orders, 20 products) with 16
+    train / 20 eval tasks; ``data_path=`` loads upstream files (users.json, orders.json, products.json,
+    tasks_train.jsonl -> train, tasks_test.jsonl -> eval; ``n_train``/``n_eval`` tasks picked evenly).
+
+    - OBSERVE: read the request and the policy.
+    - RETRIEVE: run read-only tools for the task's user: round 1 ``get_user_details``, round 2
+      ``get_order_details`` of the user's orders, round 3 ``get_product_details`` of their products; each
+      record is an evidence item. Drafts are more often right when the records the request touches were
+      gathered. Masked after three rounds.
+    - CHECK: dry-run the plan on a copy of the DB: format, failed writes (status preconditions, items,
+      payment methods), writes to other users' orders, writes on orders not looked up, plus an LLM judge.
+    - CALL_TOOL: not available (always masked).
+
+    Rubric: ``db_match`` (3; the DB after the plan equals the DB after replaying the gold actions),
+    ``writes`` (2; gold write calls reproduced, over max(gold writes, plan writes)), ``policy`` (1; no
+    failed write, no foreign order), ``outputs`` (1; required outputs in respond messages). The final
+    ``info["episode"]["signals"]["native_score"]`` is upstream's reward (DB hash and outputs).
+    Base harness: OBSERVE, RETRIEVE, DRAFT, SUBMIT.
+    """
+
+    domain_cls = TauRetailDomain

@@ -1,0 +1,113 @@
+"""Plan parsing, the plan-quality rubric, the dry-run policy check and the flawed-plan pool.
+
+A plan is one JSON object ``{"calls": [{"name": <tool or "respond">, "kwargs": {...}}, ...]}``; a
+``respond`` call carries ``{"content": <message to the user>}`` (where required outputs must appear).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness_gym.domains.tau_retail.tools import (
+    RESPOND,
+    TOOLS,
+    WRITE_TOOLS,
+    native_score,
+    run_calls,
+    same_state,
+)
+
+CRITERIA: dict[str, float] = {"db_match": 3.0, "writes": 2.0, "policy": 1.0, "outputs": 1.0}
+
+
+def parse_plan(text: str) -> list[dict[str, Any]] | None:
+    """The calls of a plan, or None when the text is not a well-formed plan."""
+    try:
+        plan = json.loads(text)
+    except (json.JSONDecodeError, TypeError):
+        return None
+    calls = plan.get("calls") if isinstance(plan, dict) else None
+    if not isinstance(calls, list):
+        return None
+    for call in calls:
+        if not (isinstance(call, dict) and isinstance(call.get("name"), str)):
+            return None
+        if not isinstance(call.get("kwargs", {}), dict):
+            return None
+    return calls
+
+
+def render_plan(calls: Sequence[Mapping[str, Any]]) -> str:
+    return json.dumps({"calls": list(calls)}, sort_keys=True)
+
+
+def _key(call: Mapping[str, Any]) -> str:
+    return json.dumps([call["name"], call.get("kwargs", {})], sort_keys=True)
+
+
+def policy_issues(base, user_id: str, calls, allowed_errors: frozenset[str] = frozenset()) -> list[str]:
+    """What a dry run on a copy of the DB shows: failed writes, foreign orders, unknown tools, no respond."""
+    _db, observations = run_calls(base, calls)
+    issues = []
+    for call, obs in zip(calls, observations, strict=True):
+        name = call["name"]
+        if name != RESPOND and name not in TOOLS:
+            issues.append(f"unknown tool {name!r}")
+        elif name in WRITE_TOOLS and obs.startswith("Error") and _key(call) not in allowed_errors:
+            issues.append(f"{name} failed: {obs}")
+        order_id = call.get("kwargs", {}).get("order_id")
+        if (
+            name in WRITE_TOOLS
+            and order_id in base["orders"]
+            and base["orders"][order_id]["user_id"] != user_id
+        ):
+            issues.append(f"{name} writes to order {order_id}, which belongs to another user")
+        if name == "modify_user_address" and call.get("kwargs", {}).get("user_id") != user_id:
+            issues.append("modify_user_address changes another user's address")
+    return issues
+
+
+def artifact_scores(base, payload: Mapping[str, Any], text: str) -> dict[str, tuple[float, float]]:
+    calls = parse_plan(text)
+    if calls is None:
+        return {name: (0.0, top) for name, top in CRITERIA.items()}
+    gold = payload["actions"]
+    gold_db, gold_obs = run_calls(base, gold, skip_terminate=True)
+    plan_db, _ = run_calls(base, calls)
+    gold_writes = [_key(c) for c in gold if c["name"] in WRITE_TOOLS]
+    plan_writes = [_key(c) for c in calls if c["name"] in WRITE_TOOLS]
+    if gold_writes or plan_writes:
+        remaining = list(plan_writes)
+        matched = 0
+        for key in gold_writes:
+            if key in remaining:
+                remaining.remove(key)
+                matched += 1
+        writes = matched / max(len(gold_writes), len(plan_writes))
+    else:
+        writes = 1.0
+    allowed = frozenset(
+        _key(c)
+        for c, o in zip(gold, gold_obs, strict=True)
+        if c["name"] in WRITE_TOOLS and o.startswith("Error")
+    )
+    policy = 0.0 if policy_issues(base, payload["user_id"], calls, allowed) else 1.0
+    outputs = payload["outputs"]
+    from harness_gym.domains.tau_retail.tools import outputs_found
+
+    found = outputs_found(outputs, calls)
+    return {
+        "db_match": (3.0 * same_state(gold_db, plan_db), 3.0),
+        "writes": (2.0 * writes, 2.0),
+        "policy": (policy, 1.0),
+        "outputs": (sum(found) / len(found) if found else 1.0, 1.0),
+    }
+
+
+def native(base, payload: Mapping[str, Any], text: str) -> float:
+    calls = parse_plan(text)
+    if calls is None:
+        return 0.0
+    return native_score(base, payload["actions"], payload["outputs"], calls)
