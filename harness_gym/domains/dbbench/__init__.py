@@ -1,0 +1,167 @@
+"""AgentBench DB-Bench adapter: answer a question or modify a table with one SQL statement."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from harness_gym.actions import Action
+from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.domains.dbbench.engine import quote_ident, run_sql
+from harness_gym.domains.dbbench.upstream import load_upstream
+from harness_gym.domains.dbbench.verifier import CRITERIA, artifact_scores, evaluate
+from harness_gym.env import HarnessEnv
+from harness_gym.executors.base import Context, Feedback
+from harness_gym.executors.simulated import Competence
+from harness_gym.task import Task
+
+MAX_TOOL_CALLS = 2
+"""CALL_TOOL runs a fixed sequence of exploratory queries: sample rows, then per-column profiles."""
+
+
+@dataclass(frozen=True)
+class DBBenchCompetence(Competence):
+    """Simulated LLM writing MySQL for one-table questions (calibrated on the Base harness only).
+
+    Base (OBSERVE, CALL_TOOL, DRAFT, SUBMIT) reaches informedness 0.75. A flawed draft still earns
+    0.4 (runs, right statement kind) or 0.2 (syntax error / wrong table: format only), so Base G
+    ~ p + (1 - p) * 0.33; p_correct and informed_gain put Base eval G near the paper's 0.415.
+    Executable-but-wrong SQL (filters, aggregates, columns) is the commonest LLM failure, so those
+    flaw kinds weigh more than syntax errors and wrong table names.
+    """
+
+    p_correct: Mapping[str, float] = field(
+        default_factory=lambda: {"easy": 0.22, "standard": 0.05, "hard": 0.01}
+    )
+    informed_gain: float = 0.08
+    p_fix_informed: float = 0.6
+    p_fix_blind: float = 0.12
+    p_break: float = 0.05
+    flaw_weights: Mapping[str, float] = field(
+        default_factory=lambda: {
+            "wrong_filter": 2.0,
+            "wrong_aggregate": 1.5,
+            "wrong_column": 1.5,
+            "syntax_error": 1.0,
+            "wrong_table": 0.5,
+        }
+    )
+
+
+class DBBenchDomain(Domain):
+    name = "dbbench"
+    env_id = "HarnessDBBench-v0"
+    task_file = "dbbench-v0.jsonl"
+    competence_cls = DBBenchCompetence
+    max_steps = 12
+    cost_budget = 14.0
+    supported = frozenset(
+        {Action.OBSERVE, Action.CALL_TOOL, Action.DRAFT, Action.CHECK, Action.REVISE, Action.SUBMIT}
+    )
+    criteria: Mapping[str, float] = CRITERIA
+    events = frozenset(
+        {"CheckBeforeSubmit", "RevisionAfterFailure", "ValidToolUse", "StopWhenSufficient", "EarlySubmit"}
+    )
+    base_script = (
+        (Action.OBSERVE, "observed"),
+        (Action.CALL_TOOL, "tool_calls"),
+        (Action.DRAFT, "has_draft"),
+        (Action.SUBMIT, None),
+    )
+
+    def __init__(
+        self,
+        competence: Competence | None = None,
+        data_path: str | None = None,
+        n_train: int = 16,
+        n_eval: int = 20,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(competence, **kwargs)
+        self.data_path = data_path
+        self.n_train, self.n_eval = int(n_train), int(n_eval)
+
+    def tasks(self) -> list[Task]:
+        if self.data_path is None:
+            return super().tasks()
+        return list(load_upstream(str(self.data_path), self.n_train, self.n_eval))
+
+    # -- actions -------------------------------------------------------------------------------------
+    def informedness(self, task: Task, context: Context) -> float:
+        return 0.5 * float(context.observed) + 0.25 * min(len(context.tool_results), MAX_TOOL_CALLS)
+
+    def action_mask(self, ep: Episode) -> np.ndarray:
+        mask = super().action_mask(ep)
+        if len(ep.context.tool_results) >= MAX_TOOL_CALLS:
+            mask[Action.CALL_TOOL] = 0
+        return mask
+
+    def observe(self, ep: Episode) -> Outcome:
+        record = ep.task.payload["record"]
+        return Outcome(text=f"read the question and the schema of {record['table']['table_name']}")
+
+    def call_tool(self, ep: Episode) -> Outcome:
+        record = ep.task.payload["record"]
+        table = quote_ident(record["table"]["table_name"])
+        if not ep.context.tool_results:
+            name, sql = "sample_rows", f"SELECT * FROM {table} LIMIT 5"
+        else:
+            cols = [c["name"] for c in record["table"]["table_info"]["columns"]]
+            parts = ", ".join(f"COUNT(DISTINCT {quote_ident(c)})" for c in cols)
+            name, sql = "profile_columns", f"SELECT COUNT(*), {parts} FROM {table}"
+        result = VERIFIER_CACHE.get(f"tool:{name}", ep.task, sql, lambda: run_sql(record, sql))
+        text = f"{name}: {sql} -> {len(result.rows)} row(s)" if result.ok else f"{name}: {result.error}"
+        return Outcome(text=text, tool={"name": name, "valid": True, "ok": result.ok}, failure=not result.ok)
+
+    def check(self, ep: Episode) -> Outcome:
+        """Run the draft on a copy of the table (errors, statement kind, empty result) plus an LLM judge."""
+        assert ep.draft is not None and ep.draft_hash is not None
+        record = ep.task.payload["record"]
+        report = VERIFIER_CACHE.get("evaluate", ep.task, ep.draft, lambda: evaluate(record, ep.draft))
+        items = (report.format_ok, report.executes, not report.issues)
+        passed, judged = ep.judge()
+        issues = report.issues + ((judged,) if judged else ())
+        coverage = (sum(items) + passed) / (len(items) + 1)
+        return Outcome(
+            text=f"ran the draft on a copy: {len(issues)} issue(s)",
+            check={"coverage": coverage, "missing": 1.0 - coverage},
+            issues=issues,
+            failure=bool(issues),
+            feedback=Feedback("check", ep.draft_hash, issues),
+        )
+
+    def score(self, ep: Episode, artifact: str) -> Verdict:
+        record = ep.task.payload["record"]
+        rubric = VERIFIER_CACHE.get("score", ep.task, artifact, lambda: artifact_scores(record, artifact))
+        native = float(rubric["correctness"][0] >= rubric["correctness"][1] > 0)
+        return Verdict(rubric=dict(rubric), signals={"native_score": native})
+
+
+class HarnessDBBenchEnv(HarnessEnv):
+    """DB-Bench (AgentBench): answer a question about a table, or INSERT/UPDATE it, with one SQL statement.
+
+    ## Description
+
+    Each task is an AgentBench DB-Bench record: a question or instruction, one table (every column
+    TEXT) and a gold answer (``label``) or a gold table hash (``answer_md5``). The table lives in a
+    per-episode in-memory SQLite database with MySQL-compatibility shims (ai_ci collation, MySQL LIKE,
+    backslash escapes); an authorizer and a time limit keep SQL safe. The executor answers with one SQL
+    statement (or ``Final Answer: [...]`` for questions).
+
+    - OBSERVE: read the question and the schema.
+    - CALL_TOOL: run the next fixed exploratory query (sample rows, then column profiles; at most 2).
+    - CHECK: run the draft on a copy of the table (errors, statement kind, empty result or no change)
+      and ask the executor to judge it; the issues localise the fault.
+    - RETRIEVE: not available (always masked).
+
+    Rubric: ``correctness`` (SELECT family: AgentBench's comparator against ``label``; INSERT/UPDATE:
+    the upstream table hash equals ``answer_md5``), ``executes`` (runs without error), ``format`` (one
+    statement of the required kind). ``Verdict.signals["native_score"]`` is AgentBench's 0/1 score.
+    Domain kwargs: ``data_path`` (directory with upstream ``standard.jsonl``/``dev.jsonl``), ``n_train``
+    (16), ``n_eval`` (20). Base harness: OBSERVE, CALL_TOOL, DRAFT, SUBMIT.
+    """
+
+    domain_cls = DBBenchDomain
