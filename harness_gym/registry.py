@@ -11,7 +11,13 @@ ENV_ENTRY_POINTS: dict[str, str] = {
     "HarnessMultiTool-v0": "harness_gym.domains.multi_tool:HarnessMultiToolEnv",
     "HarnessLongMemory-v0": "harness_gym.domains.long_memory:HarnessLongMemoryEnv",
     "HarnessPlanning-v0": "harness_gym.domains.planning:HarnessPlanningEnv",
+    "HarnessTauRetail-v0": "harness_gym.domains.tau_retail:HarnessTauRetailEnv",
+    "HarnessDBBench-v0": "harness_gym.domains.dbbench:HarnessDBBenchEnv",
 }
+
+
+ADAPTERS = frozenset({"HarnessTauRetail-v0", "HarnessDBBench-v0"})
+"""Public-benchmark adapters: 16 train / 20 eval tasks by default, upstream data via ``data_path``."""
 
 
 def register_all() -> None:

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import harness_gym
-from harness_gym.registry import env_class
+from harness_gym.registry import ADAPTERS, env_class
 from harness_gym.rubric import g_norm, missing_fraction
 from harness_gym.task import TaskFileError, read_jsonl, stratified_split
 
@@ -82,7 +82,10 @@ def test_stratified_split_refuses_impossible_group_sizes():
         stratified_split(items)
 
 
-@pytest.mark.parametrize("env_id", harness_gym.ENV_IDS)
+CONTROLLED = [env_id for env_id in harness_gym.ENV_IDS if env_id not in ADAPTERS]
+
+
+@pytest.mark.parametrize("env_id", CONTROLLED)
 def test_shipped_task_sets_follow_the_protocol(env_id):
     domain = env_class(env_id).domain_cls()
     tasks = domain.tasks()
@@ -109,3 +112,9 @@ def test_rubric_normalisation():
         g_norm({"a": (2.0, 1.0)})
     with pytest.raises(ValueError, match="at least one"):
         g_norm({})
+
+
+@pytest.mark.parametrize("env_id", sorted(ADAPTERS & set(harness_gym.ENV_IDS)))
+def test_adapters_default_to_16_train_and_20_eval_tasks(env_id):
+    tasks = env_class(env_id).domain_cls().tasks()
+    assert sum(t.split == "train" for t in tasks) == 16 and sum(t.split == "eval" for t in tasks) == 20
