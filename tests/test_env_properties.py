@@ -12,13 +12,28 @@ import harness_gym
 from harness_gym import FEATURES, Action
 
 PROGRESS = FEATURES.index("progress")
+_ENVS: dict[str, gym.Env] = {}
 
 
-@pytest.mark.parametrize("env_id", harness_gym.ENV_IDS)
+UPSTREAM_ADAPTERS = {"HarnessTauRetail-v0": "tau_retail", "HarnessDBBench-v0": "dbbench"}
+SETTINGS = [(env_id, None) for env_id in harness_gym.ENV_IDS] + [
+    (env_id, name) for env_id, name in UPSTREAM_ADAPTERS.items() if env_id in harness_gym.ENV_IDS
+]
+
+
+def _env(env_id: str, upstream: str | None, upstream_data) -> gym.Env:
+    key = f"{env_id}/{upstream}"
+    if key not in _ENVS:
+        kwargs = {} if upstream is None else {"data_path": str(upstream_data(upstream))}
+        _ENVS[key] = gym.make(env_id, **kwargs)
+    return _ENVS[key]
+
+
+@pytest.mark.parametrize(("env_id", "upstream"), SETTINGS)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(actions=st.lists(st.integers(0, 6), min_size=1, max_size=40), seed=st.integers(0, 2**16))
-def test_random_action_sequences_keep_invariants(env_id, actions, seed):
-    env = _ENVS.setdefault(env_id, gym.make(env_id))
+def test_random_action_sequences_keep_invariants(env_id, upstream, upstream_data, actions, seed):
+    env = _env(env_id, upstream, upstream_data)
     max_steps = env.unwrapped.max_steps
     obs, info = env.reset(seed=seed)
     for steps, action in enumerate(actions, start=1):
@@ -41,9 +56,6 @@ def test_random_action_sequences_keep_invariants(env_id, actions, seed):
         assert len(actions) < max_steps
 
 
-_ENVS: dict[str, gym.Env] = {}
-
-
 @pytest.mark.parametrize("env_id", harness_gym.ENV_IDS)
 def test_episodes_always_end_within_max_steps(env_id):
     env = gym.make(env_id, max_steps=5)
@@ -55,3 +67,10 @@ def test_episodes_always_end_within_max_steps(env_id):
             _, _, terminated, truncated, _ = env.step(int(rng.integers(0, 6)))  # never SUBMIT
             ends.append((terminated, truncated))
         assert ends == [(False, False)] * 4 + [(False, True)]
+
+
+@pytest.mark.parametrize(("env_id", "upstream"), [s for s in SETTINGS if s[1] is not None])
+def test_check_env_passes_on_upstream_data(env_id, upstream, upstream_data):
+    from gymnasium.utils.env_checker import check_env
+
+    check_env(gym.make(env_id, data_path=str(upstream_data(upstream))).unwrapped)
