@@ -1,8 +1,8 @@
 """Rebuild the published buffers and their cards.
 
 Each buffer is the paper's: Base and Exploratory (epsilon 0.3) episodes alternating, on the train split,
-20 episodes per task (80 tasks -> 1,600 episodes), seeds 0..1599, simulated executor. The card's
-statistics are recomputed from the written dataset alone.
+20 episodes per task (80 tasks -> 1,600 episodes for a controlled domain, 16 -> 320 for an adapter),
+seeds from 0, simulated executor. The card's statistics are recomputed from the written dataset alone.
 
     python datasets/build.py [--root DIR] [--workers 2] [--only coding planning]
 """
@@ -46,8 +46,9 @@ def card(config: CollectConfig, dataset: minari.MinariDataset, seconds: float) -
 
 Rollouts of the Base harness and its exploratory variant (epsilon {config.epsilon}: a uniformly random
 legal action instead of the scripted one), alternating episode by episode, on the **train** split of
-`{config.env_id}` with the embedded simulated executor. Episode *i* runs task *i* mod 80 with seed
-{config.seed} + *i*. This is the kind of buffer the paper trains its offline controllers on.
+`{config.env_id}` with the embedded simulated executor. Episode *i* runs task *i* mod
+{len(meta["harness_task_ids"])} with seed {config.seed} + *i*. This is the kind of buffer the paper
+trains its offline controllers on.
 
 Rebuild (identical arrays for any `--workers`):
 
