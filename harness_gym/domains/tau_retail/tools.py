@@ -91,7 +91,11 @@ def same_state(a: RetailDB, b: RetailDB) -> bool:
 
 
 # -- the tools -----------------------------------------------------------------------------------
-def calculate(db: RetailDB, expression: str) -> str:
+# Each tool takes the database as the keyword ``data`` like upstream's ``Tool.invoke(data=..., **kwargs)``,
+# so a malformed call fails with the same ``TypeError`` text (see ``invoke``). Checks run in upstream's
+# order and the arithmetic follows upstream's (an integer 0 start for price differences, ``round(x, 2)``
+# after each balance update) so outputs and the canonical DB hash match upstream's exactly.
+def calculate(data: RetailDB, expression: str) -> str:
     if not all(char in "0123456789+-*/(). " for char in expression):
         return "Error: invalid characters in expression"
     try:
@@ -100,19 +104,19 @@ def calculate(db: RetailDB, expression: str) -> str:
         return f"Error: {exc}"
 
 
-def _refund_gift_card(db: RetailDB, user_id: str, method_id: str, amount: float) -> None:
-    method = db.user_w(user_id)["payment_methods"][method_id]
+def _add_to_gift_card(data: RetailDB, user_id: str, method_id: str, amount: float) -> None:
+    method = data.user_w(user_id)["payment_methods"][method_id]
     method["balance"] = round(method["balance"] + amount, 2)
 
 
-def cancel_pending_order(db: RetailDB, order_id: str, reason: str) -> str:
-    if order_id not in db.orders:
+def cancel_pending_order(data: RetailDB, order_id: str, reason: str) -> str:
+    if order_id not in data.orders:
         return "Error: order not found"
-    if db.orders[order_id]["status"] != "pending":
+    if data.orders[order_id]["status"] != "pending":
         return "Error: non-pending order cannot be cancelled"
     if reason not in ("no longer needed", "ordered by mistake"):
         return "Error: invalid reason"
-    order = db.order_w(order_id)
+    order = data.order_w(order_id)
     refunds = []
     for payment in order["payment_history"]:
         method_id = payment["payment_method_id"]
@@ -120,7 +124,7 @@ def cancel_pending_order(db: RetailDB, order_id: str, reason: str) -> str:
             {"transaction_type": "refund", "amount": payment["amount"], "payment_method_id": method_id}
         )
         if "gift_card" in method_id:
-            _refund_gift_card(db, order["user_id"], method_id, payment["amount"])
+            _add_to_gift_card(data, order["user_id"], method_id, payment["amount"])
     order["status"] = "cancelled"
     order["cancel_reason"] = reason
     order["payment_history"].extend(refunds)
@@ -135,13 +139,13 @@ def _count_ok(order: Mapping[str, Any], item_ids: Sequence[str]) -> str | None:
     return None
 
 
-def _price_difference(db: RetailDB, order: Mapping[str, Any], item_ids, new_item_ids) -> float | str:
+def _price_difference(data: RetailDB, order: Mapping[str, Any], item_ids, new_item_ids) -> float | str:
     if len(item_ids) != len(new_item_ids):
         return "Error: the number of items to be exchanged should match"
-    diff = 0.0
+    diff = 0  # an int, as upstream: empty lists give 0, not 0.0, in outputs and in the DB
     for item_id, new_item_id in zip(item_ids, new_item_ids, strict=True):
         item = next(item for item in order["items"] if item["item_id"] == item_id)
-        variants = db.products[item["product_id"]]["variants"]
+        variants = data.products[item["product_id"]]["variants"]
         if not (new_item_id in variants and variants[new_item_id]["available"]):
             return f"Error: new item {new_item_id} not found or available"
         diff += variants[new_item_id]["price"] - item["price"]
@@ -149,27 +153,27 @@ def _price_difference(db: RetailDB, order: Mapping[str, Any], item_ids, new_item
 
 
 def exchange_delivered_order_items(
-    db: RetailDB, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
+    data: RetailDB, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
 ) -> str:
-    if order_id not in db.orders:
+    if order_id not in data.orders:
         return "Error: order not found"
-    order = db.orders[order_id]
+    order = data.orders[order_id]
     if order["status"] != "delivered":
         return "Error: non-delivered order cannot be exchanged"
     error = _count_ok(order, item_ids)
     if error:
         return error
-    diff = _price_difference(db, order, item_ids, new_item_ids)
+    diff = _price_difference(data, order, item_ids, new_item_ids)
     if isinstance(diff, str):
         return diff
     diff = round(diff, 2)
-    methods = db.users[order["user_id"]]["payment_methods"]
+    methods = data.users[order["user_id"]]["payment_methods"]
     if payment_method_id not in methods:
         return "Error: payment method not found"
     method = methods[payment_method_id]
     if method["source"] == "gift_card" and method["balance"] < diff:
         return "Error: insufficient gift card balance to pay for the price difference"
-    order = db.order_w(order_id)
+    order = data.order_w(order_id)
     order["status"] = "exchange requested"
     order["exchange_items"] = sorted(item_ids)
     order["exchange_new_items"] = sorted(new_item_ids)
@@ -178,15 +182,15 @@ def exchange_delivered_order_items(
     return json.dumps(order)
 
 
-def find_user_id_by_email(db: RetailDB, email: str) -> str:
-    for user_id, user in db.users.items():
+def find_user_id_by_email(data: RetailDB, email: str) -> str:
+    for user_id, user in data.users.items():
         if user["email"].lower() == email.lower():
             return user_id
     return "Error: user not found"
 
 
-def find_user_id_by_name_zip(db: RetailDB, first_name: str, last_name: str, zip: str) -> str:
-    for user_id, user in db.users.items():
+def find_user_id_by_name_zip(data: RetailDB, first_name: str, last_name: str, zip: str) -> str:
+    for user_id, user in data.users.items():
         name = user["name"]
         if (
             name["first_name"].lower() == first_name.lower()
@@ -197,20 +201,21 @@ def find_user_id_by_name_zip(db: RetailDB, first_name: str, last_name: str, zip:
     return "Error: user not found"
 
 
-def get_order_details(db: RetailDB, order_id: str) -> str:
-    return json.dumps(db.orders[order_id]) if order_id in db.orders else "Error: order not found"
+def get_order_details(data: RetailDB, order_id: str) -> str:
+    return json.dumps(data.orders[order_id]) if order_id in data.orders else "Error: order not found"
 
 
-def get_product_details(db: RetailDB, product_id: str) -> str:
-    return json.dumps(db.products[product_id]) if product_id in db.products else "Error: product not found"
+def get_product_details(data: RetailDB, product_id: str) -> str:
+    products = data.products
+    return json.dumps(products[product_id]) if product_id in products else "Error: product not found"
 
 
-def get_user_details(db: RetailDB, user_id: str) -> str:
-    return json.dumps(db.users[user_id]) if user_id in db.users else "Error: user not found"
+def get_user_details(data: RetailDB, user_id: str) -> str:
+    return json.dumps(data.users[user_id]) if user_id in data.users else "Error: user not found"
 
 
-def list_all_product_types(db: RetailDB) -> str:
-    return json.dumps({p["name"]: p["product_id"] for p in db.products.values()}, sort_keys=True)
+def list_all_product_types(data: RetailDB) -> str:
+    return json.dumps({p["name"]: p["product_id"] for p in data.products.values()}, sort_keys=True)
 
 
 def _address(address1, address2, city, state, country, zip) -> dict[str, str]:
@@ -225,38 +230,38 @@ def _address(address1, address2, city, state, country, zip) -> dict[str, str]:
 
 
 def modify_pending_order_address(
-    db: RetailDB, order_id, address1, address2, city, state, country, zip
+    data: RetailDB, order_id, address1, address2, city, state, country, zip
 ) -> str:
-    if order_id not in db.orders:
+    if order_id not in data.orders:
         return "Error: order not found"
-    if db.orders[order_id]["status"] != "pending":
+    if data.orders[order_id]["status"] != "pending":
         return "Error: non-pending order cannot be modified"
-    order = db.order_w(order_id)
+    order = data.order_w(order_id)
     order["address"] = _address(address1, address2, city, state, country, zip)
     return json.dumps(order)
 
 
 def modify_pending_order_items(
-    db: RetailDB, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
+    data: RetailDB, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
 ) -> str:
-    if order_id not in db.orders:
+    if order_id not in data.orders:
         return "Error: order not found"
-    order = db.orders[order_id]
+    order = data.orders[order_id]
     if order["status"] != "pending":
         return "Error: non-pending order cannot be modified"
     error = _count_ok(order, item_ids)
     if error:
         return error
-    diff = _price_difference(db, order, item_ids, new_item_ids)
+    diff = _price_difference(data, order, item_ids, new_item_ids)
     if isinstance(diff, str):
         return diff
     user_id = order["user_id"]
-    if payment_method_id not in db.users[user_id]["payment_methods"]:
+    if payment_method_id not in data.users[user_id]["payment_methods"]:
         return "Error: payment method not found"
-    method = db.users[user_id]["payment_methods"][payment_method_id]
+    method = data.users[user_id]["payment_methods"][payment_method_id]
     if method["source"] == "gift_card" and method["balance"] < diff:
         return "Error: insufficient gift card balance to pay for the new item"
-    order = db.order_w(order_id)
+    order = data.order_w(order_id)
     order["payment_history"].append(
         {
             "transaction_type": "payment" if diff > 0 else "refund",
@@ -265,11 +270,10 @@ def modify_pending_order_items(
         }
     )
     if method["source"] == "gift_card":
-        method = db.user_w(user_id)["payment_methods"][payment_method_id]
-        method["balance"] = round(method["balance"] - diff, 2)
+        _add_to_gift_card(data, user_id, payment_method_id, -diff)
     for item_id, new_item_id in zip(item_ids, new_item_ids, strict=True):
         item = next(item for item in order["items"] if item["item_id"] == item_id)
-        variant = db.products[item["product_id"]]["variants"][new_item_id]
+        variant = data.products[item["product_id"]]["variants"][new_item_id]
         item["item_id"] = new_item_id
         item["price"] = variant["price"]
         item["options"] = variant["options"]
@@ -277,14 +281,14 @@ def modify_pending_order_items(
     return json.dumps(order)
 
 
-def modify_pending_order_payment(db: RetailDB, order_id: str, payment_method_id: str) -> str:
-    if order_id not in db.orders:
+def modify_pending_order_payment(data: RetailDB, order_id: str, payment_method_id: str) -> str:
+    if order_id not in data.orders:
         return "Error: order not found"
-    order = db.orders[order_id]
+    order = data.orders[order_id]
     if order["status"] != "pending":
         return "Error: non-pending order cannot be modified"
     user_id = order["user_id"]
-    methods = db.users[user_id]["payment_methods"]
+    methods = data.users[user_id]["payment_methods"]
     if payment_method_id not in methods:
         return "Error: payment method not found"
     history = order["payment_history"]
@@ -296,7 +300,7 @@ def modify_pending_order_payment(db: RetailDB, order_id: str, payment_method_id:
     method = methods[payment_method_id]
     if method["source"] == "gift_card" and method["balance"] < amount:
         return "Error: insufficient gift card balance to pay for the order"
-    order = db.order_w(order_id)
+    order = data.order_w(order_id)
     old_id = order["payment_history"][0]["payment_method_id"]
     order["payment_history"].extend(
         [
@@ -305,30 +309,29 @@ def modify_pending_order_payment(db: RetailDB, order_id: str, payment_method_id:
         ]
     )
     if method["source"] == "gift_card":
-        new = db.user_w(user_id)["payment_methods"][payment_method_id]
-        new["balance"] = round(new["balance"] - amount, 2)
+        _add_to_gift_card(data, user_id, payment_method_id, -amount)
     if "gift_card" in old_id:
-        _refund_gift_card(db, user_id, old_id, amount)
+        _add_to_gift_card(data, user_id, old_id, amount)
     return json.dumps(order)
 
 
-def modify_user_address(db: RetailDB, user_id, address1, address2, city, state, country, zip) -> str:
-    if user_id not in db.users:
+def modify_user_address(data: RetailDB, user_id, address1, address2, city, state, country, zip) -> str:
+    if user_id not in data.users:
         return "Error: user not found"
-    user = db.user_w(user_id)
+    user = data.user_w(user_id)
     user["address"] = _address(address1, address2, city, state, country, zip)
     return json.dumps(user)
 
 
 def return_delivered_order_items(
-    db: RetailDB, order_id: str, item_ids: list[str], payment_method_id: str
+    data: RetailDB, order_id: str, item_ids: list[str], payment_method_id: str
 ) -> str:
-    if order_id not in db.orders:
+    if order_id not in data.orders:
         return "Error: order not found"
-    order = db.orders[order_id]
+    order = data.orders[order_id]
     if order["status"] != "delivered":
         return "Error: non-delivered order cannot be returned"
-    methods = db.users[order["user_id"]]["payment_methods"]
+    methods = data.users[order["user_id"]]["payment_methods"]
     if payment_method_id not in methods:
         return "Error: payment method not found"
     if (
@@ -336,36 +339,69 @@ def return_delivered_order_items(
         and payment_method_id != order["payment_history"][0]["payment_method_id"]
     ):
         return "Error: payment method should be either the original payment method or a gift card"
-    error = _count_ok(order, item_ids)
-    if error:
-        return error
-    order = db.order_w(order_id)
+    if _count_ok(order, item_ids):
+        return "Error: some item not found"  # upstream names no item here, unlike modify and exchange
+    order = data.order_w(order_id)
     order["status"] = "return requested"
     order["return_items"] = sorted(item_ids)
     order["return_payment_method_id"] = payment_method_id
     return json.dumps(order)
 
 
-def think(db: RetailDB, thought: str) -> str:
+def think(data: RetailDB, thought: str) -> str:
     return ""
 
 
-def transfer_to_human_agents(db: RetailDB, summary: str) -> str:
+def transfer_to_human_agents(data: RetailDB, summary: str) -> str:
     return "Transfer successful"
 
 
 FUNCTIONS = {name: globals()[name] for name in TOOLS}
+# Upstream's class per tool (tau_bench/envs/retail/tools/<name>.py): its ``invoke`` names TypeErrors.
+UPSTREAM_CLASSES = {
+    "calculate": "Calculate",
+    "cancel_pending_order": "CancelPendingOrder",
+    "exchange_delivered_order_items": "ExchangeDeliveredOrderItems",
+    "find_user_id_by_email": "FindUserIdByEmail",
+    "find_user_id_by_name_zip": "FindUserIdByNameZip",
+    "get_order_details": "GetOrderDetails",
+    "get_product_details": "GetProductDetails",
+    "get_user_details": "GetUserDetails",
+    "list_all_product_types": "ListAllProductTypes",
+    "modify_pending_order_address": "ModifyPendingOrderAddress",
+    "modify_pending_order_items": "ModifyPendingOrderItems",
+    "modify_pending_order_payment": "ModifyPendingOrderPayment",
+    "modify_user_address": "ModifyUserAddress",
+    "return_delivered_order_items": "ReturnDeliveredOrderItems",
+    "think": "Think",
+    "transfer_to_human_agents": "TransferToHumanAgents",
+}
+
+
+def _upstream_message(name: str, exc: Exception) -> str:
+    """``str(exc)`` with our function's name in a call-binding TypeError spelled as upstream's method."""
+    message = str(exc)
+    if isinstance(exc, TypeError):
+        function = FUNCTIONS[name]
+        ours = f"{function.__qualname__}()"
+        theirs = f"{UPSTREAM_CLASSES[name]}.invoke()"
+        long_ours = f"{function.__module__}.{ours}"
+        if message.startswith(long_ours):  # duplicate keyword: Python adds the module
+            message = f"tau_bench.envs.retail.tools.{name}.{theirs}" + message[len(long_ours) :]
+        elif message.startswith(ours):
+            message = theirs + message[len(ours) :]
+    return message
 
 
 def invoke(db: RetailDB, name: str, kwargs: Mapping[str, Any]) -> str:
-    """One tool call; like upstream, an exception becomes an ``Error: ...`` observation."""
+    """One tool call as upstream's ``Env.step``: an exception becomes an ``Error: ...`` observation."""
     function = FUNCTIONS.get(name)
     if function is None:
         return f"Unknown action {name}"
     try:
-        return function(db, **kwargs)
+        return function(data=db, **kwargs)
     except Exception as exc:
-        return f"Error: {exc}"
+        return f"Error: {_upstream_message(name, exc)}"
 
 
 def run_calls(base: Mapping[str, Any], calls: Sequence[Mapping[str, Any]], *, skip_terminate: bool = False):
