@@ -1,0 +1,296 @@
+"""Evaluation harness: the finite-buffer identities, the paired statistics and the 180-episode protocol."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness_gym.evaluation import (
+    EpisodeResult,
+    PairingError,
+    aw_weights,
+    buffer_arrays,
+    buffer_slack,
+    buffer_stats,
+    compare,
+    evaluate,
+    event_rates,
+    finite_buffer_check,
+    paired_bootstrap_ci,
+    paired_permutation_p,
+    per_task_advantages,
+)
+from harness_gym.hms import EVENTS
+
+ENV = "HarnessPlanning-v0"
+
+
+# -- finite-buffer theory --------------------------------------------------------------------------
+@st.composite
+def buffers(draw, binary_psi: bool | None = None):
+    n = draw(st.integers(1, 40))
+    unit = st.floats(0.0, 1.0, allow_nan=False)
+    G = np.array(draw(st.lists(unit, min_size=n, max_size=n)))
+    A = np.array(draw(st.lists(st.floats(-1.0, 1.0, allow_nan=False), min_size=n, max_size=n)))
+    binary = draw(st.booleans()) if binary_psi is None else binary_psi
+    if binary:
+        psi = np.array(draw(st.lists(st.sampled_from([0.0, 1.0]), min_size=n, max_size=n)))
+    else:
+        psi = np.array(draw(st.lists(st.floats(-1.0, 1.0, allow_nan=False), min_size=n, max_size=n)))
+    beta = draw(st.floats(0.05, 2.0))
+    return G, A, psi, beta
+
+
+@settings(max_examples=300, deadline=None)
+@given(buffers())
+def test_outcome_shift_never_exceeds_buffer_slack(buf):
+    G, A, psi, beta = buf
+    check = finite_buffer_check(G, A, psi, beta)
+    assert check["bound_holds"]
+    assert check["delta_Q"] <= check["sigma_B"] + 1e-12
+    assert check["E_q_G"] <= check["max_G"] + 1e-12
+    assert check["sigma_B"] == pytest.approx(buffer_slack(G))
+
+
+@settings(max_examples=300, deadline=None)
+@given(buffers(), st.booleans())
+def test_process_shift_equals_weight_covariance(buf, clipped):
+    G, A, psi, beta = buf
+    clip = (0.1, 10.0) if clipped else None
+    check = finite_buffer_check(G, A, psi, beta, clip)
+    w = aw_weights(A, beta, clip)
+    # independent arithmetic: E_q[psi] from the definition of q, Cov from E[w psi] - E[w] E[psi]
+    direct = float(np.sum(w * psi) / np.sum(w) - psi.mean())
+    via_cov = float((np.mean(w * psi) - w.mean() * psi.mean()) / w.mean())
+    assert abs(check["delta_psi_direct"] - direct) <= 1e-9
+    assert abs(check["delta_psi_cov"] - via_cov) <= 1e-9
+    assert check["identity_error"] <= 1e-9
+    assert abs(check["delta_psi_direct"] - check["delta_psi_cov"]) <= 1e-9
+
+
+@st.composite
+def monotone_buffers(draw):
+    """A on a few levels, Psi arbitrary within a level but with E[Psi | A] non-decreasing in A."""
+    levels = sorted(set(draw(st.lists(st.floats(-1.0, 1.0, allow_nan=False), min_size=1, max_size=5))))
+    steps = draw(st.lists(st.floats(0.0, 1.0), min_size=len(levels), max_size=len(levels)))
+    h = np.cumsum(steps)  # non-decreasing in the level
+    A, psi = [], []
+    for level, target in zip(levels, h, strict=True):
+        k = draw(st.integers(1, 6))
+        noise = np.array(draw(st.lists(st.floats(-1.0, 1.0), min_size=k, max_size=k)))
+        A += [level] * k
+        psi += list(target + noise - noise.mean())
+    G = np.array(draw(st.lists(st.floats(0.0, 1.0), min_size=len(A), max_size=len(A))))
+    return G, np.array(A), np.array(psi), draw(st.floats(0.05, 2.0))
+
+
+@settings(max_examples=300, deadline=None)
+@given(monotone_buffers())
+def test_monotone_conditional_process_never_decreases(buf):
+    G, A, psi, beta = buf
+    check = finite_buffer_check(G, A, psi, beta)
+    assert check["cov_w_psi"] >= -1e-9
+    assert check["delta_psi_direct"] >= -1e-9
+
+
+def test_monotone_corollary_is_not_vacuous():
+    """Without the monotone condition the shift can be negative: the property above has teeth."""
+    check = finite_buffer_check([0.0, 1.0], [0.0, 1.0], [1.0, 0.0], 0.2)
+    assert check["delta_psi_direct"] < 0
+
+
+@pytest.mark.parametrize("beta", [0.05, 0.2, 1.0, 2.0])
+def test_proposition_two_example(beta):
+    G, psi, A = np.array([1.0, 0.5, 0.0]), np.array([0.0, 1.0, 1.0]), np.array([0.0, 2.0, 1.0])
+    cov_g_psi = np.mean((G - G.mean()) * (psi - psi.mean()))
+    assert cov_g_psi < 0
+    check = finite_buffer_check(G, A, psi, beta)
+    u = math.exp(1.0 / beta)
+    assert check["cov_w_psi"] == pytest.approx((u * u + u - 2) / 9, rel=1e-9)
+    assert check["cov_w_psi"] > 0
+    assert check["delta_psi_direct"] > 0
+
+
+def test_weights_advantages_and_slack():
+    assert aw_weights([0.0, 0.2], beta=0.2) == pytest.approx([1.0, math.e])
+    assert aw_weights([-1.0, 0.0, 1.0], beta=0.2, clip=(0.1, 10.0)) == pytest.approx([0.1, 1.0, 10.0])
+    with pytest.raises(ValueError):
+        aw_weights([1.0], beta=0.0)
+    adv = per_task_advantages([0.2, 0.4, 1.0, 0.0], [3, 3, 7, 7])
+    assert adv == pytest.approx([-0.1, 0.1, 0.5, -0.5])
+    assert buffer_slack([0.0, 0.5, 1.0]) == pytest.approx(0.5)
+
+
+def test_buffer_stats_covers_every_event_and_hms():
+    rng = np.random.default_rng(0)
+    n = 200
+    G = rng.random(n)
+    task = rng.integers(0, 10, n)
+    fired = rng.random((n, len(EVENTS))) < 0.3
+    stats = buffer_stats(G, task, fired, hms_applicable=np.ones_like(fired))
+    assert set(stats["checks"]) == {*EVENTS, "HMS"}
+    assert stats["sigma_D"] == pytest.approx(G.max() - G.mean())
+    assert stats["tasks"] == 10
+    for check in stats["checks"].values():
+        assert check["bound_holds"] and check["identity_error"] <= 1e-9
+    # a statistic equal to the advantage's sign moves up under AW
+    sign = (per_task_advantages(G, task) > 0).astype(float)
+    shifted = buffer_stats(G, task, np.tile(sign[:, None], (1, 7)))["checks"]["CheckBeforeSubmit"]
+    assert shifted["delta_psi_direct"] > 0.1
+
+
+def test_buffer_arrays_reads_the_last_info_row():
+    def episode(g, task, fire):
+        t = 3
+        fired = -np.ones((t + 1, 7), dtype=np.int8)
+        fired[-1] = fire
+        return SimpleNamespace(
+            infos={
+                "G": np.r_[np.full(t, np.nan), g],
+                "task_index": np.full(t + 1, task),
+                "hms_fired": fired,
+                "hms_applicable": np.where(fired >= 0, 1, -1),
+                "hms_norm": np.r_[np.full(t, np.nan), 0.5],
+            }
+        )
+
+    arrays = buffer_arrays([episode(0.25, 1, [1, 0, 0, 0, 0, 0, 1]), episode(0.75, 2, [0] * 7)])
+    assert arrays["G"] == pytest.approx([0.25, 0.75])
+    assert list(arrays["task_index"]) == [1, 2]
+    assert arrays["hms_fired"][0].tolist() == [True, False, False, False, False, False, True]
+
+
+# -- paired statistics -----------------------------------------------------------------------------
+N_PAIRS = 180
+
+
+def _pairs(rng, n_sims, effect, noise=0.2):
+    base = rng.random((n_sims, N_PAIRS))
+    return base, base + effect + noise * rng.standard_normal((n_sims, N_PAIRS))
+
+
+def test_bootstrap_interval_covers_the_true_effect_at_nominal_rate():
+    """400 simulated evaluations; n_boot=1000 inside the loop keeps this fast (percentiles stay stable)."""
+    rng = np.random.default_rng(1)
+    effect = 0.05
+    base, other = _pairs(rng, 400, effect)
+    covered = 0
+    for b, o in zip(base, other, strict=True):
+        ci = paired_bootstrap_ci(b, o, n_boot=1000, rng=rng)
+        assert ci.low <= ci.estimate <= ci.high
+        covered += ci.low <= effect <= ci.high
+    assert 0.90 <= covered / len(base) <= 0.99
+
+
+def test_permutation_p_values_are_roughly_uniform_without_effect():
+    rng = np.random.default_rng(2)
+    base, other = _pairs(rng, 400, 0.0)
+    p = np.array([paired_permutation_p(b, o, n_perm=1000, rng=rng) for b, o in zip(base, other, strict=True)])
+    assert 0.02 <= np.mean(p <= 0.05) <= 0.09
+    assert 0.4 <= np.mean(p <= 0.5) <= 0.6
+    assert np.all((p > 0) & (p <= 1))
+
+
+def test_strong_effect_is_detected_and_sign_does_not_matter():
+    rng = np.random.default_rng(3)
+    base, other = _pairs(rng, 1, 0.1, noise=0.1)
+    assert paired_permutation_p(base[0], other[0], n_perm=10_000, rng=rng) < 0.01
+    assert paired_permutation_p(other[0], base[0], n_perm=10_000, rng=rng) < 0.01
+    # with the +1 correction the smallest attainable p-value is 1 / (n_perm + 1), never 0
+    assert paired_permutation_p(base[0], other[0], n_perm=99, rng=rng) == pytest.approx(0.01)
+    ci = paired_bootstrap_ci(base[0], other[0], rng=rng)
+    assert ci.low > 0.05 and ci.high < 0.15
+
+
+def test_identical_samples_give_p_one_and_point_interval():
+    x = np.linspace(0, 1, 30)
+    assert paired_permutation_p(x, x, n_perm=200, rng=0) == 1.0
+    assert tuple(paired_bootstrap_ci(x, x, n_boot=200, rng=0)) == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError):
+        paired_bootstrap_ci([0.1, 0.2], [0.3])
+
+
+# -- protocol and comparison -----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def planning_runs():
+    from baselines.scripted import BasePolicy, ForcedCheckPolicy
+
+    return {
+        "base": evaluate(BasePolicy(ENV), ENV),
+        "forced-check": evaluate(ForcedCheckPolicy(ENV), ENV),
+    }
+
+
+def test_evaluate_runs_the_180_episode_protocol(planning_runs):
+    import gymnasium as gym
+
+    from baselines.scripted import BasePolicy
+    from harness_gym.rollout import run_protocol, summarize
+
+    results = planning_runs["base"]
+    assert len(results) == 180
+    assert len({r.key for r in results}) == 180
+    assert {r.policy for r in results} == {"base"}
+    reference = summarize(run_protocol(gym.make(ENV, split="eval"), BasePolicy(ENV), (0, 1, 2), 3))
+    assert np.mean([r.G for r in results]) == pytest.approx(reference["G"], abs=1e-12)
+    assert np.mean([r.hms_norm for r in results]) == pytest.approx(reference["hms_norm"], abs=1e-12)
+    rates = event_rates(results)
+    for event in EVENTS:
+        assert rates[event]["fired"] == pytest.approx(reference["events"][event]["fired"])
+        assert rates[event]["applicable"] == pytest.approx(reference["events"][event]["applicable"])
+    assert all(r.steps >= 1 and r.termination_reason in ("submit", "budget") for r in results)
+
+
+def test_episode_result_json_round_trip(planning_runs):
+    r = planning_runs["forced-check"][7]
+    restored = EpisodeResult.from_dict(json.loads(json.dumps(r.to_dict())))
+    assert restored == r
+    assert isinstance(restored.fired, tuple) and len(restored.fired) == len(EVENTS)
+
+
+def test_compare_base_vs_forced_check(planning_runs):
+    report = compare(planning_runs, n_boot=2000, n_perm=2000)
+    fc, base = report["policies"]["forced-check"], report["policies"]["base"]
+    assert fc["pairs"] == base["pairs"] == 180
+    assert fc["events"]["CheckBeforeSubmit"]["base"] == 0.0
+    assert fc["events"]["CheckBeforeSubmit"]["policy"] > 0.0
+    assert fc["cbs"] > 0.0 and base["cbs"] == 0.0
+    g_base = np.mean([r.G for r in planning_runs["base"]])
+    g_fc = np.mean([r.G for r in planning_runs["forced-check"]])
+    assert fc["G"] == pytest.approx(g_fc) and fc["base_G"] == pytest.approx(g_base)
+    assert fc["delta_G"] == pytest.approx(g_fc - g_base)
+    assert fc["ci_low"] <= fc["delta_G"] <= fc["ci_high"]
+    assert 0.0 < fc["p_value"] <= 1.0
+    assert fc["delta_hms"] == pytest.approx(fc["hms_norm"] - base["hms_norm"])
+    assert report["lifts"] == {}
+    json.dumps(report)  # the report is JSON-ready as is
+    # deterministic, and a policy's interval does not depend on which other policies are compared
+    assert compare(planning_runs, n_boot=2000, n_perm=2000) == report
+    shuffled = list(reversed(planning_runs["forced-check"]))  # pairs follow keys, not list positions
+    assert compare({**planning_runs, "forced-check": shuffled}, n_boot=2000, n_perm=2000) == report
+    fake_awr = [replace(r, policy="awr", G=min(1.0, r.G + 0.1)) for r in planning_runs["base"]]
+    both = compare({**planning_runs, "awr": fake_awr}, n_boot=2000, n_perm=2000)
+    assert both["policies"]["forced-check"] == fc
+    lift = both["lifts"]["aw_minus_fc"]
+    assert lift["estimate"] == pytest.approx(both["policies"]["awr"]["delta_G"] - fc["delta_G"])
+    assert "aw_minus_bc" not in both["lifts"]
+
+
+def test_compare_names_the_missing_pairs(planning_runs):
+    broken = {"base": planning_runs["base"], "forced-check": planning_runs["forced-check"][:-2]}
+    missing = planning_runs["forced-check"][-1].key
+    with pytest.raises(PairingError, match="2 only in 'base'") as info:
+        compare(broken, n_boot=10, n_perm=10)
+    assert str(missing) in str(info.value)
+    duplicated = {"base": planning_runs["base"], "x": planning_runs["base"] + planning_runs["base"][:1]}
+    with pytest.raises(PairingError, match="twice"):
+        compare(duplicated, n_boot=10, n_perm=10)
+    with pytest.raises(KeyError):
+        compare({"forced-check": planning_runs["forced-check"]})
