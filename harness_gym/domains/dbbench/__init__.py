@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,7 +12,7 @@ import numpy as np
 
 from harness_gym.actions import Action
 from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
-from harness_gym.domains.dbbench.engine import quote_ident, run_sql
+from harness_gym.domains.dbbench.engine import quote_ident, run_sql, using_backend
 from harness_gym.domains.dbbench.upstream import load_upstream
 from harness_gym.domains.dbbench.verifier import CRITERIA, artifact_scores, evaluate
 from harness_gym.env import HarnessEnv
@@ -20,6 +22,8 @@ from harness_gym.task import Task
 
 MAX_TOOL_CALLS = 2
 """CALL_TOOL runs a fixed sequence of exploratory queries: sample rows, then per-column profiles."""
+ENGINES = ("sqlite", "mysql")
+"""``sqlite``: in-memory SQLite with MySQL shims (default); ``mysql``: a MySQL/MariaDB server (``dsn``)."""
 
 
 @dataclass(frozen=True)
@@ -78,11 +82,47 @@ class DBBenchDomain(Domain):
         data_path: str | None = None,
         n_train: int = 16,
         n_eval: int = 20,
+        engine: str = "sqlite",
+        dsn: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(competence, **kwargs)
         self.data_path = data_path
         self.n_train, self.n_eval = int(n_train), int(n_eval)
+        if engine not in ENGINES:
+            raise ValueError(f"unknown DB-Bench engine {engine!r}; expected one of {', '.join(ENGINES)}")
+        self.engine = engine
+        self.mysql: Any = None
+        self._cache_ns = ""
+        if engine == "mysql":
+            from harness_gym.domains.dbbench.mysql_engine import DSN_ENV, MySQLEngine
+
+            dsn = dsn or os.environ.get(DSN_ENV)
+            if not dsn:
+                raise ValueError(f'engine="mysql" needs dsn="mysql://user:password@host:port/" or ${DSN_ENV}')
+            self.mysql = MySQLEngine(dsn)
+            self._cache_ns = f"{self.mysql.dsn}:"  # never mix SQLite and server results in VERIFIER_CACHE
+        elif dsn is not None:
+            raise ValueError('dsn is only used with engine="mysql"')
+
+    def _on_engine(self, ep: Episode) -> AbstractContextManager[None]:
+        """Run the verifier's SQL on this domain's engine (the episode's own database on a server)."""
+        if self.mysql is not None:
+            self.mysql.bind(ep)
+        return using_backend(self.mysql)
+
+    def verdict(self, ep: Episode, artifact: str | None) -> Verdict:
+        """Score, then drop the episode's server database (the episode ends here)."""
+        try:
+            return super().verdict(ep, artifact)
+        finally:
+            if self.mysql is not None:
+                self.mysql.end_episode()
+
+    def close(self) -> None:
+        """Drop any episode database and disconnect from the server (no-op for SQLite)."""
+        if self.mysql is not None:
+            self.mysql.close()
 
     def tasks(self) -> list[Task]:
         if self.data_path is None:
@@ -94,6 +134,8 @@ class DBBenchDomain(Domain):
         return 0.5 * float(context.observed) + 0.25 * min(len(context.tool_results), MAX_TOOL_CALLS)
 
     def action_mask(self, ep: Episode) -> np.ndarray:
+        if self.mysql is not None:
+            self.mysql.bind(ep)  # reset() asks for the mask: a new episode drops the previous database
         mask = super().action_mask(ep)
         if len(ep.context.tool_results) >= MAX_TOOL_CALLS:
             mask[Action.CALL_TOOL] = 0
@@ -112,7 +154,10 @@ class DBBenchDomain(Domain):
             cols = [c["name"] for c in record["table"]["table_info"]["columns"]]
             parts = ", ".join(f"COUNT(DISTINCT {quote_ident(c)})" for c in cols)
             name, sql = "profile_columns", f"SELECT COUNT(*), {parts} FROM {table}"
-        result = VERIFIER_CACHE.get(f"tool:{name}", ep.task, sql, lambda: run_sql(record, sql))
+        with self._on_engine(ep):
+            result = VERIFIER_CACHE.get(
+                f"{self._cache_ns}tool:{name}", ep.task, sql, lambda: run_sql(record, sql)
+            )
         text = f"{name}: {sql} -> {len(result.rows)} row(s)" if result.ok else f"{name}: {result.error}"
         return Outcome(text=text, tool={"name": name, "valid": True, "ok": result.ok}, failure=not result.ok)
 
@@ -120,7 +165,11 @@ class DBBenchDomain(Domain):
         """Run the draft on a copy of the table (errors, statement kind, empty result) plus an LLM judge."""
         assert ep.draft is not None and ep.draft_hash is not None
         record = ep.task.payload["record"]
-        report = VERIFIER_CACHE.get("evaluate", ep.task, ep.draft, lambda: evaluate(record, ep.draft))
+        draft = ep.draft
+        with self._on_engine(ep):
+            report = VERIFIER_CACHE.get(
+                f"{self._cache_ns}evaluate", ep.task, draft, lambda: evaluate(record, draft)
+            )
         items = (report.format_ok, report.executes, not report.issues)
         passed, judged = ep.judge()
         issues = report.issues + ((judged,) if judged else ())
@@ -135,7 +184,10 @@ class DBBenchDomain(Domain):
 
     def score(self, ep: Episode, artifact: str) -> Verdict:
         record = ep.task.payload["record"]
-        rubric = VERIFIER_CACHE.get("score", ep.task, artifact, lambda: artifact_scores(record, artifact))
+        with self._on_engine(ep):
+            rubric = VERIFIER_CACHE.get(
+                f"{self._cache_ns}score", ep.task, artifact, lambda: artifact_scores(record, artifact)
+            )
         native = float(rubric["correctness"][0] >= rubric["correctness"][1] > 0)
         return Verdict(rubric=dict(rubric), signals={"native_score": native})
 
@@ -161,7 +213,15 @@ class HarnessDBBenchEnv(HarnessEnv):
     the upstream table hash equals ``answer_md5``), ``executes`` (runs without error), ``format`` (one
     statement of the required kind). ``Verdict.signals["native_score"]`` is AgentBench's 0/1 score.
     Domain kwargs: ``data_path`` (directory with upstream ``standard.jsonl``/``dev.jsonl``), ``n_train``
-    (16), ``n_eval`` (20). Base harness: OBSERVE, CALL_TOOL, DRAFT, SUBMIT.
+    (16), ``n_eval`` (20), ``engine`` (``"sqlite"``, default; or ``"mysql"``: run every statement on a
+    real MySQL/MariaDB server, one database per episode, the table hash computed by the server) and
+    ``dsn`` (``"mysql://user:password@host:port/"``; default ``$HARNESS_GYM_MYSQL_DSN``; needs the
+    ``mysql`` extra). Base harness: OBSERVE, CALL_TOOL, DRAFT, SUBMIT.
     """
 
     domain_cls = DBBenchDomain
+
+    def close(self) -> None:
+        """Drop the server database of an unfinished episode and disconnect (engine="mysql")."""
+        self.domain.close()
+        super().close()

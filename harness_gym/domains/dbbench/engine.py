@@ -22,9 +22,11 @@ import re
 import sqlite3
 import time
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 TIME_LIMIT_S = 0.5
 """Wall-clock bound on one statement (the progress handler aborts it)."""
@@ -233,8 +235,31 @@ class Execution:
     table_hash: str | None = None
 
 
+class Backend(Protocol):
+    """Another engine (``mysql_engine.MySQLEngine``): runs a statement on the record's original table."""
+
+    def run_sql(self, record: Mapping[str, Any], sql: str, time_limit: float | None = None) -> Execution: ...
+
+
+_BACKEND: ContextVar[Backend | None] = ContextVar("dbbench_backend", default=None)
+"""The engine ``run_sql`` delegates to (None: this SQLite engine); set by the domain around its calls."""
+
+
+@contextmanager
+def using_backend(backend: Backend | None) -> Iterator[None]:
+    """Route ``run_sql`` (and so the verifier) to ``backend`` inside the block; None keeps SQLite."""
+    token = _BACKEND.set(backend)
+    try:
+        yield
+    finally:
+        _BACKEND.reset(token)
+
+
 def run_sql(record: Mapping[str, Any], sql: str, time_limit: float = TIME_LIMIT_S) -> Execution:
     """Run one statement on a fresh copy of the record's table; the table hash is taken afterwards."""
+    backend = _BACKEND.get()
+    if backend is not None:
+        return backend.run_sql(record, sql, time_limit)
     conn = open_database(record)
     deadline = time.perf_counter() + time_limit
     conn.set_progress_handler(lambda: int(time.perf_counter() > deadline), 1000)
