@@ -1,0 +1,114 @@
+"""Wrap any trained d3rlpy discrete algorithm as a harness ``Policy`` that only takes legal actions.
+
+Per-action scores, by algorithm (illegal actions get -inf before the argmax / softmax):
+
+- ``DiscreteAWR``, ``DiscreteBC``, ``DiscreteSAC``: the categorical policy's logits (AWR and SAC through
+  ``impl.policy``, d3rlpy's ``DiscreteBC`` through its ``imitator`` module, which its impl does not
+  expose otherwise). These are stochastic: ``sample=True`` draws from the softmax renormalised over the
+  legal actions, and ``action_probs`` reports that distribution.
+- ``DQN``, ``DoubleDQN``, ``DiscreteCQL``: Q-values from the public ``predict_value``, called once for
+  all actions (the observation repeated, one row per action). Greedy only.
+- ``DiscreteBCQ``: Q-values as above, but, as in d3rlpy's own ``predict``, only actions whose imitator
+  probability is within ``action_flexibility`` of the best *legal* one are eligible (read from the
+  impl's ``imitator`` module). Greedy only.
+
+The mask is always applied after scoring, so the result is legal even when the network would prefer
+an illegal action; if every legal score is non-finite, the first legal action is taken.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+from d3rlpy.algos import DiscreteBC, DiscreteBCQ, DiscreteSAC
+
+from baselines.awr import DiscreteAWR
+
+__all__ = ["MaskedPolicy"]
+
+_LOGIT_ALGOS = (DiscreteAWR, DiscreteBC, DiscreteSAC)
+
+
+class MaskedPolicy:
+    """The ``Policy`` protocol (``act``, ``action_probs``) over a trained d3rlpy discrete algorithm."""
+
+    def __init__(self, algo: Any, name: str, sample: bool = False) -> None:
+        if algo.impl is None:
+            raise ValueError("the algorithm has no model yet: fit it or load it first")
+        self.algo = algo
+        self.name = name
+        self.stochastic = isinstance(algo, _LOGIT_ALGOS)
+        if sample and not self.stochastic:
+            raise ValueError(f"{type(algo).__name__} is a greedy (Q-value) policy; sample=True needs logits")
+        self.sample = sample
+        self.n_actions = int(algo.impl.action_size)
+
+    # ---- scores --------------------------------------------------------------------------------
+
+    def _torch_obs(self, obs: np.ndarray) -> torch.Tensor:
+        x = torch.as_tensor(np.asarray(obs, dtype=np.float32).reshape(1, -1), device=self.algo.impl.device)
+        scaler = self.algo.config.observation_scaler
+        return scaler.transform(x) if scaler is not None else x
+
+    def _logits(self, module: torch.nn.Module, obs: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return module(self._torch_obs(obs)).logits[0].cpu().numpy().astype(np.float64)
+
+    def _q_values(self, obs: np.ndarray) -> np.ndarray:
+        batch = np.repeat(np.asarray(obs, dtype=np.float32).reshape(1, -1), self.n_actions, axis=0)
+        return np.asarray(self.algo.predict_value(batch, np.arange(self.n_actions)), dtype=np.float64)
+
+    def scores(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Per-action scores (logits or Q-values), -inf for illegal or ineligible actions."""
+        legal = np.asarray(mask).astype(bool)
+        if legal.shape != (self.n_actions,) or not legal.any():
+            raise ValueError(f"mask must have shape ({self.n_actions},) and allow an action, got {mask}")
+        impl = self.algo.impl
+        if isinstance(self.algo, DiscreteBC):
+            raw = self._logits(impl.modules.imitator, obs)
+        elif self.stochastic:
+            raw = self._logits(impl.policy, obs)
+        else:
+            raw = self._q_values(obs)
+            if isinstance(self.algo, DiscreteBCQ):
+                legal = legal & self._bcq_eligible(obs, legal)
+        raw = np.where(np.isnan(raw), -np.inf, raw)
+        return np.where(legal, raw, -np.inf)
+
+    def _bcq_eligible(self, obs: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        logits = self._logits(self.algo.impl.modules.imitator, obs)
+        logits = np.where(legal, logits, -np.inf)
+        log_ratio = logits - logits.max()  # relative to the most likely legal action, which always passes
+        return log_ratio >= math.log(self.algo.config.action_flexibility)
+
+    # ---- Policy protocol ------------------------------------------------------------------------
+
+    def action_probs(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Softmax over the legal logits when sampling; otherwise one-hot on the masked argmax."""
+        s = self.scores(obs, mask)
+        probs = np.zeros(self.n_actions)
+        finite = np.isfinite(s)
+        if self.sample and finite.any():
+            z = np.where(finite, s - s[finite].max(), -np.inf)
+            e = np.exp(z)
+            return e / e.sum()
+        probs[self._argmax(s, mask)] = 1.0
+        return probs
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int:
+        if self.sample:
+            action = int(rng.choice(self.n_actions, p=self.action_probs(obs, mask)))
+        else:
+            action = self._argmax(self.scores(obs, mask), mask)
+        if not mask[action]:  # unreachable by construction; a guard, since an illegal action ends runs
+            raise RuntimeError(f"{self.name} chose illegal action {action} under mask {mask}")
+        return action
+
+    @staticmethod
+    def _argmax(scores: np.ndarray, mask: np.ndarray) -> int:
+        if np.isfinite(scores).any():
+            return int(np.argmax(scores))
+        return int(np.flatnonzero(mask)[0])
