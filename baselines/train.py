@@ -21,9 +21,18 @@ from baselines.d3rlpy_bridge import OfflineData, to_d3rlpy
 if TYPE_CHECKING:
     import minari
 
-__all__ = ["ALGOS", "make_config", "train"]
+__all__ = ["ALGOS", "make_config", "quiet_d3rlpy", "train"]
 
 ALGOS = ("awr", "bc", "bc-d3rlpy", "cql", "bcq", "dqn", "double-dqn", "sac")
+
+
+def quiet_d3rlpy() -> None:
+    """Silence d3rlpy's per-epoch info logging (structlog), e.g. for batch runs; warnings still show."""
+    import logging
+
+    import structlog
+
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
 
 
 def make_config(algo: str, hidden_units: int = 64, batch_size: int = 256, learning_rate: float = 1e-3) -> Any:

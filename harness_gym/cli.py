@@ -130,6 +130,76 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_train(args: argparse.Namespace) -> int:
+    import minari
+
+    from baselines.train import ALGOS, quiet_d3rlpy, train
+    from harness_gym.collect import dataset_root
+
+    quiet_d3rlpy()
+    if args.algo not in ALGOS:
+        raise SystemExit(f"unknown algorithm {args.algo!r}; expected one of {', '.join(ALGOS)}")
+    path = dataset_root(args.root) / args.dataset
+    if not (path / "data").is_dir():
+        raise SystemExit(f"no dataset {args.dataset!r} under {dataset_root(args.root)}")
+    model = train(args.algo, minari.load_dataset(str(path)), seed=args.seed, n_epochs=args.epochs)
+    model.save(args.out)
+    print(f"trained {args.algo} (seed {args.seed}, {args.epochs} epochs) on {args.dataset}; saved {args.out}")
+    return 0
+
+
+def _load_policy(spec: str, env_id: str):
+    """A scripted policy by name, or a saved d3rlpy learnable by path (masked at inference)."""
+    from pathlib import Path
+
+    if not Path(spec).exists():
+        return _make_policy(spec, env_id)
+    import d3rlpy
+
+    import baselines.awr  # noqa: F401  (registers DiscreteAWR with d3rlpy.load_learnable)
+    from baselines.masked import MaskedPolicy
+
+    return MaskedPolicy(d3rlpy.load_learnable(spec), Path(spec).stem)
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    import json
+
+    from harness_gym.evaluation import evaluate
+
+    if args.env not in harness_gym.ENV_IDS:
+        raise SystemExit(f"unknown env id {args.env!r}; known: {', '.join(harness_gym.ENV_IDS)}")
+    policy = _load_policy(args.policy, args.env)
+    results = evaluate(policy, args.env, split=args.split)
+    n = len(results)
+    mean_g = sum(r.G for r in results) / n
+    mean_hms = sum(r.hms_norm for r in results) / n
+    print(f"{args.env}  policy={args.policy}  split={args.split}  episodes={n}")
+    print(f"mean G {mean_g:.3f}   mean HMS_norm {mean_hms:+.3f}")
+    if args.out:
+        with open(args.out, "w") as handle:
+            json.dump([r.to_dict() for r in results], handle, indent=1)
+        print(f"wrote {args.out}")
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from harness_gym.bench import QUICK, BenchConfig, run
+
+    base = QUICK if args.quick else BenchConfig()
+    settings = tuple(args.settings) if args.settings else base.settings
+    config = replace(base, settings=settings, out=args.out, show_progress=not args.quiet)
+    try:
+        results = run(config)
+    except ValueError as exc:
+        raise SystemExit(f"harness-gym bench: {exc}") from None
+    timings = results["timings"]
+    print(f"wrote {args.out}/ in {timings['total_s']:.0f}s (peak memory {timings['peak_rss_mb']:.0f} MB)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="harness-gym", description=harness_gym.__doc__)
     parser.add_argument("--version", action="version", version=harness_gym.__version__)
@@ -171,6 +241,29 @@ def build_parser() -> argparse.ArgumentParser:
     dsets = sub.add_parser("datasets", help="list local harness datasets with their statistics")
     dsets.add_argument("--root", default=None, help="datasets directory (default: Minari's)")
     dsets.set_defaults(func=_cmd_datasets)
+
+    tr = sub.add_parser("train", help="train an offline controller on a harness dataset")
+    tr.add_argument("--algo", required=True, help="awr | bc | bc-d3rlpy | cql | bcq | dqn | double-dqn | sac")
+    tr.add_argument("--dataset", required=True, help="dataset id, e.g. harness/coding/mixed-v0")
+    tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("--epochs", type=int, default=20)
+    tr.add_argument("--out", required=True, help="where to save the d3rlpy learnable (.d3)")
+    tr.add_argument("--root", default=None, help="datasets directory (default: Minari's)")
+    tr.set_defaults(func=_cmd_train)
+
+    ev = sub.add_parser("evaluate", help="the evaluation protocol (tasks x 3 seeds x 3 rollouts)")
+    ev.add_argument("--env", required=True)
+    ev.add_argument("--policy", required=True, help="base | forced-check | exploratory | random | PATH.d3")
+    ev.add_argument("--split", default="eval", choices=["train", "eval", "all"])
+    ev.add_argument("--out", default=None, help="write per-episode results as JSON")
+    ev.set_defaults(func=_cmd_evaluate)
+
+    be = sub.add_parser("bench", help="the whole protocol: buffers, training, evaluation, report")
+    be.add_argument("--quick", action="store_true", help="a small version for a fast check")
+    be.add_argument("--settings", nargs="*", default=None, help="env ids (default: all)")
+    be.add_argument("--out", default="results", help="output directory")
+    be.add_argument("--quiet", action="store_true")
+    be.set_defaults(func=_cmd_bench)
     return parser
 
 

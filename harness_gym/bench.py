@@ -1,0 +1,151 @@
+"""The paper's protocol end to end: buffers, offline training, evaluation, statistics, report.
+
+For every setting: collect the mixed Base + Exploratory buffer on the train split; train AWR and BC
+with each seed; evaluate Base, Forced-CHECK, AWR and BC on every eval task x seed x rollout (the
+policy trained with seed ``s`` plays the episodes of evaluation seed ``s``, so all policies share
+their episode pairs); train the other d3rlpy algorithms once (first seed) and evaluate them the same
+way; compare against Base; write ``results/`` (report.md, results.json, summary.csv, figures).
+
+Imports torch and d3rlpy: never imported by ``import harness_gym``.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import harness_gym
+from harness_gym.paper import EVAL_ROLLOUTS, EVAL_SEEDS
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """What to run. The defaults are the paper's protocol; ``QUICK`` is a small smoke version."""
+
+    settings: tuple[str, ...] = harness_gym.ENV_IDS
+    seeds: tuple[int, ...] = EVAL_SEEDS
+    """Training seeds of AWR and BC; evaluation seed ``s`` is played by the model trained with ``s``."""
+    rollouts: int = EVAL_ROLLOUTS
+    episodes_per_task: int = 20
+    """Buffer size: episodes per train task (the paper's buffers: base + exploratory)."""
+    epochs: int = 20
+    other_algos: tuple[str, ...] = ("cql", "bcq", "dqn", "sac")
+    """d3rlpy algorithms trained once (first seed) on the same buffer."""
+    workers: int = 2
+    n_boot: int = 10_000
+    out: str = "results"
+    show_progress: bool = True
+
+
+QUICK = BenchConfig(seeds=(0,), rollouts=1, episodes_per_task=2, epochs=5, other_algos=(), n_boot=2_000)
+
+
+def _peak_rss_mb() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(own, children) / 1024
+
+
+def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """One setting's buffer, models, evaluations and comparison."""
+    import minari
+
+    from baselines.d3rlpy_bridge import to_d3rlpy
+    from baselines.masked import MaskedPolicy
+    from baselines.scripted import BasePolicy, ForcedCheckPolicy
+    from baselines.train import train
+    from harness_gym.collect import CollectConfig, collect, dataset_root
+    from harness_gym.evaluation import buffer_arrays, buffer_stats, compare, evaluate
+    from harness_gym.registry import env_class
+
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    domain = env_class(env_id).domain_cls
+    n_train = sum(task.split == "train" for task in domain().tasks())
+    root = str(Path(config.out) / "datasets")
+    dataset_id = f"harness/{domain.name}/bench-mixed-v0"
+    collect(
+        CollectConfig(
+            env_id,
+            "mixed",
+            config.episodes_per_task * n_train,
+            dataset_id,
+            workers=config.workers,
+            overwrite=True,
+            root=root,
+            show_progress=False,
+        )
+    )
+    dataset = minari.load_dataset(str(dataset_root(root) / dataset_id))
+    buffer = buffer_stats(**buffer_arrays(dataset.iterate_episodes()))
+    data = to_d3rlpy(dataset)
+    timings["collect_s"] = time.perf_counter() - start
+
+    results: dict[str, list] = {
+        "base": evaluate(BasePolicy(env_id), env_id, seeds=config.seeds, rollouts=config.rollouts),
+        "forced-check": evaluate(
+            ForcedCheckPolicy(env_id), env_id, seeds=config.seeds, rollouts=config.rollouts
+        ),
+    }
+    mark = time.perf_counter()
+    for algo in ("awr", "bc"):
+        episodes = []
+        for seed in config.seeds:
+            model = train(algo, data, seed=seed, n_epochs=config.epochs)
+            policy = MaskedPolicy(model, algo)
+            episodes += evaluate(policy, env_id, seeds=(seed,), rollouts=config.rollouts, policy_name=algo)
+        results[algo] = episodes
+    for algo in config.other_algos:
+        model = train(algo, data, seed=config.seeds[0], n_epochs=config.epochs)
+        results[algo] = evaluate(
+            MaskedPolicy(model, algo), env_id, seeds=config.seeds, rollouts=config.rollouts, policy_name=algo
+        )
+    timings["train_eval_s"] = time.perf_counter() - mark
+    comparison = compare(results, n_boot=config.n_boot, n_perm=config.n_boot)
+    timings["total_s"] = time.perf_counter() - start
+    aw = comparison["policies"]["awr"]
+    log(
+        f"{env_id:<24} base G {aw['base_G']:.3f}  AW G {aw['G']:.3f}  ΔG {aw['delta_G']:+.3f} "
+        f"[{aw['ci_low']:+.3f}, {aw['ci_high']:+.3f}]  ΔHMS {aw['delta_hms']:+.3f}  CBS {aw['cbs']:.1%}  "
+        f"({timings['total_s']:.0f}s)"
+    )
+    return {"compare": comparison, "buffer": buffer, "timings": timings}
+
+
+def run(config: BenchConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Every setting, then the report; returns the results dict (also written to ``config.out``)."""
+    unknown = [env_id for env_id in config.settings if env_id not in harness_gym.ENV_IDS]
+    if unknown:
+        raise ValueError(f"unknown setting(s) {unknown}; known: {', '.join(harness_gym.ENV_IDS)}")
+    from baselines.train import quiet_d3rlpy
+
+    quiet_d3rlpy()
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    settings = {}
+    from tqdm.auto import tqdm
+
+    for env_id in tqdm(config.settings, desc="bench", unit="setting", disable=not config.show_progress):
+        settings[env_id] = run_setting(env_id, config, log)
+    results = {
+        "config": asdict(config),
+        "timings": {"total_s": time.perf_counter() - start, "peak_rss_mb": _peak_rss_mb()},
+        "settings": settings,
+    }
+    try:
+        from harness_gym.report import write_report
+    except ImportError:  # the report module is optional for a results-only run
+        (out / "results.json").write_text(json.dumps(results, indent=1, default=float))
+    else:
+        write_report(results, out)
+    return results
+
+
+def quick(out: str = "results-quick", settings: tuple[str, ...] | None = None) -> BenchConfig:
+    return replace(QUICK, out=out, settings=settings or QUICK.settings)
