@@ -94,10 +94,11 @@ class CollectReport:
 
 # -- validation ------------------------------------------------------------------------------------
 def dataset_root(root: str | os.PathLike | None) -> Path:
-    if root is not None:
-        return Path(root)
-    env_root = os.environ.get("MINARI_DATASETS_PATH")
-    return Path(env_root) if env_root else Path.home() / ".minari" / "datasets"
+    """The datasets directory as an absolute path (Minari mis-joins relative ones)."""
+    if root is None:
+        env_root = os.environ.get("MINARI_DATASETS_PATH")
+        root = env_root if env_root else Path.home() / ".minari" / "datasets"
+    return Path(root).expanduser().absolute()
 
 
 def validate(config: CollectConfig) -> Path:

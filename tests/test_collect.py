@@ -138,6 +138,13 @@ def test_resume_after_kill_gives_the_identical_dataset(tmp_path):
     assert_same(arrays(load(tmp_path, interrupted.dataset_id)), arrays(load(tmp_path, straight.dataset_id)))
 
 
+def test_a_relative_root_works(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    report = collect(config(Path("relative/datasets"), episodes=3))
+    assert Path(report.path) == tmp_path / "relative" / "datasets" / "harness" / "planning" / "mixed-v0"
+    assert load(tmp_path / "relative" / "datasets", "harness/planning/mixed-v0").total_episodes == 3
+
+
 def test_existing_dataset_needs_overwrite(tmp_path):
     collect(config(tmp_path, episodes=4))
     with pytest.raises(CollectError, match="already exists"):
