@@ -1,0 +1,93 @@
+"""The protocol end to end at toy size: legal actions only, train/evaluate commands, the bench report."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import minari
+import pytest
+
+from baselines.masked import MaskedPolicy
+from baselines.scripted import make_policy
+from baselines.train import ALGOS, quiet_d3rlpy, train
+from harness_gym.bench import BenchConfig, run
+from harness_gym.cli import main
+from harness_gym.collect import CollectConfig, collect
+from harness_gym.evaluation import evaluate
+
+PLANNING = "HarnessPlanning-v0"
+
+
+@pytest.fixture(scope="module")
+def buffer(tmp_path_factory):
+    root = tmp_path_factory.mktemp("datasets")
+    collect(
+        CollectConfig(PLANNING, "mixed", 80, "harness/planning/tiny-v0", root=str(root), show_progress=False)
+    )
+    return root, minari.load_dataset(str(root / "harness/planning/tiny-v0"))
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+def test_trained_policies_only_take_legal_actions(buffer, algo):
+    quiet_d3rlpy()
+    model = train(algo, buffer[1], seed=0, n_epochs=1)
+    # strict=True turns any masked action into an InvalidActionError
+    results = evaluate(MaskedPolicy(model, algo), PLANNING, seeds=(0,), rollouts=1, strict=True)
+    assert len(results) == 20
+
+
+@pytest.mark.parametrize("name", ["base", "exploratory", "forced-check", "random"])
+def test_scripted_policies_only_take_legal_actions(name):
+    results = evaluate(make_policy(name, PLANNING), PLANNING, seeds=(0,), rollouts=1, strict=True)
+    assert len(results) == 20
+
+
+def test_cli_train_then_evaluate_a_saved_model(buffer, tmp_path, capsys):
+    root, _ = buffer
+    model = tmp_path / "awr.d3"
+    argv = ["train", "--algo", "awr", "--dataset", "harness/planning/tiny-v0", "--root", str(root)]
+    assert main([*argv, "--epochs", "1", "--out", str(model)]) == 0
+    assert model.exists()
+    out = tmp_path / "eval.json"
+    assert main(["evaluate", "--env", PLANNING, "--policy", str(model), "--out", str(out)]) == 0
+    assert "episodes=180" in capsys.readouterr().out
+    assert len(json.loads(out.read_text())) == 180
+    with pytest.raises(SystemExit, match="no dataset"):
+        main(
+            [
+                "train",
+                "--algo",
+                "awr",
+                "--dataset",
+                "harness/planning/none-v0",
+                "--root",
+                str(root),
+                "--out",
+                "x",
+            ]
+        )
+
+
+def test_bench_writes_the_report(tmp_path):
+    config = BenchConfig(
+        settings=(PLANNING,),
+        seeds=(0,),
+        rollouts=1,
+        episodes_per_task=1,
+        epochs=1,
+        other_algos=("dqn",),
+        n_boot=200,
+        out=str(tmp_path / "results"),
+        show_progress=False,
+    )
+    results = run(config, log=lambda line: None)
+    policies = results["settings"][PLANNING]["compare"]["policies"]
+    assert set(policies) == {"base", "forced-check", "awr", "bc", "dqn"}
+    assert all(p["pairs"] == 20 for p in policies.values())
+    for name in ("report.md", "results.json", "summary.csv"):
+        assert (tmp_path / "results" / name).exists()
+    rows = list(csv.DictReader((tmp_path / "results" / "summary.csv").open()))
+    assert {row["policy"] for row in rows} == set(policies)
+    with pytest.raises(ValueError, match="unknown setting"):
+        run(BenchConfig(settings=("Nope-v0",), out=str(tmp_path / "x")))
