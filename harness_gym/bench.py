@@ -6,6 +6,10 @@ policy trained with seed ``s`` plays the episodes of evaluation seed ``s``, so a
 their episode pairs); train the other d3rlpy algorithms once (first seed) and evaluate them the same
 way; compare against Base; write ``results/`` (report.md, results.json, summary.csv, figures).
 
+AWR and BC act by sampling from their softmax over legal actions (the paper's controller is a softmax
+policy; its argmax would replay the buffer's majority action); the Q-learners act greedily. Settings
+run in ``workers`` processes at once.
+
 Imports torch and d3rlpy: never imported by ``import harness_gym``.
 """
 
@@ -37,6 +41,7 @@ class BenchConfig:
     other_algos: tuple[str, ...] = ("cql", "bcq", "dqn", "sac")
     """d3rlpy algorithms trained once (first seed) on the same buffer."""
     workers: int = 2
+    """Settings evaluated in parallel processes."""
     n_boot: int = 10_000
     out: str = "results"
     show_progress: bool = True
@@ -52,7 +57,13 @@ def _peak_rss_mb() -> float:
 
 
 def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
-    """One setting's buffer, models, evaluations and comparison."""
+    """One setting's buffer, models, evaluations and comparison (runs in a worker process)."""
+    import torch
+
+    from baselines.train import quiet_d3rlpy
+
+    quiet_d3rlpy()
+    torch.set_num_threads(1)  # settings already run in parallel: more threads only contend for the cores
     import minari
 
     from baselines.d3rlpy_bridge import to_d3rlpy
@@ -75,7 +86,7 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
             "mixed",
             config.episodes_per_task * n_train,
             dataset_id,
-            workers=config.workers,
+            workers=1,
             overwrite=True,
             root=root,
             show_progress=False,
@@ -97,7 +108,7 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
         episodes = []
         for seed in config.seeds:
             model = train(algo, data, seed=seed, n_epochs=config.epochs)
-            policy = MaskedPolicy(model, algo)
+            policy = MaskedPolicy(model, algo, sample=True)
             episodes += evaluate(policy, env_id, seeds=(seed,), rollouts=config.rollouts, policy_name=algo)
         results[algo] = episodes
     for algo in config.other_algos:
@@ -117,22 +128,28 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
     return {"compare": comparison, "buffer": buffer, "timings": timings}
 
 
-def run(config: BenchConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
+def run(config: BenchConfig) -> dict[str, Any]:
     """Every setting, then the report; returns the results dict (also written to ``config.out``)."""
     unknown = [env_id for env_id in config.settings if env_id not in harness_gym.ENV_IDS]
     if unknown:
         raise ValueError(f"unknown setting(s) {unknown}; known: {', '.join(harness_gym.ENV_IDS)}")
-    from baselines.train import quiet_d3rlpy
-
-    quiet_d3rlpy()
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    settings = {}
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
     from tqdm.auto import tqdm
 
-    for env_id in tqdm(config.settings, desc="bench", unit="setting", disable=not config.show_progress):
-        settings[env_id] = run_setting(env_id, config, log)
+    done: dict[str, dict[str, Any]] = {}
+    progress = tqdm(
+        total=len(config.settings), desc="bench", unit="setting", disable=not config.show_progress
+    )
+    with ProcessPoolExecutor(max_workers=config.workers) as pool, progress as bar:
+        futures = {pool.submit(run_setting, env_id, config): env_id for env_id in config.settings}
+        for future in as_completed(futures):
+            done[futures[future]] = future.result()
+            bar.update(1)
+    settings = {env_id: done[env_id] for env_id in config.settings}
     results = {
         "config": asdict(config),
         "timings": {"total_s": time.perf_counter() - start, "peak_rss_mb": _peak_rss_mb()},

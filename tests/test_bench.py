@@ -81,7 +81,7 @@ def test_bench_writes_the_report(tmp_path):
         out=str(tmp_path / "results"),
         show_progress=False,
     )
-    results = run(config, log=lambda line: None)
+    results = run(config)
     policies = results["settings"][PLANNING]["compare"]["policies"]
     assert set(policies) == {"base", "forced-check", "awr", "bc", "dqn"}
     assert all(p["pairs"] == 20 for p in policies.values())
