@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from harness_gym.actions import N_ACTIONS
+from harness_gym.collect import iter_episodes
 
 if TYPE_CHECKING:
     import d3rlpy
@@ -104,7 +105,7 @@ def to_d3rlpy(dataset: minari.MinariDataset) -> OfflineData:
     n = getattr(space, "n", None)
     if n is not None and int(n) != N_ACTIONS:
         raise ValueError(f"dataset action space {space} is not Discrete({N_ACTIONS})")
-    return episodes_to_d3rlpy(dataset.iterate_episodes())
+    return episodes_to_d3rlpy(iter_episodes(dataset))
 
 
 def episodes_to_d3rlpy(episodes: Iterable[EpisodeLike]) -> OfflineData:

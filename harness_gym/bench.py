@@ -70,7 +70,7 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
     from baselines.masked import MaskedPolicy
     from baselines.scripted import BasePolicy, ForcedCheckPolicy
     from baselines.train import train
-    from harness_gym.collect import CollectConfig, collect, dataset_root
+    from harness_gym.collect import CollectConfig, collect, dataset_root, iter_episodes
     from harness_gym.evaluation import buffer_arrays, buffer_stats, compare, evaluate
     from harness_gym.registry import env_class
 
@@ -93,7 +93,7 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
         )
     )
     dataset = minari.load_dataset(str(dataset_root(root) / dataset_id))
-    buffer = buffer_stats(**buffer_arrays(dataset.iterate_episodes()))
+    buffer = buffer_stats(**buffer_arrays(iter_episodes(dataset)))
     data = to_d3rlpy(dataset)
     timings["collect_s"] = time.perf_counter() - start
 
@@ -144,7 +144,9 @@ def run(config: BenchConfig) -> dict[str, Any]:
     progress = tqdm(
         total=len(config.settings), desc="bench", unit="setting", disable=not config.show_progress
     )
-    with ProcessPoolExecutor(max_workers=config.workers) as pool, progress as bar:
+    # a fresh process per setting: caches and models of one setting never add to the next one's memory
+    pool_kwargs = {"max_workers": config.workers, "max_tasks_per_child": 1}
+    with ProcessPoolExecutor(**pool_kwargs) as pool, progress as bar:
         futures = {pool.submit(run_setting, env_id, config): env_id for env_id in config.settings}
         for future in as_completed(futures):
             done[futures[future]] = future.result()

@@ -29,7 +29,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -460,13 +460,24 @@ def episode_stats(episodes: Sequence[dict[str, np.ndarray]]) -> dict[str, Any]:
     }
 
 
+def iter_episodes(dataset: Any, chunk: int = 100) -> Iterator[Any]:
+    """Episodes of a ``minari.MinariDataset`` read ``chunk`` at a time.
+
+    Minari 0.5's ``iterate_episodes()`` reads every episode into memory before yielding the first
+    (about 220 MB for a 1,600-episode buffer); asking for chunks keeps memory flat.
+    """
+    indices = dataset.episode_indices
+    for start in range(0, len(indices), chunk):
+        yield from dataset.iterate_episodes(indices[start : start + chunk])
+
+
 def dataset_stats(dataset: Any) -> dict[str, Any]:
     """The same statistics recomputed from a loaded ``minari.MinariDataset`` alone."""
     episodes = [
         {
             "actions": ep.actions,
-            **{f"infos/{key}": value for key, value in ep.infos.items()},
+            **{f"infos/{key}": value[-1:] for key, value in ep.infos.items()},
         }
-        for ep in dataset.iterate_episodes()
+        for ep in iter_episodes(dataset)
     ]
     return episode_stats(episodes)
