@@ -196,7 +196,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise SystemExit(f"harness-gym bench: {exc}") from None
     timings = results["timings"]
-    print(f"wrote {args.out}/ in {timings['total_s']:.0f}s (peak memory {timings['peak_rss_mb']:.0f} MB)")
+    print(
+        f"wrote {args.out}/ in {timings['total_s']:.0f}s (largest process {timings['peak_rss_mb']:.0f} MB; "
+        "benchmarks/protocol.py measures all processes together)"
+    )
     return 0
 
 

@@ -207,9 +207,7 @@ _NOT_APPLICABLE: Event = {"fired": False, "applicable": False}
 def detect(ep: EpisodeOutcome, params: HMSParams | None = None) -> dict[str, Event]:
     """All seven events of one episode, in ``EVENTS`` order (events outside the domain's set skipped)."""
     p = params or DEFAULT_PARAMS
-    return {
-        name: DETECTORS[name](ep, p) if name in ep.events else dict(_NOT_APPLICABLE) for name in EVENTS
-    }
+    return {name: DETECTORS[name](ep, p) if name in ep.events else dict(_NOT_APPLICABLE) for name in EVENTS}
 
 
 def hms_norm(events: Mapping[str, Event], params: HMSParams | None = None) -> float:
