@@ -1,0 +1,295 @@
+"""A small, dependency-free client for OpenAI-compatible chat-completions endpoints.
+
+Works with OpenAI, vLLM, Ollama, llama.cpp server and anything else that serves
+``POST {base_url}/chat/completions``. Only the standard library is used (``urllib.request``).
+
+Configuration falls back to environment variables: ``HARNESS_GYM_LLM_BASE_URL``,
+``HARNESS_GYM_LLM_MODEL`` and ``HARNESS_GYM_LLM_API_KEY`` (then ``OPENAI_API_KEY``). The key is optional,
+since local servers usually need none.
+
+Transient failures (HTTP 408/429/5xx, timeouts, connection errors) are retried with exponential backoff
+and full jitter; a ``Retry-After`` header is honoured, capped at ``max_backoff_s``. Everything else fails
+fast with an :class:`LLMError`. Concurrent calls from many threads are bounded by a semaphore.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http.client
+import json
+import os
+import random
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+ENV_BASE_URL = "HARNESS_GYM_LLM_BASE_URL"
+ENV_MODEL = "HARNESS_GYM_LLM_MODEL"
+ENV_API_KEY = "HARNESS_GYM_LLM_API_KEY"
+ENV_OPENAI_API_KEY = "OPENAI_API_KEY"
+
+RETRYABLE_STATUS = frozenset({408, 429})
+"""HTTP statuses retried besides every 5xx."""
+
+_BODY_EXCERPT_CHARS = 300
+
+
+class LLMError(RuntimeError):
+    """The endpoint could not produce a usable completion."""
+
+    def __init__(self, message: str, *, status: int | None = None, url: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.url = url
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class _Retryable(Exception):
+    """Internal: one attempt failed in a way worth retrying."""
+
+    def __init__(self, reason: str, retry_after: float | None = None, status: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+        self.status = status
+
+
+def _excerpt(body: bytes | str) -> str:
+    text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
+    text = " ".join(text.split())
+    return text if len(text) <= _BODY_EXCERPT_CHARS else text[:_BODY_EXCERPT_CHARS] + "..."
+
+
+def _parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP-date); None if unusable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when is None:
+            return None
+        seconds = when.timestamp() - time.time()
+    if seconds != seconds:  # NaN
+        return None
+    return max(0.0, seconds)
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    if isinstance(exc, TimeoutError | socket.timeout):
+        return True
+    reason = getattr(exc, "reason", None)
+    return isinstance(reason, TimeoutError | socket.timeout)
+
+
+def _as_int(value: Any) -> int:
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return 0
+
+
+class OpenAIChatClient:
+    """Client for an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    ``max_retries`` counts retries after the first attempt (so at most ``max_retries + 1`` requests).
+    The backoff before retry ``k`` (0-based) is ``uniform(0, min(max_backoff_s, backoff_s * 2**k))``
+    drawn from ``rng``; a server's ``Retry-After`` replaces it, capped at ``max_backoff_s``.
+    """
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        timeout_s: float = 60,
+        max_retries: int = 5,
+        backoff_s: float = 0.5,
+        max_concurrency: int = 4,
+        price_per_1k_prompt: float = 0.0,
+        price_per_1k_completion: float = 0.0,
+        *,
+        max_backoff_s: float = 30.0,
+        rng: random.Random | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        base_url = base_url or os.environ.get(ENV_BASE_URL) or None
+        model = model or os.environ.get(ENV_MODEL) or None
+        missing = []
+        if not base_url:
+            missing.append(f"base URL (pass base_url= or set {ENV_BASE_URL}, e.g. http://127.0.0.1:8000/v1)")
+        if not model:
+            missing.append(f"model (pass model= or set {ENV_MODEL})")
+        if missing:
+            raise LLMError("OpenAIChatClient is missing " + " and ".join(missing))
+        if max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be >= 1")
+        if timeout_s <= 0:
+            raise ValueError("timeout_s must be > 0")
+        assert base_url is not None and model is not None
+        self.base_url = base_url.rstrip("/")
+        self.url = self.base_url + "/chat/completions"
+        self.model = model
+        self.api_key = api_key or os.environ.get(ENV_API_KEY) or os.environ.get(ENV_OPENAI_API_KEY) or None
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.max_concurrency = max_concurrency
+        self.price_per_1k_prompt = price_per_1k_prompt
+        self.price_per_1k_completion = price_per_1k_completion
+        self._rng = rng if rng is not None else random.Random()
+        self._rng_lock = threading.Lock()
+        self._sleep = sleep
+        self._semaphore = threading.BoundedSemaphore(max_concurrency)
+
+    def __repr__(self) -> str:  # never show the key
+        return f"OpenAIChatClient(url={self.url!r}, model={self.model!r})"
+
+    # -- public -----------------------------------------------------------------------------------------
+
+    def chat(self, messages: list[dict], seed: int | None = None) -> ChatResult:
+        """Send ``messages`` and return the first choice's text with usage and cost."""
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+        if seed is not None:
+            payload["seed"] = int(seed)
+        body = json.dumps(payload).encode("utf-8")
+        raw = self._post_with_retries(body)
+        return self._parse(raw)
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (
+            prompt_tokens * self.price_per_1k_prompt + completion_tokens * self.price_per_1k_completion
+        ) / 1000.0
+
+    # -- internals --------------------------------------------------------------------------------------
+
+    def _backoff(self, retry_index: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.max_backoff_s)
+        ceiling = min(self.max_backoff_s, self.backoff_s * (2.0**retry_index))
+        with self._rng_lock:
+            return self._rng.uniform(0.0, ceiling)
+
+    def _post_with_retries(self, body: bytes) -> bytes:
+        last: _Retryable | None = None
+        for attempt in range(self.max_retries + 1):
+            if attempt:
+                assert last is not None
+                self._sleep(self._backoff(attempt - 1, last.retry_after))
+            try:
+                with self._semaphore:
+                    return self._post_once(body)
+            except _Retryable as exc:
+                last = exc
+        assert last is not None
+        attempts = self.max_retries + 1
+        raise LLMError(
+            f"LLM endpoint {self.url} failed after {attempts} attempt(s): {last.reason}",
+            status=last.status,
+            url=self.url,
+        )
+
+    def _post_once(self, body: bytes) -> bytes:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+                return response.read()
+        except urllib.error.HTTPError as exc:
+            try:
+                err_body = exc.read()
+            except Exception:
+                err_body = b""
+            finally:
+                exc.close()
+            status = exc.code
+            if status in RETRYABLE_STATUS or 500 <= status < 600:
+                raise _Retryable(
+                    f"HTTP {status}: {_excerpt(err_body)}",
+                    retry_after=_parse_retry_after(exc.headers.get("Retry-After") if exc.headers else None),
+                    status=status,
+                ) from exc
+            raise LLMError(
+                f"LLM endpoint {self.url} returned HTTP {status}: {_excerpt(err_body)}",
+                status=status,
+                url=self.url,
+            ) from exc
+        except (urllib.error.URLError, OSError) as exc:
+            # HTTPError is a URLError subclass and handled above; this is transport trouble.
+            if _is_timeout(exc):
+                raise _Retryable(f"request timed out after {self.timeout_s}s (timeout)") from exc
+            reason = getattr(exc, "reason", exc)
+            raise _Retryable(f"connection error ({type(reason).__name__}: {reason}); unreachable?") from exc
+        except (ValueError, http.client.InvalidURL) as exc:  # e.g. unknown url type
+            raise LLMError(f"bad LLM endpoint URL {self.url!r}: {exc}", url=self.url) from exc
+        except http.client.HTTPException as exc:  # IncompleteRead, BadStatusLine, ...
+            raise _Retryable(f"protocol error ({type(exc).__name__}: {exc})") from exc
+
+    def _parse(self, raw: bytes) -> ChatResult:
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise LLMError(f"malformed JSON response from {self.url}: {_excerpt(raw)}", url=self.url) from exc
+        if not isinstance(data, dict):
+            raise LLMError(
+                f"malformed JSON response from {self.url}: expected an object, got {type(data).__name__}",
+                url=self.url,
+            )
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices:
+            raise LLMError(
+                f"response from {self.url} has no choices: {_excerpt(json.dumps(data))}", url=self.url
+            )
+        first = choices[0]
+        message = first.get("message") if isinstance(first, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, str):
+            raise LLMError(
+                f"response from {self.url} is missing choices[0].message.content: "
+                f"{_excerpt(json.dumps(first))}",
+                url=self.url,
+            )
+        usage = data.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
+        prompt_tokens = _as_int(usage.get("prompt_tokens"))
+        completion_tokens = _as_int(usage.get("completion_tokens"))
+        return ChatResult(
+            text=content,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost_usd=self.cost(prompt_tokens, completion_tokens),
+        )

@@ -1,0 +1,369 @@
+"""OpenAIChatClient against a real loopback HTTP server serving scripted responses."""
+
+from __future__ import annotations
+
+import json
+import random
+import socket
+import threading
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from harness_gym.executors.openai_client import ChatResult, LLMError, OpenAIChatClient
+
+MESSAGES = [{"role": "user", "content": "hi"}]
+
+
+def ok_body(text: str = "hello", usage: dict | None = None) -> bytes:
+    data: dict = {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]}
+    if usage is not None:
+        data["usage"] = usage
+    return json.dumps(data).encode()
+
+
+@dataclass
+class Scripted:
+    status: int = 200
+    body: bytes = field(default_factory=ok_body)
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+
+class ScriptedServer:
+    """A ThreadingHTTPServer on 127.0.0.1 that pops one scripted response per request."""
+
+    def __init__(self) -> None:
+        self.script: deque[Scripted] = deque()
+        self.default: Scripted | None = None
+        self.requests: list[dict] = []
+        self.headers_seen: list[dict[str, str]] = []
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.cond = threading.Condition(self.lock)
+        self.gate_at: int | None = None  # when set, a request waits until this many are in flight
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                payload = json.loads(self.rfile.read(length) or b"{}")
+                with server.cond:
+                    server.requests.append(payload)
+                    server.headers_seen.append(dict(self.headers))
+                    reply = server.script.popleft() if server.script else server.default
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                    server.cond.notify_all()
+                    if server.gate_at is not None:
+                        server.cond.wait_for(lambda: server.in_flight >= server.gate_at, timeout=3.0)
+                done = False
+                try:
+                    assert reply is not None, "unscripted request"
+                    if reply.delay_s:
+                        server.stop.wait(reply.delay_s)
+                    # leave the in-flight count before replying: the client holds its slot until it has
+                    # read the reply, so the server-side count never over-reports the client's concurrency
+                    with server.cond:
+                        server.in_flight -= 1
+                        done = True
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(reply.body)))
+                    for key, value in reply.headers.items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(reply.body)
+                except OSError:
+                    pass  # client gave up (timeout); nothing to do
+                finally:
+                    if not done:
+                        with server.cond:
+                            server.in_flight -= 1
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05})
+        self.thread.daemon = True
+        self.thread.start()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=5)
+
+
+@pytest.fixture(autouse=True)
+def _no_proxy_no_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    for var in (
+        "HARNESS_GYM_LLM_BASE_URL",
+        "HARNESS_GYM_LLM_MODEL",
+        "HARNESS_GYM_LLM_API_KEY",
+        "OPENAI_API_KEY",
+    ):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    srv = ScriptedServer()
+    try:
+        yield srv
+    finally:
+        srv.close()
+
+
+class RecordingSleep:
+    def __init__(self) -> None:
+        self.calls: list[float] = []
+
+    def __call__(self, seconds: float) -> None:
+        self.calls.append(seconds)
+
+
+def make_client(server: ScriptedServer, **kwargs) -> tuple[OpenAIChatClient, RecordingSleep]:
+    sleep = RecordingSleep()
+    opts = dict(
+        base_url=server.base_url,
+        model="test-model",
+        timeout_s=2.0,
+        max_retries=3,
+        backoff_s=0.5,
+        max_backoff_s=1.0,
+        rng=random.Random(0),
+        sleep=sleep,
+    )
+    opts.update(kwargs)
+    return OpenAIChatClient(**opts), sleep
+
+
+def test_success_with_usage_and_cost(server: ScriptedServer) -> None:
+    server.script.append(
+        Scripted(
+            body=ok_body(
+                "the answer", {"prompt_tokens": 1200, "completion_tokens": 300, "total_tokens": 1500}
+            )
+        )
+    )
+    client, sleep = make_client(
+        server, api_key="sk-test", price_per_1k_prompt=0.01, price_per_1k_completion=0.03, temperature=0.2
+    )
+    result = client.chat(MESSAGES, seed=7)
+    assert isinstance(result, ChatResult)
+    assert result.text == "the answer"
+    assert (result.prompt_tokens, result.completion_tokens) == (1200, 300)
+    assert result.cost_usd == pytest.approx(1.2 * 0.01 + 0.3 * 0.03)
+    assert sleep.calls == []
+    [payload] = server.requests
+    assert payload["model"] == "test-model"
+    assert payload["messages"] == MESSAGES
+    assert payload["seed"] == 7
+    assert payload["temperature"] == 0.2
+    assert payload["max_tokens"] == 512
+    assert server.headers_seen[0]["Authorization"] == "Bearer sk-test"
+    assert "sk-test" not in repr(client)
+
+
+def test_usage_absent_is_zero_and_no_auth_header(server: ScriptedServer) -> None:
+    server.script.append(Scripted(body=ok_body("x")))
+    client, _ = make_client(server, price_per_1k_prompt=1.0)
+    result = client.chat(MESSAGES)
+    assert result == ChatResult("x", 0, 0, 0.0)
+    assert "seed" not in server.requests[0]
+    assert "Authorization" not in server.headers_seen[0]
+
+
+def test_env_fallback_and_missing_config(server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(LLMError, match="HARNESS_GYM_LLM_BASE_URL") as info:
+        OpenAIChatClient()
+    assert "HARNESS_GYM_LLM_MODEL" in str(info.value)
+    monkeypatch.setenv("HARNESS_GYM_LLM_BASE_URL", server.base_url + "/")
+    with pytest.raises(LLMError, match="HARNESS_GYM_LLM_MODEL"):
+        OpenAIChatClient()
+    monkeypatch.setenv("HARNESS_GYM_LLM_MODEL", "env-model")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
+    client = OpenAIChatClient(sleep=RecordingSleep())
+    assert client.url == server.base_url + "/chat/completions"
+    assert client.api_key == "sk-openai"
+    monkeypatch.setenv("HARNESS_GYM_LLM_API_KEY", "sk-harness")
+    assert OpenAIChatClient().api_key == "sk-harness"
+    server.script.append(Scripted(body=ok_body("env")))
+    assert client.chat(MESSAGES).text == "env"
+    assert server.requests[0]["model"] == "env-model"
+
+
+def test_retries_429_then_500_then_success(server: ScriptedServer) -> None:
+    server.script.extend(
+        [
+            Scripted(status=429, body=b'{"error": "rate limited"}'),
+            Scripted(status=500, body=b'{"error": "boom"}'),
+            Scripted(body=ok_body("finally", {"prompt_tokens": 3, "completion_tokens": 4})),
+        ]
+    )
+    client, sleep = make_client(server, max_retries=5, backoff_s=0.5, max_backoff_s=0.75)
+    result = client.chat(MESSAGES)
+    assert result.text == "finally"
+    assert (result.prompt_tokens, result.completion_tokens) == (3, 4)
+    assert len(server.requests) == 3
+    assert len(sleep.calls) == 2
+    # full jitter: uniform(0, min(cap, backoff * 2**k))
+    assert 0.0 <= sleep.calls[0] <= 0.5
+    assert 0.0 <= sleep.calls[1] <= 0.75
+
+
+def test_retry_after_is_honoured_and_capped(server: ScriptedServer) -> None:
+    server.script.extend(
+        [
+            Scripted(status=429, headers={"Retry-After": "0.3"}),
+            Scripted(status=503, headers={"Retry-After": "120"}),
+            Scripted(body=ok_body()),
+        ]
+    )
+    client, sleep = make_client(server, max_backoff_s=1.0)
+    assert client.chat(MESSAGES).text == "hello"
+    assert sleep.calls == [pytest.approx(0.3), 1.0]
+
+
+def test_retryable_status_exhausted(server: ScriptedServer) -> None:
+    server.default = Scripted(status=502, body=b"bad gateway")
+    client, sleep = make_client(server, max_retries=2)
+    with pytest.raises(LLMError, match="502") as info:
+        client.chat(MESSAGES)
+    assert info.value.status == 502
+    assert server.base_url in str(info.value)
+    assert len(server.requests) == 3
+    assert len(sleep.calls) == 2
+
+
+def test_timeout_is_retried_then_fails(server: ScriptedServer) -> None:
+    server.default = Scripted(delay_s=2.0)
+    client, sleep = make_client(server, timeout_s=0.1, max_retries=1)
+    with pytest.raises(LLMError, match=r"timed out|timeout") as info:
+        client.chat(MESSAGES)
+    assert server.base_url in str(info.value)
+    assert len(server.requests) == 2
+    assert len(sleep.calls) == 1
+
+
+def test_timeout_then_success(server: ScriptedServer) -> None:
+    server.script.extend([Scripted(delay_s=2.0), Scripted(body=ok_body("recovered"))])
+    client, sleep = make_client(server, timeout_s=0.2, max_retries=2)
+    assert client.chat(MESSAGES).text == "recovered"
+    assert len(sleep.calls) == 1
+
+
+def test_malformed_json(server: ScriptedServer) -> None:
+    server.script.append(Scripted(body=b"<html>not json</html>"))
+    client, sleep = make_client(server)
+    with pytest.raises(LLMError, match="malformed"):
+        client.chat(MESSAGES)
+    assert len(server.requests) == 1
+    assert sleep.calls == []
+
+
+def test_json_not_an_object(server: ScriptedServer) -> None:
+    server.script.append(Scripted(body=b"[1, 2]"))
+    client, _ = make_client(server)
+    with pytest.raises(LLMError, match="malformed"):
+        client.chat(MESSAGES)
+
+
+@pytest.mark.parametrize(
+    "body", [b'{"choices": []}', b'{"usage": {"prompt_tokens": 1}}', b'{"choices": null}']
+)
+def test_missing_or_empty_choices(server: ScriptedServer, body: bytes) -> None:
+    server.script.append(Scripted(body=body))
+    client, _ = make_client(server)
+    with pytest.raises(LLMError, match="no choices"):
+        client.chat(MESSAGES)
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "choice", [{"message": {"role": "assistant"}}, {"message": {"content": None}}, {"text": "legacy"}, "str"]
+)
+def test_missing_message_content(server: ScriptedServer, choice: object) -> None:
+    server.script.append(Scripted(body=json.dumps({"choices": [choice]}).encode()))
+    client, _ = make_client(server)
+    with pytest.raises(LLMError, match="content"):
+        client.chat(MESSAGES)
+
+
+def test_400_is_not_retried(server: ScriptedServer) -> None:
+    server.script.append(Scripted(status=400, body=b'{"error": {"message": "unknown model test-model"}}'))
+    server.default = Scripted(body=ok_body("should not be reached"))
+    client, sleep = make_client(server)
+    with pytest.raises(LLMError, match="HTTP 400") as info:
+        client.chat(MESSAGES)
+    assert "unknown model" in str(info.value)
+    assert info.value.status == 400
+    assert len(server.requests) == 1
+    assert sleep.calls == []
+
+
+def test_unreachable_endpoint_names_url(server: ScriptedServer) -> None:
+    server.close()  # port now closed: connections are refused
+    client, sleep = make_client(server, max_retries=2)
+    with pytest.raises(LLMError, match="after 3 attempt") as info:
+        client.chat(MESSAGES)
+    assert f"http://127.0.0.1:{server.port}/v1/chat/completions" in str(info.value)
+    assert info.value.url == client.url
+    assert len(sleep.calls) == 2
+    assert all(0.0 <= s <= 1.0 for s in sleep.calls)
+
+
+def test_unreachable_unused_port() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    # socket closed without listen: nothing accepts on this port
+    client = OpenAIChatClient(
+        base_url=f"http://127.0.0.1:{port}", model="m", max_retries=1, timeout_s=1.0, sleep=RecordingSleep()
+    )
+    with pytest.raises(LLMError, match=f"127.0.0.1:{port}/chat/completions"):
+        client.chat(MESSAGES)
+
+
+def test_concurrency_is_bounded_but_parallel(server: ScriptedServer) -> None:
+    server.default = Scripted(body=ok_body("par"), delay_s=0.05)
+    server.gate_at = 2  # each request waits (up to 3 s) until two are in flight, proving parallelism
+    client, _ = make_client(server, max_concurrency=2, timeout_s=5.0)
+    results: list[ChatResult] = []
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            results.append(client.chat(MESSAGES))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=20)
+    assert not errors
+    assert len(results) == 8
+    assert len(server.requests) == 8
+    assert server.max_in_flight == 2
+
+
+def test_invalid_arguments() -> None:
+    with pytest.raises(ValueError):
+        OpenAIChatClient(base_url="http://127.0.0.1:1", model="m", max_concurrency=0)
+    with pytest.raises(ValueError):
+        OpenAIChatClient(base_url="http://127.0.0.1:1", model="m", max_retries=-1)
