@@ -200,6 +200,7 @@ class Domain(ABC):
         self.competence = competence or self.competence_cls()
         self._pools: dict[str, ArtifactPool] = {}
         self._supported = tuple(Action(a) in self.supported for a in range(N_ACTIONS))
+        self._per_task: dict[tuple[str, str], Any] = {}
 
     # -- tasks ---------------------------------------------------------------------------------
     def tasks(self) -> list[Task]:
@@ -221,6 +222,14 @@ class Domain(ABC):
             )
             self._pools[task.task_id] = pool
         return pool
+
+    def per_task(self, what: str, task: Task, build: Callable[[], Any]) -> Any:
+        """A per-task object (search index, gold set, ...) built on first use and kept."""
+        key = (what, task.task_id)
+        value = self._per_task.get(key)
+        if value is None:
+            value = self._per_task[key] = build()
+        return value
 
     def tool_pool(self, task: Task, context: Context) -> ArtifactPool:
         """Candidate next tool calls (right one + wrong ones) for a simulated executor's tool request."""

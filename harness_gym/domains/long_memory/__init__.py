@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from harness_gym.actions import Action
 from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
@@ -81,23 +80,13 @@ class LongMemoryDomain(Domain):
         (Action.SUBMIT, None),
     )
 
-    def __init__(self, competence: Competence | None = None, **kwargs: Any) -> None:
-        super().__init__(competence, **kwargs)
-        self._indexes: dict[str, SessionIndex] = {}
-        self._gold: dict[str, frozenset[str]] = {}
-
     def index(self, task: Task) -> SessionIndex:
         """The task's search index, built on first use."""
-        index = self._indexes.get(task.task_id)
-        if index is None:
-            index = SessionIndex(task.payload["sessions"], task.payload["question"])
-            self._indexes[task.task_id] = index
-        return index
+        payload = task.payload
+        return self.per_task("index", task, lambda: SessionIndex(payload["sessions"], payload["question"]))
 
     def informedness(self, task: Task, context: Context) -> float:
-        gold = self._gold.get(task.task_id)
-        if gold is None:
-            gold = self._gold[task.task_id] = frozenset(task.payload["gold_sessions"])
+        gold = self.per_task("gold", task, lambda: frozenset(task.payload["gold_sessions"]))
         return len(gold.intersection(context.evidence)) / len(gold)
 
     def can_retrieve(self, ep: Episode) -> bool:

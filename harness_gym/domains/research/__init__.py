@@ -88,23 +88,13 @@ class ResearchDomain(Domain):
     )
     max_searches = MAX_SEARCHES
 
-    def __init__(self, competence: Competence | None = None, **kwargs: object) -> None:
-        super().__init__(competence, **kwargs)
-        self._search: dict[str, CorpusSearch] = {}
-        self._gold: dict[str, frozenset[str]] = {}
-
     def search_engine(self, task: Task) -> CorpusSearch:
         """The task's BM25 engine, built on first use and kept."""
-        engine = self._search.get(task.task_id)
-        if engine is None:
-            engine = CorpusSearch(task.payload["docs"], task.payload["question"])
-            self._search[task.task_id] = engine
-        return engine
+        payload = task.payload
+        return self.per_task("search", task, lambda: CorpusSearch(payload["docs"], payload["question"]))
 
     def informedness(self, task: Task, context: Context) -> float:
-        gold = self._gold.get(task.task_id)
-        if gold is None:
-            gold = self._gold[task.task_id] = frozenset(task.payload["gold_docs"])
+        gold = self.per_task("gold", task, lambda: frozenset(task.payload["gold_docs"]))
         found = len(gold.intersection(context.evidence)) / len(gold)
         return OBSERVE_SHARE * context.observed + (1.0 - OBSERVE_SHARE) * found
 
