@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from harness_gym.rubric import Rubric
 from harness_gym.state import FEATURE_INDEX, HarnessState
 from harness_gym.task import Task, TaskFileError, packaged_task_file, read_jsonl
 from harness_gym.trajectory import StepRecord
+
+if TYPE_CHECKING:
+    from harness_gym.executors.prompts import Prompts
 
 
 def artifact_hash(text: str) -> str:
@@ -193,6 +196,8 @@ class Domain(ABC):
     evidence_required: ClassVar[bool] = False
     base_script: ClassVar[tuple[tuple[Action, str | None], ...]]
     """Base harness: the first (action, done-feature) whose feature is still 0 and which is legal."""
+    prompts_cls: ClassVar[type[Prompts] | None] = None
+    """How a chat LLM executor is prompted here and its replies parsed (``<domain>/prompts.py``)."""
 
     def __init__(self, competence: Competence | None = None, **kwargs: Any) -> None:
         if kwargs:
