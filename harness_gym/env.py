@@ -12,6 +12,7 @@ from gymnasium import spaces
 from harness_gym.actions import N_ACTIONS, Action
 from harness_gym.domains.base import Domain, Episode, Outcome, artifact_hash
 from harness_gym.executors.base import Executor, RequestKind
+from harness_gym.executors.openai_executor import OpenAIConfig
 from harness_gym.executors.simulated import SimulatedExecutor
 from harness_gym.hms import EpisodeOutcome, HMSParams, detect, hms_norm
 from harness_gym.rubric import g_norm
@@ -73,7 +74,10 @@ _COMMON_DOC = """
     render_mode=None, hms_params=None, **domain_kwargs)``
 
     - ``split``: ``"train"`` (80 tasks), ``"eval"`` (20 held-out tasks) or ``"all"``.
-    - ``executor``: ``"simulated"`` (embedded, offline) or any object implementing ``Executor``.
+    - ``executor``: ``"simulated"`` (embedded, offline); ``"openai"``, an ``OpenAIConfig`` or an
+      ``OpenAIExecutor`` (a chat LLM behind an OpenAI-compatible endpoint, with the record/replay
+      cache; ``"openai"`` reads ``HARNESS_GYM_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY``); or any object
+      implementing ``Executor``.
     - ``task_ids``: restrict the tasks drawn at reset (``reset(options={{"task_id": ...}})`` picks one).
     - ``max_steps``: step budget (default per domain).
     - ``strict``: raise on illegal actions instead of counting them.
@@ -104,7 +108,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
     def __init__(
         self,
         split: str = "train",
-        executor: str | Executor = "simulated",
+        executor: str | Executor | OpenAIConfig = "simulated",
         task_ids: Sequence[str] | None = None,
         max_steps: int | None = None,
         strict: bool = False,
@@ -119,12 +123,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         self.max_steps = int(max_steps if max_steps is not None else self.domain.max_steps)
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
-        if executor == "simulated":
-            self.executor: Executor = SimulatedExecutor(self.domain)
-        elif isinstance(executor, Executor):
-            self.executor = executor
-        else:
-            raise TypeError(f"executor must be 'simulated' or an Executor, got {executor!r}")
+        self.executor: Executor = self._bind_executor(executor)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r} is not supported; use 'ansi' or None")
         self.render_mode = render_mode
@@ -135,6 +134,24 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         self._ep: Episode | None = None
         self._mask = np.ones(N_ACTIONS, dtype=np.int8)
         self._final: dict[str, Any] | None = None
+
+    def _bind_executor(self, executor: str | Executor | OpenAIConfig) -> Executor:
+        if isinstance(executor, str):
+            if executor == "simulated":
+                return SimulatedExecutor(self.domain)
+            if executor != "openai":
+                raise ValueError(f"unknown executor {executor!r}; expected 'simulated' or 'openai'")
+            executor = OpenAIConfig()
+        if isinstance(executor, OpenAIConfig):
+            from harness_gym.executors.openai_executor import OpenAIExecutor
+
+            executor = OpenAIExecutor(executor)
+        if not isinstance(executor, Executor):
+            raise TypeError(
+                f"executor must be 'simulated', 'openai', an OpenAIConfig or an Executor, got {executor!r}"
+            )
+        bind = getattr(executor, "for_domain", None)
+        return bind(self.domain) if bind is not None else executor
 
     def _select_tasks(self, split: str, task_ids: Sequence[str] | None) -> list[Task]:
         tasks = select(self.domain.tasks(), split)
@@ -326,6 +343,8 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
                 "prompt_tokens": ep.prompt_tokens,
                 "completion_tokens": ep.completion_tokens,
                 "cost_usd": ep.cost_usd,
+                "cache_hits": ep.cache_hits,
+                "cache_misses": ep.cache_misses,
             },
             "task_id": task.task_id,
             "difficulty": task.difficulty,

@@ -161,8 +161,10 @@ def test_bad_arguments_are_named(env_id):
         gym.make(env_id, split="validation")
     with pytest.raises(ValueError, match="render_mode"):
         gym.make(env_id, render_mode="human")
-    with pytest.raises(TypeError, match="executor"):
+    with pytest.raises(ValueError, match="unknown executor 'gpt'"):
         gym.make(env_id, executor="gpt")
+    with pytest.raises(TypeError, match="executor must be"):
+        gym.make(env_id, executor=42)
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])

@@ -107,6 +107,8 @@ class Episode:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    cache_hits: int = 0
+    cache_misses: int = 0
 
     def ask(self, kind: RequestKind) -> ExecutorResponse:
         """One executor call about the current draft, with its usage added to the episode's."""
@@ -118,6 +120,9 @@ class Episode:
         self.prompt_tokens += response.usage.prompt_tokens
         self.completion_tokens += response.usage.completion_tokens
         self.cost_usd += response.usage.cost_usd
+        if response.cached is not None:
+            self.cache_hits += response.cached
+            self.cache_misses += not response.cached
         return response
 
     def judge(self) -> tuple[bool, str | None]:

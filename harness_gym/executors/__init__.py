@@ -1,4 +1,4 @@
-"""Executors: the frozen LLM behind DRAFT, REVISE and judge-type CHECK."""
+"""Executors: the frozen LLM behind DRAFT, REVISE, judge-type CHECK and executor-chosen tool calls."""
 
 from harness_gym.executors.base import (
     Context,
@@ -8,15 +8,27 @@ from harness_gym.executors.base import (
     Feedback,
     Usage,
 )
+from harness_gym.executors.cache import CacheMissError, ResponseCache
+from harness_gym.executors.openai_client import LLMError, OpenAIChatClient
+from harness_gym.executors.openai_executor import OpenAIConfig, OpenAIExecutor
+from harness_gym.executors.prompts import ParseError, Prompts
 from harness_gym.executors.simulated import Competence, SimulatedExecutor
 
 __all__ = [
+    "CacheMissError",
     "Competence",
     "Context",
     "Executor",
     "ExecutorRequest",
     "ExecutorResponse",
     "Feedback",
+    "LLMError",
+    "OpenAIChatClient",
+    "OpenAIConfig",
+    "OpenAIExecutor",
+    "ParseError",
+    "Prompts",
+    "ResponseCache",
     "SimulatedExecutor",
     "Usage",
 ]

@@ -66,6 +66,8 @@ class ExecutorResponse:
     usage: Usage = Usage()
     error: str | None = None
     """Set when the executor failed to produce a usable artifact; the harness sees a failure signal."""
+    cached: bool | None = None
+    """For executors behind a response cache: whether the reply was replayed from it."""
 
 
 @runtime_checkable

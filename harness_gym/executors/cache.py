@@ -25,7 +25,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -72,6 +72,8 @@ class CachedResponse:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    hit: bool = field(default=False, compare=False)
+    """Set by :meth:`ResponseCache.fetch`: True when the response came from the cache."""
 
 
 def _canonical_json(value: Any) -> str:
@@ -281,7 +283,7 @@ class ResponseCache:
             return compute()
         found = self.get(key)
         if found is not None:
-            return found
+            return replace(found, hit=True)
         if self.mode == "read_only":
             raise CacheMissError(key, model, self.path)
         response = compute()

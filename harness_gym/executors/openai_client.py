@@ -169,6 +169,17 @@ class OpenAIChatClient:
         self._sleep = sleep
         self._semaphore = threading.BoundedSemaphore(max_concurrency)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable for worker processes: locks are recreated, each process gets its own bound."""
+        state = self.__dict__.copy()
+        del state["_rng_lock"], state["_semaphore"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._rng_lock = threading.Lock()
+        self._semaphore = threading.BoundedSemaphore(self.max_concurrency)
+
     def __repr__(self) -> str:  # never show the key
         return f"OpenAIChatClient(url={self.url!r}, model={self.model!r})"
 

@@ -1,0 +1,204 @@
+"""A real chat LLM as the executor: any OpenAI-compatible endpoint, behind the record/replay cache.
+
+The domain's :class:`~harness_gym.executors.prompts.Prompts` turns each request into chat messages and
+each reply into an artifact; this module only moves them between the environment, the response cache and
+the endpoint. What it guarantees:
+
+- a reply without an artifact of the required form is an executor error the harness sees (a failure
+  signal in the episode), never an exception;
+- an endpoint that stays down after the client's retries, or a miss while replaying a cache, *is* an
+  exception (:class:`~harness_gym.executors.openai_client.LLMError`,
+  :class:`~harness_gym.executors.cache.CacheMissError`): a silently failed call would corrupt a dataset;
+- replaying a recorded cache (``cache_mode="read_only"``) reproduces the recorded episodes exactly, with
+  no network: cache keys depend only on the model, base URL, messages, sampling parameters and the call's
+  index in its episode (plus a per-call seed drawn from the environment's generator when sampling at a
+  temperature above 0, so episodes sample independently and still replay identically).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import threading
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from harness_gym.executors.base import ExecutorRequest, ExecutorResponse, Usage
+from harness_gym.executors.cache import MODES, CachedResponse, ResponseCache
+from harness_gym.executors.openai_client import ENV_BASE_URL, ENV_MODEL, OpenAIChatClient
+from harness_gym.executors.prompts import ParseError, Prompts
+
+if TYPE_CHECKING:
+    from harness_gym.domains.base import Domain
+
+CACHE_MODE_ALIASES = {"record": "read_write", "replay": "read_only"}
+"""Command-line friendly names of the response-cache modes."""
+
+
+@dataclass(frozen=True)
+class OpenAIConfig:
+    """Settings of an :class:`OpenAIExecutor`: plain values, so they pickle into worker processes and
+    go into dataset metadata. The API key is never part of it (argument or environment only)."""
+
+    model: str | None = None
+    """Model name as the endpoint knows it; default ``$HARNESS_GYM_LLM_MODEL``."""
+    base_url: str | None = None
+    """Endpoint root, e.g. ``http://127.0.0.1:8000/v1``; default ``$HARNESS_GYM_LLM_BASE_URL``."""
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    timeout_s: float = 60.0
+    """Per request; a timed-out request is retried."""
+    max_retries: int = 5
+    """Retries after the first attempt on 408/429/5xx, timeouts and connection errors."""
+    backoff_s: float = 0.5
+    """Base of the exponential backoff (full jitter)."""
+    max_concurrency: int = 4
+    """Requests in flight at once per process (shared by every env of the process)."""
+    price_per_1k_prompt: float = 0.0
+    """USD per 1,000 prompt tokens, for the cost accounting."""
+    price_per_1k_completion: float = 0.0
+    cache: str | None = None
+    """Response-cache SQLite file; ``None`` calls the endpoint every time."""
+    cache_mode: str = "read_write"
+    """``read_write`` (record), ``read_only`` (replay: a miss is an error) or ``off``."""
+
+    def __post_init__(self) -> None:
+        mode = CACHE_MODE_ALIASES.get(self.cache_mode, self.cache_mode)
+        if mode not in MODES:
+            raise ValueError(
+                f"unknown cache mode {self.cache_mode!r}; expected one of "
+                f"{', '.join((*MODES, *CACHE_MODE_ALIASES))}"
+            )
+        object.__setattr__(self, "cache_mode", mode)
+        if mode == "read_only" and self.cache is None:
+            raise ValueError("cache mode 'read_only' (replay) needs a cache file")
+
+    def resolved(self) -> OpenAIConfig:
+        """This config with the model and base URL filled in from the environment where unset."""
+        return replace(
+            self,
+            model=self.model or os.environ.get(ENV_MODEL) or None,
+            base_url=(self.base_url or os.environ.get(ENV_BASE_URL) or "").rstrip("/") or None,
+        )
+
+    def content_key(self) -> dict[str, Any]:
+        """The settings that change what the executor replies (dataset resume checks compare them)."""
+        resolved = self.resolved()
+        return {
+            "executor": "openai",
+            "model": resolved.model,
+            "base_url": resolved.base_url,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+
+
+class OpenAIExecutor:
+    """The frozen LLM behind DRAFT, REVISE, judge-type CHECK and executor-chosen tool calls.
+
+    Pass it (or an :class:`OpenAIConfig`, or ``"openai"`` to read everything from the environment) as
+    ``gym.make(env_id, executor=...)``; the environment binds it to its domain's prompts. Copies bound to
+    different environments of one process share the HTTP client (and so its concurrency bound), the
+    cache and the counters.
+    """
+
+    name = "openai"
+
+    def __init__(
+        self,
+        config: OpenAIConfig | None = None,
+        *,
+        api_key: str | None = None,
+        client: OpenAIChatClient | None = None,
+        **settings: Any,
+    ) -> None:
+        self.config = replace(config or OpenAIConfig(), **settings).resolved()
+        c = self.config
+        self.client = client or OpenAIChatClient(
+            base_url=c.base_url,
+            model=c.model,
+            api_key=api_key,
+            temperature=c.temperature,
+            max_tokens=c.max_tokens,
+            timeout_s=c.timeout_s,
+            max_retries=c.max_retries,
+            backoff_s=c.backoff_s,
+            max_concurrency=c.max_concurrency,
+            price_per_1k_prompt=c.price_per_1k_prompt,
+            price_per_1k_completion=c.price_per_1k_completion,
+        )
+        self.cache = ResponseCache(c.cache, c.cache_mode if c.cache is not None else "off")
+        self.prompts: Prompts | None = None
+        self._counts = {"requests": 0, "api_calls": 0, "parse_failures": 0}
+        self._lock = threading.Lock()
+
+    def for_domain(self, domain: Domain) -> OpenAIExecutor:
+        """A copy that speaks ``domain``'s prompts (the environment calls this)."""
+        if domain.prompts_cls is None:
+            raise ValueError(f"{domain.env_id} defines no prompts for a chat LLM executor")
+        bound = copy.copy(self)
+        bound.prompts = domain.prompts_cls(domain)
+        return bound
+
+    def describe(self) -> dict[str, Any]:
+        """What dataset metadata records: the settings (no key) and the cache's content hash."""
+        return {
+            "name": self.name,
+            **{k: v for k, v in asdict(self.config).items() if k != "cache"},
+            "cache_path": self.config.cache,
+            "cache_hash": self.cache.content_hash() if self.config.cache is not None else None,
+        }
+
+    def stats(self) -> dict[str, int]:
+        """Counters of this process: requests, endpoint calls, parse failures, cache hits/misses/stores."""
+        with self._lock:
+            counts = dict(self._counts)
+        cache = self.cache.stats()
+        return {**counts, "cache_hits": cache["hits"], "cache_misses": cache["misses"]}
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    # -- the executor protocol -----------------------------------------------------------------------
+    def complete(self, request: ExecutorRequest, rng: np.random.Generator) -> ExecutorResponse:
+        if self.prompts is None:
+            raise RuntimeError("OpenAIExecutor is not bound to a domain: pass it to gym.make(..., executor=)")
+        messages = self.prompts.messages(request)
+        seed = int(rng.integers(2**31 - 1))  # drawn every call so the env's random stream never depends on it
+        params: dict[str, Any] = {
+            "temperature": self.config.temperature,
+            "max_tokens": self.config.max_tokens,
+        }
+        if self.config.temperature > 0:
+            params["seed"] = seed
+        key = ResponseCache.key(
+            self.client.model, self.client.base_url, messages, params, request.sample_index
+        )
+        reply = self.cache.fetch(key, lambda: self._call(messages, params.get("seed")), self.client.model)
+        cached = reply.hit if self.cache.mode != "off" else None
+        usage = Usage(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd)
+        with self._lock:
+            self._counts["requests"] += 1
+        try:
+            artifact = self.prompts.parse(request, reply.text)
+        except ParseError as exc:
+            with self._lock:
+                self._counts["parse_failures"] += 1
+            return ExecutorResponse(
+                text=reply.text, usage=usage, error=f"parse failure: {exc}", cached=cached
+            )
+        return ExecutorResponse(text=artifact, usage=usage, cached=cached)
+
+    def _call(self, messages: list[dict[str, str]], seed: int | None) -> CachedResponse:
+        result = self.client.chat(messages, seed=seed)  # LLMError once retries are spent
+        with self._lock:
+            self._counts["api_calls"] += 1
+        return CachedResponse(result.text, result.prompt_tokens, result.completion_tokens, result.cost_usd)
