@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import harness_gym
+from harness_gym.executors.openai_executor import OpenAIConfig
 from harness_gym.paper import EVAL_ROLLOUTS, EVAL_SEEDS
 
 
@@ -43,6 +44,8 @@ class BenchConfig:
     workers: int = 2
     """Settings evaluated in parallel processes."""
     n_boot: int = 10_000
+    executor: OpenAIConfig | None = None
+    """A chat LLM executor's settings for buffers and evaluation; ``None`` is the simulated executor."""
     out: str = "results"
     show_progress: bool = True
 
@@ -72,7 +75,13 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
     from baselines.train import train
     from harness_gym.collect import CollectConfig, collect, dataset_root, iter_episodes
     from harness_gym.evaluation import buffer_arrays, buffer_stats, compare, evaluate
+    from harness_gym.executors.openai_executor import OpenAIExecutor
     from harness_gym.registry import env_class
+
+    env_kwargs: dict[str, Any] = {}
+    executor = None
+    if config.executor is not None:
+        executor = env_kwargs["executor"] = OpenAIExecutor(config.executor)
 
     timings: dict[str, float] = {}
     start = time.perf_counter()
@@ -80,12 +89,13 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
     n_train = sum(task.split == "train" for task in domain().tasks())
     root = str(Path(config.out) / "datasets")
     dataset_id = f"harness/{domain.name}/bench-mixed-v0"
-    collect(
+    collected = collect(
         CollectConfig(
             env_id,
             "mixed",
             config.episodes_per_task * n_train,
             dataset_id,
+            executor=config.executor,
             workers=1,
             overwrite=True,
             root=root,
@@ -98,9 +108,11 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
     timings["collect_s"] = time.perf_counter() - start
 
     results: dict[str, list] = {
-        "base": evaluate(BasePolicy(env_id), env_id, seeds=config.seeds, rollouts=config.rollouts),
+        "base": evaluate(
+            BasePolicy(env_id), env_id, seeds=config.seeds, rollouts=config.rollouts, **env_kwargs
+        ),
         "forced-check": evaluate(
-            ForcedCheckPolicy(env_id), env_id, seeds=config.seeds, rollouts=config.rollouts
+            ForcedCheckPolicy(env_id), env_id, seeds=config.seeds, rollouts=config.rollouts, **env_kwargs
         ),
     }
     mark = time.perf_counter()
@@ -109,12 +121,19 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
         for seed in config.seeds:
             model = train(algo, data, seed=seed, n_epochs=config.epochs)
             policy = MaskedPolicy(model, algo, sample=True)
-            episodes += evaluate(policy, env_id, seeds=(seed,), rollouts=config.rollouts, policy_name=algo)
+            episodes += evaluate(
+                policy, env_id, seeds=(seed,), rollouts=config.rollouts, policy_name=algo, **env_kwargs
+            )
         results[algo] = episodes
     for algo in config.other_algos:
         model = train(algo, data, seed=config.seeds[0], n_epochs=config.epochs)
         results[algo] = evaluate(
-            MaskedPolicy(model, algo), env_id, seeds=config.seeds, rollouts=config.rollouts, policy_name=algo
+            MaskedPolicy(model, algo),
+            env_id,
+            seeds=config.seeds,
+            rollouts=config.rollouts,
+            policy_name=algo,
+            **env_kwargs,
         )
     timings["train_eval_s"] = time.perf_counter() - mark
     comparison = compare(results, n_boot=config.n_boot, n_perm=config.n_boot)
@@ -125,7 +144,10 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
         f"[{aw['ci_low']:+.3f}, {aw['ci_high']:+.3f}]  ΔHMS {aw['delta_hms']:+.3f}  CBS {aw['cbs']:.1%}  "
         f"({timings['total_s']:.0f}s)"
     )
-    return {"compare": comparison, "buffer": buffer, "timings": timings}
+    out: dict[str, Any] = {"compare": comparison, "buffer": buffer, "timings": timings}
+    if executor is not None:
+        out["executor"] = {"collect": collected.usage, "evaluate": executor.stats()}
+    return out
 
 
 def run(config: BenchConfig) -> dict[str, Any]:

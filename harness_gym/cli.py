@@ -9,6 +9,8 @@ from collections.abc import Sequence
 import gymnasium as gym
 
 import harness_gym
+from harness_gym.executors.cache import MODES as CACHE_MODES
+from harness_gym.executors.openai_executor import CACHE_MODE_ALIASES, OpenAIConfig
 from harness_gym.paper import BASE_G, EVAL_ROLLOUTS, EVAL_SEEDS
 from harness_gym.rollout import protocol_episodes, run_episode, summarize
 from harness_gym.state import feature_table
@@ -27,6 +29,85 @@ def _cmd_envs(args: argparse.Namespace) -> int:
     return 0
 
 
+_LLM_FLAGS = ("model", "base_url", "temperature", "max_tokens", "max_concurrency", "timeout", "cache")
+
+
+def _add_executor_args(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("executor (default: the embedded simulated LLM)")
+    group.add_argument("--executor", default="simulated", choices=["simulated", "openai"])
+    group.add_argument("--model", default=None, help="openai: model name (default $HARNESS_GYM_LLM_MODEL)")
+    group.add_argument(
+        "--base-url",
+        default=None,
+        help="openai: endpoint root, e.g. http://127.0.0.1:8000/v1 ($HARNESS_GYM_LLM_BASE_URL)",
+    )
+    group.add_argument("--temperature", type=float, default=None, help="openai: sampling temperature (0)")
+    group.add_argument("--max-tokens", type=int, default=None, help="openai: reply length limit (1024)")
+    group.add_argument("--max-concurrency", type=int, default=None, help="openai: requests in flight (4)")
+    group.add_argument("--timeout", type=float, default=None, help="openai: seconds per request (60)")
+    group.add_argument("--cache", default=None, help="openai: response-cache SQLite file (record/replay)")
+    group.add_argument(
+        "--cache-mode",
+        default="read_write",
+        choices=[*CACHE_MODES, *CACHE_MODE_ALIASES],
+        help="record = read_write, replay = read_only (a miss is an error, no network)",
+    )
+
+
+def _executor_config(args: argparse.Namespace) -> OpenAIConfig | None:
+    """The chat-LLM settings from the command line, or None for the simulated executor.
+
+    The API key is read from $HARNESS_GYM_LLM_API_KEY or $OPENAI_API_KEY only, never from a flag.
+    """
+    if args.executor == "simulated":
+        given = [f"--{name.replace('_', '-')}" for name in _LLM_FLAGS if getattr(args, name) is not None]
+        if given:
+            raise SystemExit(f"{', '.join(given)} only apply with --executor openai")
+        return None
+    settings = {
+        "model": args.model,
+        "base_url": args.base_url,
+        "temperature": args.temperature,
+        "max_tokens": args.max_tokens,
+        "max_concurrency": args.max_concurrency,
+        "timeout_s": args.timeout,
+        "cache": args.cache,
+    }
+    try:
+        config = OpenAIConfig(
+            cache_mode=args.cache_mode, **{k: v for k, v in settings.items() if v is not None}
+        ).resolved()
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
+    if config.model is None or config.base_url is None:
+        raise SystemExit(
+            "--executor openai needs --model and --base-url (or $HARNESS_GYM_LLM_MODEL and "
+            "$HARNESS_GYM_LLM_BASE_URL)"
+        )
+    return config
+
+
+def _executor_kwargs(args: argparse.Namespace) -> dict:
+    config = _executor_config(args)
+    return {} if config is None else {"executor": config}
+
+
+def _print_usage(usage: dict, config: OpenAIConfig | None) -> None:
+    if config is None:
+        return
+    cache = (
+        f"cache {config.cache} ({config.cache_mode}): {usage['cache_hits']:.0f} hits, "
+        f"{usage['cache_misses']:.0f} misses"
+        if config.cache
+        else "no response cache"
+    )
+    print(
+        f"executor {config.model} @ {config.base_url}: {usage['executor_calls']:.0f} calls, "
+        f"{usage['prompt_tokens']:.0f} prompt + {usage['completion_tokens']:.0f} completion tokens, "
+        f"${usage['cost_usd']:.4f}; {cache}"
+    )
+
+
 def _make_policy(name: str, env_id: str):
     from baselines.scripted import make_policy
 
@@ -43,14 +124,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
             raise SystemExit(f"unknown env id {env_id!r}; known: all, {', '.join(harness_gym.ENV_IDS)}")
     if args.episodes < 1:
         raise SystemExit("--episodes must be at least 1")
+    config = _executor_config(args)
     for env_id in env_ids:
-        _run_one(env_id, args)
+        _run_one(env_id, args, config)
     return 0
 
 
-def _run_one(env_id: str, args: argparse.Namespace) -> None:
+def _run_one(env_id: str, args: argparse.Namespace, config: OpenAIConfig | None) -> None:
     policy = _make_policy(args.policy, env_id)
-    env = gym.make(env_id, split=args.split, render_mode="ansi" if args.show else None)
+    kwargs = {} if config is None else {"executor": config}
+    env = gym.make(env_id, split=args.split, render_mode="ansi" if args.show else None, **kwargs)
     if args.protocol:
         task_ids = [task.task_id for task in env.unwrapped.tasks]
         episodes = [
@@ -73,6 +156,7 @@ def _run_one(env_id: str, args: argparse.Namespace) -> None:
     print(f"{'event':<22} {'fired':>6} {'applicable':>10}")
     for event, rates in summary["events"].items():
         print(f"{event:<22} {rates['fired']:>6.1%} {rates['applicable']:>10.1%}")
+    _print_usage(summary["usage"], config)
     print()
 
 
@@ -87,6 +171,7 @@ def _cmd_collect(args: argparse.Namespace) -> int:
         seed=args.seed,
         split=args.split,
         epsilon=args.epsilon,
+        executor=_executor_config(args),
         workers=args.workers,
         overwrite=args.overwrite,
         root=args.root,
@@ -103,6 +188,7 @@ def _cmd_collect(args: argparse.Namespace) -> int:
         f"episodes {stats['episodes']}  steps {stats['steps']}  mean G {stats['mean_G']:.3f}  "
         f"buffer slack {stats['buffer_slack']:.3f}  mean HMS_norm {stats['mean_hms_norm']:+.3f}"
     )
+    _print_usage(report.usage, config.executor)
     return 0
 
 
@@ -170,12 +256,26 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     if args.env not in harness_gym.ENV_IDS:
         raise SystemExit(f"unknown env id {args.env!r}; known: {', '.join(harness_gym.ENV_IDS)}")
     policy = _load_policy(args.policy, args.env)
-    results = evaluate(policy, args.env, split=args.split)
+    config = _executor_config(args)
+    kwargs = {}
+    if config is not None:
+        from harness_gym.executors.openai_executor import OpenAIExecutor
+
+        executor = OpenAIExecutor(config)
+        kwargs["executor"] = executor
+    results = evaluate(policy, args.env, split=args.split, **kwargs)
     n = len(results)
     mean_g = sum(r.G for r in results) / n
     mean_hms = sum(r.hms_norm for r in results) / n
     print(f"{args.env}  policy={args.policy}  split={args.split}  episodes={n}")
     print(f"mean G {mean_g:.3f}   mean HMS_norm {mean_hms:+.3f}")
+    if config is not None:
+        stats = executor.stats()
+        print(
+            f"executor {config.model}: {stats['requests']} requests, {stats['api_calls']} endpoint calls, "
+            f"{stats['parse_failures']} parse failures; cache {stats['cache_hits']} hits, "
+            f"{stats['cache_misses']} misses"
+        )
     if args.out:
         with open(args.out, "w") as handle:
             json.dump([r.to_dict() for r in results], handle, indent=1)
@@ -190,7 +290,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
     base = QUICK if args.quick else BenchConfig()
     settings = tuple(args.settings) if args.settings else base.settings
-    config = replace(base, settings=settings, out=args.out, show_progress=not args.quiet)
+    config = replace(
+        base, settings=settings, out=args.out, show_progress=not args.quiet, executor=_executor_config(args)
+    )
     try:
         results = run(config)
     except ValueError as exc:
@@ -223,6 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--split", default="eval", choices=["train", "eval", "all"])
     run.add_argument("--show", action="store_true", help="print the first episode's trajectory")
+    _add_executor_args(run)
     run.set_defaults(func=_cmd_run)
 
     col = sub.add_parser("collect", help="roll a behaviour policy and write a Minari dataset")
@@ -239,6 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     col.add_argument("--overwrite", action="store_true", help="replace an existing dataset of that id")
     col.add_argument("--root", default=None, help="datasets directory (default: Minari's)")
     col.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_executor_args(col)
     col.set_defaults(func=_cmd_collect)
 
     dsets = sub.add_parser("datasets", help="list local harness datasets with their statistics")
@@ -259,6 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--policy", required=True, help="base | forced-check | exploratory | random | PATH.d3")
     ev.add_argument("--split", default="eval", choices=["train", "eval", "all"])
     ev.add_argument("--out", default=None, help="write per-episode results as JSON")
+    _add_executor_args(ev)
     ev.set_defaults(func=_cmd_evaluate)
 
     be = sub.add_parser("bench", help="the whole protocol: buffers, training, evaluation, report")
@@ -266,6 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--settings", nargs="*", default=None, help="env ids (default: all)")
     be.add_argument("--out", default="results", help="output directory")
     be.add_argument("--quiet", action="store_true")
+    _add_executor_args(be)
     be.set_defaults(func=_cmd_bench)
     return parser
 

@@ -31,7 +31,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +39,10 @@ import gymnasium as gym
 import numpy as np
 
 import harness_gym
+from harness_gym.executors.openai_executor import OpenAIConfig
 from harness_gym.hms import EVENTS
 from harness_gym.registry import env_class
+from harness_gym.rollout import USAGE_KEYS
 from harness_gym.task import SPLITS
 
 BEHAVIORS = ("base", "exploratory", "forced-check", "random", "mixed")
@@ -57,7 +59,8 @@ class CollectError(ValueError):
 
 @dataclass(frozen=True)
 class CollectConfig:
-    """What to collect. Every field but the last four changes the dataset's content."""
+    """What to collect. Every field but the last four changes the dataset's content (of ``executor``,
+    the settings that change replies: model, endpoint, sampling)."""
 
     env_id: str
     policy: str
@@ -67,6 +70,8 @@ class CollectConfig:
     split: str = "train"
     epsilon: float = 0.3
     """Exploratory policy: probability of a uniformly random legal action."""
+    executor: OpenAIConfig | None = None
+    """A chat LLM executor's settings; ``None`` is the embedded simulated executor."""
     workers: int = 1
     overwrite: bool = False
     root: str | None = None
@@ -77,7 +82,12 @@ class CollectConfig:
         fields = asdict(self)
         for name in ("workers", "overwrite", "root", "show_progress"):
             del fields[name]
+        fields["executor"] = self.executor.content_key() if self.executor is not None else None
         return fields
+
+    def env_kwargs(self) -> dict[str, Any]:
+        """What ``gym.make`` needs besides the id and split."""
+        return {} if self.executor is None else {"executor": self.executor}
 
 
 @dataclass
@@ -89,6 +99,8 @@ class CollectReport:
     stats: dict[str, Any]
     resumed_episodes: int = 0
     seconds: float = 0.0
+    usage: dict[str, float] = field(default_factory=dict)
+    """Executor calls, tokens, cost and response-cache hits/misses summed over the episodes run now."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -115,6 +127,13 @@ def validate(config: CollectConfig) -> Path:
         raise CollectError(f"unknown split {config.split!r}; expected train, eval or all")
     if not 0.0 <= config.epsilon <= 1.0:
         raise CollectError(f"epsilon must lie in [0, 1], got {config.epsilon}")
+    if config.executor is not None:
+        resolved = config.executor.resolved()
+        if resolved.model is None or resolved.base_url is None:
+            raise CollectError(
+                "the openai executor needs a model and a base URL (--model/--base-url or "
+                "HARNESS_GYM_LLM_MODEL/HARNESS_GYM_LLM_BASE_URL)"
+            )
     match = DATASET_ID.match(config.dataset_id)
     if match is None:
         raise CollectError(
@@ -143,7 +162,7 @@ def validate(config: CollectConfig) -> Path:
 
 
 # -- one episode -----------------------------------------------------------------------------------
-_ENVS: dict[tuple[str, str], gym.Env] = {}
+_ENVS: dict[tuple[str, str, OpenAIConfig | None], gym.Env] = {}
 
 
 def _behavior(config: CollectConfig, index: int) -> str:
@@ -166,10 +185,10 @@ def rollout(config: CollectConfig, index: int) -> dict[str, np.ndarray]:
     """Episode ``index`` of a collection as flat arrays (runs in worker processes)."""
     from baselines.scripted import make_policy
 
-    key = (config.env_id, config.split)
+    key = (config.env_id, config.split, config.executor)
     env = _ENVS.get(key)
     if env is None:
-        env = _ENVS[key] = gym.make(config.env_id, split=config.split)
+        env = _ENVS[key] = gym.make(config.env_id, split=config.split, **config.env_kwargs())
     domain = env.unwrapped.domain
     ids = [task.task_id for task in env.unwrapped.tasks]
     behavior = _behavior(config, index)
@@ -228,6 +247,7 @@ def rollout(config: CollectConfig, index: int) -> dict[str, np.ndarray]:
         "infos/hms_applicable": applicable,
         "infos/rubric_score": score,
         "infos/rubric_max": top,
+        "usage": np.asarray([info["usage"][k] for k in USAGE_KEYS], dtype=np.float64),
     }
 
 
@@ -303,8 +323,11 @@ def collect(config: CollectConfig) -> CollectReport:
     """Roll ``config.policy`` for ``config.episodes`` episodes and write the dataset."""
     start = time.perf_counter()
     target = validate(config)
+    if config.executor is not None:
+        config = replace(config, executor=config.executor.resolved())
     directory, done = _open_checkpoints(config)
     pending = [i for i in range(config.episodes) if i not in done]
+    usage = np.zeros(len(USAGE_KEYS))
 
     from tqdm.auto import tqdm
 
@@ -317,7 +340,9 @@ def collect(config: CollectConfig) -> CollectReport:
     ) as bar:
 
         def on_done(index: int, arrays: dict[str, np.ndarray]) -> None:
+            nonlocal usage
             _save_episode(directory, index, arrays)
+            usage = usage + arrays["usage"]
             bar.update(1)
 
         _run_all(config, pending, on_done)
@@ -331,16 +356,22 @@ def collect(config: CollectConfig) -> CollectReport:
         stats=episode_stats(episodes),
         resumed_episodes=len(done),
         seconds=time.perf_counter() - start,
+        usage=dict(zip(USAGE_KEYS, usage.tolist(), strict=True)),
     )
     return report
 
 
-def reference_scores(env_id: str, split: str, episodes_per_task: int = 2) -> tuple[float, float]:
-    """Minari's normalisation bounds: a masked uniform-random controller's mean G, and 1 (the rubric max)."""
+def reference_scores(
+    env_id: str, split: str, episodes_per_task: int = 2, **env_kwargs: Any
+) -> tuple[float, float]:
+    """Minari's normalisation bounds: a masked uniform-random controller's mean G, and 1 (the rubric max).
+
+    Run with the dataset's executor (``env_kwargs``), so with a chat LLM it costs 2 episodes per task.
+    """
     from baselines.scripted import RandomPolicy
     from harness_gym.rollout import run_episode
 
-    env = gym.make(env_id, split=split)
+    env = gym.make(env_id, split=split, **env_kwargs)
     ids = [task.task_id for task in env.unwrapped.tasks]
     policy = RandomPolicy()
     gs = [
@@ -356,8 +387,10 @@ def _write_dataset(config: CollectConfig, episodes: list[dict[str, np.ndarray]],
     from minari.data_collector.episode_buffer import EpisodeBuffer
 
     root = dataset_root(config.root)
-    env = gym.make(config.env_id, split=config.split)
+    env = gym.make(config.env_id, split=config.split, **config.env_kwargs())
     domain = env.unwrapped.domain
+    executor = env.unwrapped.executor
+    describe = getattr(executor, "describe", lambda: {"name": executor.name})
     buffers = [
         EpisodeBuffer(
             id=i,
@@ -371,7 +404,7 @@ def _write_dataset(config: CollectConfig, episodes: list[dict[str, np.ndarray]],
         )
         for i, ep in enumerate(episodes)
     ]
-    ref_min, ref_max = reference_scores(config.env_id, config.split)
+    ref_min, ref_max = reference_scores(config.env_id, config.split, **config.env_kwargs())
     staging = root / f".staging-{uuid.uuid4().hex}"
     previous = os.environ.get("MINARI_DATASETS_PATH")
     os.environ["MINARI_DATASETS_PATH"] = str(staging)
@@ -390,12 +423,10 @@ def _write_dataset(config: CollectConfig, episodes: list[dict[str, np.ndarray]],
             description=(
                 f"{config.policy} harness on the {config.split} split of {config.env_id}: "
                 f"{config.episodes} episodes, seeds {config.seed}..{config.seed + config.episodes - 1}, "
-                "simulated executor."
+                + ("simulated executor." if config.executor is None else f"LLM {config.executor.model}.")
             ),
             requirements=[f"harness-gym=={harness_gym.__version__}"],
         )
-        executor = env.unwrapped.executor
-        describe = getattr(executor, "describe", lambda: {"name": executor.name})
         dataset.storage.update_metadata(
             {
                 "harness_format_version": FORMAT_VERSION,

@@ -10,6 +10,16 @@ import numpy as np
 
 from harness_gym.hms import EVENTS
 
+USAGE_KEYS = (
+    "executor_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "cache_hits",
+    "cache_misses",
+)
+"""The executor usage an episode's final ``info["usage"]`` reports."""
+
 
 class _Policy(Protocol):
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int: ...
@@ -53,7 +63,8 @@ def run_protocol(env: gym.Env, policy: _Policy, seeds: Sequence[int], rollouts: 
 
 
 def summarize(finals: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Mean G, mean HMS_norm and, per event, the fraction of episodes in which it fired / applied."""
+    """Mean G, mean HMS_norm, per event the fraction of episodes in which it fired / applied, and the
+    executor usage (calls, tokens, cost, response-cache hits and misses) summed over the episodes."""
     n = len(finals)
     if n == 0:
         raise ValueError("no episodes to summarize")
@@ -68,4 +79,5 @@ def summarize(finals: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             }
             for event in EVENTS
         },
+        "usage": {key: sum(f["usage"][key] for f in finals) for key in USAGE_KEYS},
     }
