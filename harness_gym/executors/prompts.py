@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness_gym.executors.base import ExecutorRequest
@@ -71,17 +71,40 @@ def json_objects(reply: str) -> list[Any]:
     return found
 
 
-def labelled_lines(reply: str, labels: Sequence[str]) -> list[str]:
-    """The reply's lines that start with one of ``labels`` (``LABEL:``), markdown emphasis removed."""
+def labelled_fields(reply: str, labels: Sequence[str], sep: str = ":") -> dict[str, str]:
+    """``{label: value}`` of the reply's ``LABEL<sep> value`` lines (labels in the given spelling).
+
+    Markdown emphasis, list bullets and quotes around the label are ignored. When a fenced block holds
+    such lines only the last such block is read (prose around an answer often repeats a label); a label
+    given more than once keeps its last value.
+    """
     names = "|".join(re.escape(label) for label in labels)
-    pattern = re.compile(r"^[\s*_>#`-]*(" + names + r")[\s*_`]*:[\s*_`]*(.*?)[\s*_`]*$", re.IGNORECASE)
-    out = []
-    for line in reply.splitlines():
-        match = pattern.match(line)
-        if match:
-            label = next(lab for lab in labels if lab.lower() == match.group(1).lower())
-            out.append(f"{label}: {match.group(2).strip()}")
-    return out
+    line = re.compile(
+        rf"^[ \t*_>#`-]*({names})[ \t*_`]*{re.escape(sep)}[ \t*_`]*(.*?)[ \t\r*_`]*$",
+        re.IGNORECASE | re.MULTILINE,
+    )
+    spelling = {label.casefold(): label for label in labels}
+    for text in [*reversed(fenced_blocks(reply)), reply]:
+        found = {spelling[m.group(1).casefold()]: m.group(2).strip() for m in line.finditer(text)}
+        if found:
+            return found
+    return {}
+
+
+def last_json_object(reply: str, keys: Collection[str]) -> dict[str, Any] | None:
+    """The reply's last JSON object that has at least one of ``keys`` (compared case-insensitively)."""
+    wanted = {key.casefold() for key in keys}
+    hits = [
+        obj
+        for obj in json_objects(reply)
+        if isinstance(obj, dict) and any(str(key).casefold() in wanted for key in obj)
+    ]
+    return hits[-1] if hits else None
+
+
+def expected(labels: Sequence[str], sep: str = ":") -> str:
+    """The lines a reply lacked, for a :class:`ParseError` message."""
+    return "no " + " / ".join(repr(f"{label}{sep}") for label in labels) + " line"
 
 
 class Prompts:

@@ -8,6 +8,7 @@ from typing import Any
 
 from harness_gym.actions import Action
 from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict, artifact_hash
+from harness_gym.domains.knowledge_work.prompts import KnowledgeWorkPrompts
 from harness_gym.domains.knowledge_work.verifier import (
     CRITERIA,
     SourceIndex,
@@ -111,6 +112,7 @@ class KnowledgeWorkDomain(Domain):
     env_id = "HarnessKnowledgeWork-v0"
     task_file = "knowledge_work-v0.jsonl"
     competence_cls = KnowledgeWorkCompetence
+    prompts_cls = KnowledgeWorkPrompts
     max_steps = 12
     cost_budget = 14.0
     supported = frozenset(

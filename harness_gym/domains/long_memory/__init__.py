@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from harness_gym.actions import Action
 from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.domains.long_memory.prompts import LongMemoryPrompts
 from harness_gym.domains.long_memory.search import SessionIndex
 from harness_gym.domains.long_memory.verifier import CRITERIA, artifact_scores, claim_support, review
 from harness_gym.env import HarnessEnv
@@ -57,6 +58,7 @@ class LongMemoryDomain(Domain):
     env_id = "HarnessLongMemory-v0"
     task_file = "long_memory-v0.jsonl"
     competence_cls = LongMemoryCompetence
+    prompts_cls = LongMemoryPrompts
     max_steps = 12
     cost_budget = 14.0
     supported = frozenset(

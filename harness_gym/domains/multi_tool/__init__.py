@@ -16,6 +16,7 @@ from harness_gym.domains.base import (
     Verdict,
     artifact_hash,
 )
+from harness_gym.domains.multi_tool.prompts import MultiToolPrompts
 from harness_gym.domains.multi_tool.tools import (
     ToolResult,
     completed,
@@ -85,6 +86,7 @@ class MultiToolDomain(Domain):
     env_id = "HarnessMultiTool-v0"
     task_file = "multi_tool-v0.jsonl"
     competence_cls = MultiToolCompetence
+    prompts_cls = MultiToolPrompts
     max_steps = 12
     cost_budget = 20.0
     supported = frozenset(

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from harness_gym.actions import Action
 from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
 from harness_gym.domains.research.corpus import MAX_SEARCHES, CorpusSearch
+from harness_gym.domains.research.prompts import ResearchPrompts
 from harness_gym.domains.research.verifier import CRITERIA, grade, structural_check
 from harness_gym.env import HarnessEnv
 from harness_gym.executors.base import Context, Feedback
@@ -63,6 +64,7 @@ class ResearchDomain(Domain):
     env_id = "HarnessResearch-v0"
     task_file = "research-v0.jsonl"
     competence_cls = ResearchCompetence
+    prompts_cls = ResearchPrompts
     max_steps = 12
     cost_budget = 14.0
     supported = frozenset(

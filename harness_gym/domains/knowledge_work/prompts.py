@@ -1,0 +1,39 @@
+"""Chat protocol of the knowledge-work domain: sources rendered from their text, reports parsed back.
+
+The task prompt already holds everything OBSERVE reads (question, report format, source catalogue), so the
+task text is the prompt. RETRIEVE only records a source id (its outcome text is the title): the executor
+needs the source's full text to read figures, names and dates off it. ``table_calc`` results carry the
+computation itself and stay as they are.
+"""
+
+from __future__ import annotations
+
+import json
+
+from harness_gym.executors.prompts import ParseError, Prompts, expected, labelled_fields, last_json_object
+from harness_gym.task import Task
+
+
+class KnowledgeWorkPrompts(Prompts):
+    """Reports as ``LABEL: value`` lines, ``label = value`` lines or one JSON object (``format.style``)."""
+
+    def evidence_text(self, task: Task, item: str) -> str:
+        for src in task.payload["sources"]:
+            if src["id"] == item:
+                return f"({src['kind']}) {src['title']}\n{src['text']}"
+        return item
+
+    def artifact(self, task: Task, reply: str) -> str:
+        fmt = task.payload["format"]
+        labels = [label for _, label in fmt["fields"]]
+        if fmt["style"] == "json":
+            obj = last_json_object(reply, labels)
+            if obj is None:
+                raise ParseError(f"no JSON object with the keys {', '.join(labels)}")
+            # the generator's layout: json.dumps defaults (", " and ": ", ASCII escapes), keys as given
+            return json.dumps(obj)
+        sep, glue = (":", ": ") if fmt["style"] == "colon" else ("=", " = ")
+        fields = labelled_fields(reply, labels, sep)
+        if not fields:
+            raise ParseError(expected(labels, sep))
+        return "\n".join(f"{label}{glue}{fields[label]}" for label in labels if label in fields)

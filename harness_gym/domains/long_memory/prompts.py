@@ -1,0 +1,72 @@
+"""Chat protocol of the long-memory domain: dated session transcripts in, one answer and its session out.
+
+The prompt gives the question, the answer layout and only the range of session dates; OBSERVE also reads
+the session index, so once observed the task text lists every session id with its date. A retrieved
+session is rendered as its dated transcript (dates matter: "as of" questions and the latest change).
+Dates are shown in the task's own style, as the prompt shows them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from harness_gym.domains.long_memory.generate import show_date
+from harness_gym.executors.prompts import ParseError, Prompts, expected, labelled_fields, last_json_object
+from harness_gym.task import Task
+
+_LABELS: dict[str, tuple[str, ...]] = {
+    "kv": ("ANSWER", "SOURCE"),
+    "final": ("FINAL ANSWER", "SESSION"),
+    "inline": ("Answer",),
+}
+"""Layouts made of ``LABEL: value`` lines (``inline`` keeps the ``[sNN]`` inside the value)."""
+_PIPE = re.compile(r"^[ \t*_>#`-]*([^|\n]*?)[ \t*_`]*\|[ \t]*source[ \t]*=[ \t]*([^\s*_`]*)", re.I | re.M)
+
+
+def _last_tag(reply: str, name: str) -> str | None:
+    found = re.findall(rf"<{name}>[ \t]*([^<\n]*?)[ \t]*</{name}>", reply, re.IGNORECASE)
+    return found[-1] if found else None
+
+
+class LongMemoryPrompts(Prompts):
+    """Answers in the task's ``answer_format`` layout (``verifier.FORMATS``)."""
+
+    def task_text(self, task: Task, observed: bool) -> str:
+        if not observed:
+            return task.prompt
+        style = task.payload["date_style"]
+        index = "\n".join(f"- {s['id']}: {show_date(s['date'], style)}" for s in task.payload["sessions"])
+        return f"{task.prompt}\n\nSessions (id: date):\n{index}"
+
+    def evidence_text(self, task: Task, item: str) -> str:
+        for session in task.payload["sessions"]:
+            if session["id"] == item:
+                date = show_date(session["date"], task.payload["date_style"])
+                return f"Session {item}, {date}\n{session['text']}"
+        return item
+
+    def artifact(self, task: Task, reply: str) -> str:
+        layout = task.payload["answer_format"]
+        if layout in _LABELS:
+            labels = _LABELS[layout]
+            fields = labelled_fields(reply, labels)
+            if not fields:
+                raise ParseError(expected(labels))
+            return "\n".join(f"{label}: {fields[label]}" for label in labels if label in fields)
+        if layout == "json":
+            obj = last_json_object(reply, ("answer", "source"))
+            if obj is None:
+                raise ParseError('no JSON object with the keys "answer" and "source"')
+            return json.dumps(obj)  # as verifier._json_render writes it
+        if layout == "tags":
+            parts = [(name, _last_tag(reply, name)) for name in ("answer", "source")]
+            if all(value is None for _, value in parts):
+                raise ParseError("no <answer>...</answer> or <source>...</source> tag")
+            return "".join(f"<{name}>{value}</{name}>" for name, value in parts if value is not None)
+        assert layout == "pipe", layout
+        found = [(a, s) for a, s in _PIPE.findall(reply) if a]
+        if not found:
+            raise ParseError("no '<value> | source=<session id>' line")
+        answer, source = found[-1]
+        return f"{answer} | source={source}"

@@ -1,0 +1,47 @@
+"""Chat protocol of the multi-tool domain: the executor picks tool calls and writes the two-line answer.
+
+The prompt already lists the documents, the four tools, the call format and the answer format (all
+OBSERVE reads), so the task text is the prompt. Tool results are the evidence here: each successful call
+is also an evidence item ``tool:<index>:<name>`` whose content is that result text, which the message
+already shows under the tool results, so the evidence entry only points at it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import ClassVar
+
+from harness_gym.executors.prompts import ParseError, Prompts, expected, json_objects, labelled_fields
+from harness_gym.task import Task
+
+
+class MultiToolPrompts(Prompts):
+    """Answers as ``<LABEL>: <number/unit>`` then ``TOOLS: ...``; calls as canonical JSON call texts."""
+
+    tool_instruction: ClassVar[str] = (
+        'Reply with the next tool call only: one JSON object {"tool": NAME, "args": {...}} with one of the '
+        "tools listed in the task and its arguments. Use the results so far: do not repeat a call that "
+        "already succeeded, and fix a call that was refused."
+    )
+
+    def evidence_text(self, task: Task, item: str) -> str:
+        kind, _, rest = item.partition(":")
+        index, _, name = rest.partition(":")
+        if kind != "tool" or not index.isdigit():
+            return item
+        return f"the {name} output shown as tool result {int(index) + 1} under 'Tool results so far'"
+
+    def artifact(self, task: Task, reply: str) -> str:
+        labels = (task.payload["answer"]["label"], "TOOLS")
+        fields = labelled_fields(reply, labels)
+        if not fields:
+            raise ParseError(expected(labels))
+        return "\n".join(f"{label}: {fields[label]}" for label in labels if label in fields)
+
+    def tool_call(self, task: Task, reply: str) -> str:
+        """The first JSON object with a ``tool`` key, as ``tools.canonical_call`` spells it (sorted keys,
+        ``", "`` / ``": "``): the form the gold chain uses; the runner validates the rest."""
+        for obj in json_objects(reply):
+            if isinstance(obj, dict) and "tool" in obj:
+                return json.dumps(obj, sort_keys=True, separators=(", ", ": "))
+        raise ParseError('no JSON object {"tool": NAME, "args": {...}} in the reply')

@@ -1,0 +1,48 @@
+"""Chat protocol of the research domain: retrieved documents rendered from the corpus, answers parsed back.
+
+The prompt already states the question and the answer format (all OBSERVE reads), so the task text is
+the prompt. A search leaves evidence ids (and a ``search returned ...`` tool record, kept as it is); the
+executor needs each document's text to follow the hops.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from harness_gym.domains.research.verifier import FORMATS
+from harness_gym.executors.prompts import ParseError, Prompts, expected, labelled_fields, last_json_object
+from harness_gym.task import Task
+
+
+def _last_tag(reply: str, name: str) -> str | None:
+    found = re.findall(rf"<{name}>[ \t]*([^<\n]*?)[ \t]*</{name}>", reply, re.IGNORECASE)
+    return found[-1] if found else None
+
+
+class ResearchPrompts(Prompts):
+    """Answers in the task's ``verifier.FORMATS`` layout: two labelled lines, one JSON object or two tags."""
+
+    def evidence_text(self, task: Task, item: str) -> str:
+        for doc in task.payload["docs"]:
+            if doc["id"] == item:
+                return f"{doc['title']}\n{doc['text']}"
+        return item
+
+    def artifact(self, task: Task, reply: str) -> str:
+        fmt = FORMATS[task.payload["format"]]
+        if fmt.kind == "json":
+            obj = last_json_object(reply, ("answer", "sources"))
+            if obj is None:
+                raise ParseError('no JSON object with the keys "answer" and "sources"')
+            return json.dumps(obj, ensure_ascii=False)  # as AnswerFormat.render writes it
+        if fmt.kind == "tags":
+            parts = [(name, _last_tag(reply, name)) for name in ("answer", "sources")]
+            if all(value is None for _, value in parts):
+                raise ParseError("no <answer>...</answer> or <sources>...</sources> tag")
+            return "\n".join(f"<{name}>{value}</{name}>" for name, value in parts if value is not None)
+        labels = (fmt.answer_label, fmt.sources_label)
+        fields = labelled_fields(reply, labels)
+        if not fields:
+            raise ParseError(expected(labels))
+        return "\n".join(f"{label}: {fields[label]}" for label in labels if label in fields)
