@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from harness_gym.actions import Action
 from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.domains.coding.prompts import CodingPrompts
 from harness_gym.domains.coding.verifier import CRITERIA, artifact_scores, run_tests, structural_check
 from harness_gym.env import HarnessEnv
 from harness_gym.executors.base import Feedback
@@ -36,6 +37,7 @@ class CodingDomain(Domain):
     env_id = "HarnessCoding-v0"
     task_file = "coding-v0.jsonl"
     competence_cls = CodingCompetence
+    prompts_cls = CodingPrompts
     max_steps = 12
     cost_budget = 14.0
     supported = frozenset(

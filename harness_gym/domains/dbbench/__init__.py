@@ -13,6 +13,7 @@ import numpy as np
 from harness_gym.actions import Action
 from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
 from harness_gym.domains.dbbench.engine import quote_ident, run_sql, using_backend
+from harness_gym.domains.dbbench.prompts import DBBenchPrompts
 from harness_gym.domains.dbbench.upstream import load_upstream
 from harness_gym.domains.dbbench.verifier import CRITERIA, artifact_scores, evaluate
 from harness_gym.env import HarnessEnv
@@ -60,6 +61,7 @@ class DBBenchDomain(Domain):
     env_id = "HarnessDBBench-v0"
     task_file = "dbbench-v0.jsonl"
     competence_cls = DBBenchCompetence
+    prompts_cls = DBBenchPrompts
     max_steps = 12
     cost_budget = 14.0
     supported = frozenset(

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from harness_gym.actions import Action
 from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.domains.planning.prompts import PlanningPrompts
 from harness_gym.domains.planning.world import CRITERIA, artifact_scores, validate
 from harness_gym.env import HarnessEnv
 from harness_gym.executors.base import Feedback
@@ -41,6 +42,7 @@ class PlanningDomain(Domain):
     env_id = "HarnessPlanning-v0"
     task_file = "planning-v0.jsonl"
     competence_cls = PlanningCompetence
+    prompts_cls = PlanningPrompts
     max_steps = 12
     cost_budget = 14.0
     supported = frozenset({Action.OBSERVE, Action.DRAFT, Action.CHECK, Action.REVISE, Action.SUBMIT})

@@ -9,6 +9,7 @@ from typing import Any
 from harness_gym.actions import Action
 from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
 from harness_gym.domains.tau_retail.generate import build_db, load_upstream_db, load_upstream_records
+from harness_gym.domains.tau_retail.prompts import TauRetailPrompts
 from harness_gym.domains.tau_retail.tools import WRITE_TOOLS
 from harness_gym.domains.tau_retail.verifier import (
     CRITERIA,
@@ -74,6 +75,7 @@ class TauRetailDomain(Domain):
     env_id = "HarnessTauRetail-v0"
     task_file = "tau_retail-v0.jsonl"
     competence_cls = TauRetailCompetence
+    prompts_cls = TauRetailPrompts
     max_steps = 12
     cost_budget = 16.0
     supported = frozenset(
