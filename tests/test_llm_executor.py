@@ -1,0 +1,393 @@
+"""OpenAIExecutor end to end: real HTTP to an OpenAI-compatible server on loopback, scripted replies."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import harness_gym
+from harness_gym.actions import Action
+from harness_gym.executors import (
+    CacheMissError,
+    Context,
+    ExecutorRequest,
+    LLMError,
+    OpenAIConfig,
+    OpenAIExecutor,
+)
+from harness_gym.executors.prompts import JUDGE_INSTRUCTION
+
+Responder = Callable[[dict], str]
+"""Request body (model, messages, temperature, seed, ...) -> reply text."""
+
+
+class ChatServer:
+    """``/v1/chat/completions`` on 127.0.0.1 whose reply text comes from ``respond(request body)``."""
+
+    def __init__(self, respond: Responder, usage: dict[str, int] | None = None) -> None:
+        self.respond = respond
+        self.usage = usage or {"prompt_tokens": 100, "completion_tokens": 20}
+        self.requests: list[dict] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.requests.append(payload)
+                text = server.respond(payload)
+                body = json.dumps(
+                    {"choices": [{"message": {"role": "assistant", "content": text}}], "usage": server.usage}
+                ).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05})
+        self.thread.daemon = True
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=5)
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    for var in (
+        "HARNESS_GYM_LLM_BASE_URL",
+        "HARNESS_GYM_LLM_MODEL",
+        "HARNESS_GYM_LLM_API_KEY",
+        "OPENAI_API_KEY",
+    ):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., ChatServer]]:
+    servers: list[ChatServer] = []
+
+    def start(respond: Responder, **kwargs) -> ChatServer:
+        servers.append(ChatServer(respond, **kwargs))
+        return servers[-1]
+
+    yield start
+    for srv in servers:
+        srv.close()
+
+
+def kind_of(messages: list[dict[str, str]]) -> str:
+    """Which request a message list is, from the instruction the prompts end with."""
+    turn = messages[-1]["content"].rsplit("## Your turn\n", 1)[1]
+    if turn.startswith(JUDGE_INSTRUCTION):
+        return "judge"
+    if "## Current draft" in messages[-1]["content"]:
+        return "revise"
+    return "tool" if "tool call" in turn.lower() else "draft"
+
+
+def wrap(env_id: str, artifact: str) -> str:
+    """A reply the way a chat model writes it: chatter around the artifact in the setting's usual form."""
+    if env_id == "HarnessCoding-v0":
+        return f"Here is an implementation:\n\n```python\n{artifact}```\n\nIt handles the edge cases."
+    if env_id == "HarnessDBBench-v0":
+        return f"The statement:\n```sql\n{artifact}\n```"
+    if env_id == "HarnessTauRetail-v0":
+        return f"Plan of tool calls:\n```json\n{artifact}\n```\nThis resolves the request."
+    return f"Sure, here is my answer.\n\n{artifact}\n"
+
+
+GARBLED = "I'm sorry, I am not able to help with that request."
+
+
+class Scripted:
+    """Replies for one env: the reference artifact for drafts/revisions, the gold call for tools."""
+
+    def __init__(self, env: gym.Env, draft: Callable[[], str] | None = None) -> None:
+        self.env = env.unwrapped
+        self.draft = draft or (lambda: wrap(self.env.domain.env_id, self.reference()))
+
+    def reference(self) -> str:
+        return self.env.domain.pool(self.env._ep.task).reference
+
+    def __call__(self, payload: dict) -> str:
+        kind = kind_of(payload["messages"])
+        if kind == "judge":
+            return "PASS"
+        if kind == "tool":
+            ep = self.env._ep
+            call = self.env.domain.tool_pool(ep.task, ep.context).reference
+            return f"Next I will run:\n```json\n{call}\n```"
+        return self.draft()
+
+
+def make_env(env_id: str, base_url: str, **settings) -> gym.Env:
+    config = OpenAIConfig(model="scripted-model", base_url=base_url, max_retries=0, **settings)
+    return gym.make(env_id, split="eval", executor=config, strict=True)
+
+
+def gather_then_draft(env: gym.Env, seed: int, task_id: str) -> tuple[float, dict]:
+    """OBSERVE, then RETRIEVE / CALL_TOOL until the executor is fully informed, DRAFT, SUBMIT."""
+    _, info = env.reset(seed=seed, options={"task_id": task_id})
+    inner = env.unwrapped
+    for action in (Action.OBSERVE, Action.RETRIEVE, Action.CALL_TOOL, Action.RETRIEVE, Action.CALL_TOOL):
+        while (
+            info["action_mask"][action]
+            and inner.domain.informedness(inner._ep.task, inner._ep.context) < 1
+            and inner._ep.state.t < inner.max_steps - 2
+        ):
+            _, _, _, _, info = env.step(int(action))
+            if action == Action.OBSERVE:
+                break
+    _, _, _, _, info = env.step(int(Action.DRAFT))
+    _, reward, terminated, _, info = env.step(int(Action.SUBMIT))
+    assert terminated
+    return reward, info
+
+
+@pytest.mark.parametrize("env_id", harness_gym.ENV_IDS)
+def test_reference_reply_scores_one_and_garbled_reply_is_a_failure_signal(env_id, serve):
+    env = gym.make(env_id, split="eval")  # only to pick tasks
+    task_ids = [task.task_id for task in env.unwrapped.tasks]
+    srv = serve(lambda payload: "")
+    env = make_env(env_id, srv.base_url)
+    srv.respond = Scripted(env)
+    for task_id in task_ids:
+        reward, info = gather_then_draft(env, seed=0, task_id=task_id)
+        assert reward == pytest.approx(1.0), (task_id, info["rubric"])
+        assert info["usage"]["executor_calls"] >= 1
+
+    srv.respond = Scripted(env, draft=lambda: GARBLED)
+    _, info = env.reset(seed=1, options={"task_id": task_ids[0]})
+    _, _, _, _, info = env.step(int(Action.DRAFT))
+    record = env.unwrapped._ep.steps[-1]
+    assert record["failure"] is True
+    assert record["text"].startswith("executor error: parse failure")
+    assert record["draft_hash"] is None
+    assert not info["action_mask"][Action.CHECK], "a parse failure must not leave a draft behind"
+    _, reward, _, _, info = env.step(int(Action.SUBMIT))
+    assert reward == 0.0
+    assert env.unwrapped.executor.stats()["parse_failures"] == 1
+
+
+def test_garbled_judge_reply_is_a_check_issue(serve):
+    env_id = "HarnessResearch-v0"
+    srv = serve(lambda payload: "")
+    env = make_env(env_id, srv.base_url)
+    scripted = Scripted(env)
+    srv.respond = lambda payload: (
+        "Hmm, hard to say." if kind_of(payload["messages"]) == "judge" else scripted(payload)
+    )
+    task_id = env.unwrapped.tasks[0].task_id
+    env.reset(seed=0, options={"task_id": task_id})
+    env.step(int(Action.DRAFT))
+    env.step(int(Action.CHECK))
+    issues = env.unwrapped._ep.steps[-1]["issues"]
+    assert any(issue.startswith("judge error: parse failure") for issue in issues), issues
+
+
+def sampled_replies(env: gym.Env) -> Responder:
+    """A sampling model: what comes back depends on the request's seed (sometimes garbled, judges vary)."""
+    scripted = Scripted(env)
+
+    def respond(payload: dict) -> str:
+        rng = np.random.default_rng(payload["seed"])
+        if kind_of(payload["messages"]) == "judge":
+            return "PASS" if rng.random() < 0.5 else "FAIL: the answer cites the wrong document"
+        return GARBLED if rng.random() < 0.4 else scripted(payload)
+
+    return respond
+
+
+def run_random(env: gym.Env, seed: int, task_id: str) -> tuple[list[dict], float, dict]:
+    _, info = env.reset(seed=seed, options={"task_id": task_id})
+    rng = np.random.default_rng(seed)
+    while True:
+        legal = np.flatnonzero(info["action_mask"])
+        if rng.random() < 0.9 and len(legal) > 1:  # mostly keep going: more executor calls to replay
+            legal = legal[legal != Action.SUBMIT]
+        _, reward, terminated, truncated, info = env.step(int(rng.choice(legal)))
+        if terminated or truncated:
+            return info["episode"]["steps"], reward, info
+
+
+def test_record_then_replay_with_the_server_stopped_is_identical(serve, tmp_path):
+    cache = tmp_path / "responses.sqlite"
+    env_id = "HarnessResearch-v0"
+    srv = serve(lambda payload: "")
+    env = make_env(env_id, srv.base_url, temperature=0.8, cache=str(cache), cache_mode="record")
+    srv.respond = sampled_replies(env)
+    task_ids = [task.task_id for task in env.unwrapped.tasks][:4]
+    recorded = [run_random(env, seed, task_id) for seed, task_id in enumerate(task_ids)]
+    calls = sum(info["usage"]["executor_calls"] for _, _, info in recorded)
+    assert calls > 8 and len(srv.requests) == calls
+    assert len({r["seed"] for r in srv.requests}) > 1, "temperature > 0: every call samples anew"
+    assert any(s["failure"] for steps, _, _ in recorded for s in steps), "the script should garble some"
+    assert {reward for _, reward, _ in recorded} != {0.0}
+    srv.close()
+
+    replay = make_env(env_id, srv.base_url, temperature=0.8, cache=str(cache), cache_mode="replay")
+    replayed = [run_random(replay, seed, task_id) for seed, task_id in enumerate(task_ids)]
+    for (steps, reward, info), (steps2, reward2, info2) in zip(recorded, replayed, strict=True):
+        assert steps2 == steps
+        assert reward2 == reward
+        assert info2["rubric"] == info["rubric"]
+        assert info2["usage"]["prompt_tokens"] == info["usage"]["prompt_tokens"]
+        assert info2["usage"]["cache_hits"] == info2["usage"]["executor_calls"]
+        assert info["usage"]["cache_misses"] == info["usage"]["executor_calls"]
+    stats = replay.unwrapped.executor.stats()
+    assert stats["api_calls"] == 0 and stats["cache_hits"] == calls
+
+    # an episode the cache never saw: replay refuses to call the model
+    with pytest.raises(CacheMissError, match="read_only"):
+        run_random(replay, 99, task_ids[0])
+    # and without a cache the stopped endpoint is a clear error, not a silent failure signal
+    down = make_env(env_id, srv.base_url)
+    with pytest.raises(LLMError, match="failed after 1 attempt"):
+        gather_then_draft(down, 0, task_ids[0])
+
+
+def test_usage_and_cost_reach_the_episode_info(serve):
+    srv = serve(lambda messages: "", usage={"prompt_tokens": 1000, "completion_tokens": 500})
+    env = make_env("HarnessPlanning-v0", srv.base_url, price_per_1k_prompt=0.5, price_per_1k_completion=2.0)
+    srv.respond = Scripted(env)
+    reward, info = gather_then_draft(env, seed=0, task_id=env.unwrapped.tasks[0].task_id)
+    usage = info["usage"]
+    assert reward == pytest.approx(1.0)
+    assert usage["executor_calls"] == 1
+    assert (usage["prompt_tokens"], usage["completion_tokens"]) == (1000, 500)
+    assert usage["cost_usd"] == pytest.approx(0.5 + 1.0)
+    assert usage["cache_hits"] == usage["cache_misses"] == 0  # no cache configured
+    request = srv.requests[0]
+    assert request["model"] == "scripted-model" and request["temperature"] == 0.0
+    assert "seed" not in request  # greedy decoding: calls with equal messages share cache entries
+
+
+def test_unbound_executor_and_bad_settings_are_named():
+    executor = OpenAIExecutor(model="m", base_url="http://127.0.0.1:9/v1")
+    task = gym.make("HarnessPlanning-v0").unwrapped.tasks[0]
+    with pytest.raises(RuntimeError, match="not bound to a domain"):
+        executor.complete(ExecutorRequest("draft", task, Context()), np.random.default_rng(0))
+    with pytest.raises(ValueError, match="unknown cache mode 'fast'"):
+        OpenAIConfig(cache_mode="fast")
+    with pytest.raises(ValueError, match="needs a cache file"):
+        OpenAIConfig(cache_mode="replay")
+    with pytest.raises(LLMError, match=r"missing .*model"):
+        gym.make("HarnessPlanning-v0", executor="openai")
+
+
+def test_executor_pickles_for_worker_processes(serve):
+    import pickle
+
+    srv = serve(lambda payload: "")
+    executor = OpenAIExecutor(model="m", base_url=srv.base_url)
+    env = gym.make("HarnessPlanning-v0", split="eval", executor=executor)
+    srv.respond = Scripted(env)
+    clone = pickle.loads(pickle.dumps(env.unwrapped.executor))
+    task = env.unwrapped.tasks[0]
+    env.reset(seed=0, options={"task_id": task.task_id})
+    request = ExecutorRequest("judge", task, Context(), draft="move(a, b)")
+    response = clone.complete(request, np.random.default_rng(0))
+    assert response.text == "PASS" and response.error is None
+
+
+def test_cli_run_records_then_replays_offline(serve, tmp_path, capsys):
+    from harness_gym.cli import main
+
+    env_id = "HarnessPlanning-v0"
+    cache = tmp_path / "cli.sqlite"
+
+    def reference_for(payload: dict) -> str:
+        prompt = payload["messages"][-1]["content"]
+        task = next(t for t in tasks if t.prompt.strip() in prompt)
+        return (
+            "PASS" if kind_of(payload["messages"]) == "judge" else wrap(env_id, domain.pool(task).reference)
+        )
+
+    probe = gym.make(env_id, split="eval").unwrapped
+    tasks, domain = probe.tasks, probe.domain
+    srv = serve(reference_for)
+    args = ["run", "--env", env_id, "--episodes", "3", "--executor", "openai", "--model", "m"]
+    args += ["--base-url", srv.base_url, "--cache", str(cache)]
+    assert main(args) == 0
+    recorded = capsys.readouterr().out
+    assert "mean G        1.000" in recorded
+    assert "3 calls" in recorded and "0 hits, 3 misses" in recorded
+    srv.close()
+
+    assert main([*args, "--cache-mode", "replay"]) == 0
+    replayed = capsys.readouterr().out
+    assert "3 hits, 0 misses" in replayed
+    strip = [line for line in recorded.splitlines() if not line.startswith("executor ")]
+    assert strip == [line for line in replayed.splitlines() if not line.startswith("executor ")]
+
+
+def test_cli_rejects_llm_flags_without_the_openai_executor():
+    from harness_gym.cli import main
+
+    with pytest.raises(SystemExit, match="--model only apply with --executor openai"):
+        main(["run", "--env", "HarnessPlanning-v0", "--model", "m"])
+    with pytest.raises(SystemExit, match="needs --model and --base-url"):
+        main(["run", "--env", "HarnessPlanning-v0", "--executor", "openai"])
+
+
+def test_collected_dataset_records_the_executor_and_cache(serve, tmp_path):
+    pytest.importorskip("minari")
+    import minari
+
+    from harness_gym.collect import CollectConfig, collect
+
+    env_id = "HarnessPlanning-v0"
+    probe = gym.make(env_id, split="eval").unwrapped
+
+    def respond(payload: dict) -> str:
+        if kind_of(payload["messages"]) == "judge":
+            return "FAIL: the plan leaves the goal unmet"
+        prompt = payload["messages"][-1]["content"]
+        task = next(t for t in probe.tasks if t.prompt.strip() in prompt)
+        return wrap(env_id, probe.domain.pool(task).reference)
+
+    srv = serve(respond)
+    cache = tmp_path / "collect.sqlite"
+    config = OpenAIConfig(model="scripted-model", base_url=srv.base_url, cache=str(cache))
+    report = collect(
+        CollectConfig(
+            env_id,
+            "mixed",
+            6,
+            "harness/planning/llm-v0",
+            split="eval",
+            executor=config,
+            root=str(tmp_path / "datasets"),
+            show_progress=False,
+        )
+    )
+    assert report.stats["episodes"] == 6
+    assert report.usage["executor_calls"] > 0
+    assert report.usage["cache_misses"] + report.usage["cache_hits"] == report.usage["executor_calls"]
+    meta = minari.load_dataset(report.path).storage.metadata
+    executor = json.loads(meta["harness_executor"])
+    assert executor["name"] == "openai" and executor["model"] == "scripted-model"
+    assert executor["base_url"] == srv.base_url
+    from harness_gym.executors import ResponseCache
+
+    assert executor["cache_hash"] == ResponseCache(cache, "read_only").content_hash()
+    assert json.loads(meta["harness_config"])["executor"]["model"] == "scripted-model"
+    assert "api_key" not in meta["harness_executor"]
