@@ -66,18 +66,7 @@ class ChatServer:
         self.thread.join(timeout=5)
 
 
-@pytest.fixture(autouse=True)
-def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
-    for var in (
-        "HARNESS_GYM_LLM_BASE_URL",
-        "HARNESS_GYM_LLM_MODEL",
-        "HARNESS_GYM_LLM_API_KEY",
-        "OPENAI_API_KEY",
-    ):
-        monkeypatch.delenv(var, raising=False)
+pytestmark = pytest.mark.usefixtures("loopback_llm_env")
 
 
 @pytest.fixture
