@@ -298,6 +298,16 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise SystemExit(f"harness-gym bench: {exc}") from None
     timings = results["timings"]
+    if config.executor is not None:
+        for env_id, setting in results["settings"].items():
+            used = setting["executor"]
+            print(
+                f"{env_id}: executor calls {used['collect']['executor_calls']:.0f} (collection) + "
+                f"{used['evaluate']['requests']} (evaluation); endpoint calls in evaluation "
+                f"{used['evaluate']['api_calls']}; cache hits {used['collect']['cache_hits']:.0f} + "
+                f"{used['evaluate']['cache_hits']}, misses {used['collect']['cache_misses']:.0f} + "
+                f"{used['evaluate']['cache_misses']}"
+            )
     print(
         f"wrote {args.out}/ in {timings['total_s']:.0f}s (largest process {timings['peak_rss_mb']:.0f} MB; "
         "benchmarks/protocol.py measures all processes together)"

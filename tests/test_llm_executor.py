@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Callable, Iterator
@@ -380,3 +381,41 @@ def test_collected_dataset_records_the_executor_and_cache(serve, tmp_path):
     assert executor["cache_hash"] == ResponseCache(cache, "read_only").content_hash()
     assert json.loads(meta["harness_config"])["executor"]["model"] == "scripted-model"
     assert "api_key" not in meta["harness_executor"]
+
+
+def planning_replies(payload: dict) -> str:
+    """Half the drafts right, half flawed (fixed per prompt); judges always pass: for a bench run."""
+    if kind_of(payload["messages"]) == "judge":
+        return "PASS"
+    prompt = payload["messages"][-1]["content"]
+    task = next(t for t in _PLANNING.tasks if t.prompt.strip() in prompt)
+    pool = _PLANNING.domain.pool(task)
+    right = int(hashlib.sha256(prompt.encode()).hexdigest(), 16) % 2
+    return wrap("HarnessPlanning-v0", pool.reference if right else pool.flawed[0].source)
+
+
+_PLANNING = gym.make("HarnessPlanning-v0", split="all").unwrapped
+
+
+def test_cli_bench_on_the_llm_replays_to_the_same_results(serve, tmp_path, capsys):
+    pytest.importorskip("d3rlpy")
+    from harness_gym.cli import main
+
+    srv = serve(planning_replies)
+    cache = tmp_path / "bench.sqlite"
+    args = ["bench", "--quick", "--settings", "HarnessPlanning-v0", "--quiet", "--executor", "openai"]
+    args += ["--model", "m", "--base-url", srv.base_url, "--cache", str(cache)]
+    assert main([*args, "--out", str(tmp_path / "recorded")]) == 0
+    assert "executor calls" in capsys.readouterr().out
+    srv.close()
+    assert main([*args, "--out", str(tmp_path / "replayed"), "--cache-mode", "replay"]) == 0
+
+    def load(name: str) -> dict:
+        return json.loads((tmp_path / name / "results.json").read_text())["settings"]["HarnessPlanning-v0"]
+
+    recorded, replayed = load("recorded"), load("replayed")
+    assert recorded["executor"]["evaluate"]["api_calls"] > 0
+    assert replayed["executor"]["evaluate"]["api_calls"] == 0
+    assert replayed["executor"]["evaluate"]["cache_misses"] == 0
+    assert replayed["compare"] == recorded["compare"]
+    assert replayed["buffer"] == recorded["buffer"]
