@@ -6,6 +6,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import gymnasium as gym
@@ -338,51 +339,6 @@ def test_cli_rejects_llm_flags_without_the_openai_executor():
         main(["run", "--env", "HarnessPlanning-v0", "--executor", "openai"])
 
 
-def test_collected_dataset_records_the_executor_and_cache(serve, tmp_path):
-    pytest.importorskip("minari")
-    import minari
-
-    from harness_gym.collect import CollectConfig, collect
-
-    env_id = "HarnessPlanning-v0"
-    probe = gym.make(env_id, split="eval").unwrapped
-
-    def respond(payload: dict) -> str:
-        if kind_of(payload["messages"]) == "judge":
-            return "FAIL: the plan leaves the goal unmet"
-        prompt = payload["messages"][-1]["content"]
-        task = next(t for t in probe.tasks if t.prompt.strip() in prompt)
-        return wrap(env_id, probe.domain.pool(task).reference)
-
-    srv = serve(respond)
-    cache = tmp_path / "collect.sqlite"
-    config = OpenAIConfig(model="scripted-model", base_url=srv.base_url, cache=str(cache))
-    report = collect(
-        CollectConfig(
-            env_id,
-            "mixed",
-            6,
-            "harness/planning/llm-v0",
-            split="eval",
-            executor=config,
-            root=str(tmp_path / "datasets"),
-            show_progress=False,
-        )
-    )
-    assert report.stats["episodes"] == 6
-    assert report.usage["executor_calls"] > 0
-    assert report.usage["cache_misses"] + report.usage["cache_hits"] == report.usage["executor_calls"]
-    meta = minari.load_dataset(report.path).storage.metadata
-    executor = json.loads(meta["harness_executor"])
-    assert executor["name"] == "openai" and executor["model"] == "scripted-model"
-    assert executor["base_url"] == srv.base_url
-    from harness_gym.executors import ResponseCache
-
-    assert executor["cache_hash"] == ResponseCache(cache, "read_only").content_hash()
-    assert json.loads(meta["harness_config"])["executor"]["model"] == "scripted-model"
-    assert "api_key" not in meta["harness_executor"]
-
-
 def planning_replies(payload: dict) -> str:
     """Half the drafts right, half flawed (fixed per prompt); judges always pass: for a bench run."""
     if kind_of(payload["messages"]) == "judge":
@@ -390,11 +346,72 @@ def planning_replies(payload: dict) -> str:
     prompt = payload["messages"][-1]["content"]
     task = next(t for t in _PLANNING.tasks if t.prompt.strip() in prompt)
     pool = _PLANNING.domain.pool(task)
-    right = int(hashlib.sha256(prompt.encode()).hexdigest(), 16) % 2
+    key = f"{prompt}|{payload.get('seed')}"  # sampling (temperature > 0) sends a seed per call
+    right = int(hashlib.sha256(key.encode()).hexdigest(), 16) % 2
     return wrap("HarnessPlanning-v0", pool.reference if right else pool.flawed[0].source)
 
 
 _PLANNING = gym.make("HarnessPlanning-v0", split="all").unwrapped
+
+
+def test_parallel_collection_records_and_a_replay_rebuilds_the_same_dataset(serve, tmp_path):
+    pytest.importorskip("minari")
+    import minari
+
+    from harness_gym.collect import CollectConfig, collect
+    from harness_gym.executors import ResponseCache
+
+    srv = serve(planning_replies)
+    cache = tmp_path / "collect.sqlite"
+    config = OpenAIConfig(model="scripted-model", base_url=srv.base_url, temperature=0.7, cache=str(cache))
+
+    def run(dataset_id: str, executor: OpenAIConfig, workers: int):
+        return collect(
+            CollectConfig(
+                "HarnessPlanning-v0",
+                "mixed",
+                12,
+                dataset_id,
+                split="eval",
+                executor=executor,
+                workers=workers,
+                root=str(tmp_path / "datasets"),
+                show_progress=False,
+            )
+        )
+
+    recorded = run("harness/planning/llm-v0", config, workers=2)  # two processes, one cache file
+    assert recorded.usage["executor_calls"] > 0
+    assert recorded.usage["cache_misses"] == recorded.usage["executor_calls"]
+    srv.close()
+    replay = replace(config, cache_mode="replay")
+    replayed = run("harness/planning/llm-replay-v0", replay, workers=1)
+    assert replayed.usage["cache_hits"] == recorded.usage["executor_calls"]
+    assert replayed.stats == recorded.stats
+
+    first, second = (minari.load_dataset(r.path) for r in (recorded, replayed))
+    for a, b in zip(first.iterate_episodes(), second.iterate_episodes(), strict=True):
+        np.testing.assert_array_equal(a.observations, b.observations)
+        np.testing.assert_array_equal(a.actions, b.actions)
+        np.testing.assert_array_equal(a.rewards, b.rewards)
+    meta = first.storage.metadata
+    executor = json.loads(meta["harness_executor"])
+    assert executor["name"] == "openai" and executor["model"] == "scripted-model"
+    assert executor["base_url"] == srv.base_url and executor["temperature"] == 0.7
+    assert executor["cache_hash"] == ResponseCache(cache, "read_only").content_hash()
+    assert json.loads(meta["harness_config"])["executor"]["model"] == "scripted-model"
+    assert "api_key" not in meta["harness_executor"]
+
+
+def test_cli_evaluate_on_the_llm(serve, capsys):
+    from harness_gym.cli import main
+
+    srv = serve(planning_replies)
+    args = ["evaluate", "--env", "HarnessPlanning-v0", "--policy", "base", "--executor", "openai"]
+    assert main([*args, "--model", "m", "--base-url", srv.base_url]) == 0
+    out = capsys.readouterr().out
+    assert "episodes=180" in out
+    assert "executor m: 180 requests, 180 endpoint calls, 0 parse failures" in out
 
 
 def test_cli_bench_on_the_llm_replays_to_the_same_results(serve, tmp_path, capsys):
