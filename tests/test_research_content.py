@@ -315,7 +315,7 @@ def test_corpora_hold_the_promised_distractors(records: list[dict[str, Any]]) ->
             assert roles["near_miss"] == 3 and roles["decoy"] == 2
         elif r["difficulty"] == "standard":
             assert roles["distractor_chain"] == len(r["payload"]["hops"]) and roles["decoy"] == 1
-        if r["template"].split(">")[-1] in ("hq", "ceo", "population"):
+        if r["template"].split(">")[-1] in ("hq", "chief", "population"):
             assert roles["superseded"] >= 1
 
 
@@ -366,7 +366,7 @@ def test_references_score_max_and_every_pool_artifact_less(records: list[dict[st
         sources = [item["source"] for item in p["pool"]]
         assert len(sources) == len(set(sources)) and p["reference"] not in sources
         assert len(sources) >= gen.POOL_MIN
-        outdated_possible = r["template"].split(">")[-1] in ("hq", "ceo", "population")
+        outdated_possible = r["template"].split(">")[-1] in ("hq", "chief", "population")
         for item in p["pool"]:
             scores = artifact_scores(p, item["source"])
             assert total(scores) < TOP, (r["task_id"], item)

@@ -89,7 +89,7 @@ RELATIONS: dict[str, Relation] = {
         Relation("builder", ("ship",), "company", "the shipyard that built {}", "Which shipyard built {}?"),
         Relation("founder", ("company",), "person", "the founder of {}", "Who founded {}?"),
         Relation(
-            "ceo",
+            "chief",
             ("company",),
             "person",
             "the current chief executive of {}",
@@ -154,20 +154,20 @@ class Family:
 def _families() -> tuple[Family, ...]:
     easy = (
         "founder>birthplace", "maker>hq", "director>birth_year", "author>alma_mater", "alma_mater>location",
-        "builder>founded", "hq>region", "ceo>birth_year", "parent>founder", "birthplace>population",
+        "builder>founded", "hq>region", "chief>birth_year", "parent>founder", "birthplace>population",
     )  # fmt: skip
     standard = (
         "founder>alma_mater", "maker>founder", "director>birthplace", "author>birth_year",
-        "location>population", "builder>hq", "parent>ceo",
+        "location>population", "builder>hq", "parent>chief",
         "maker>founder>birthplace", "director>alma_mater>location", "author>birthplace>region",
         "builder>founder>birth_year", "parent>hq>population", "founder>alma_mater>founded",
-        "ceo>birthplace>region", "maker>hq>region",
+        "chief>birthplace>region", "maker>hq>region",
     )  # fmt: skip
     hard = (
-        "maker>ceo>birthplace", "director>birthplace>population", "author>alma_mater>location",
-        "builder>ceo>alma_mater", "parent>founder>birthplace", "founder>birthplace>population",
+        "maker>chief>birthplace", "director>birthplace>population", "author>alma_mater>location",
+        "builder>chief>alma_mater", "parent>founder>birthplace", "founder>birthplace>population",
         "maker>founder>alma_mater", "author>alma_mater>founded", "builder>hq>population",
-        "ceo>alma_mater>location",
+        "chief>alma_mater>location",
     )  # fmt: skip
     out = [Family("easy", tuple(c.split(">")), 2) for c in easy]
     out += [Family("standard", tuple(c.split(">")), 4) for c in standard]
@@ -282,7 +282,7 @@ def build_world(family: Family, bank: NameBank, rng: random.Random) -> Draft:
     superseded = {k: add(superseded_doc(ents[k], chain[k].attr, rng), "superseded") for k in sorted(changed)}
     old_answer = None
     if n - 1 in changed:
-        old = {"hq": "moved_from", "ceo": "prev_ceo", "population": "prev_population"}[last]
+        old = {"hq": "moved_from", "chief": "prev_chief", "population": "prev_population"}[last]
         old_answer = value_text(ents[-1], old)
     unrelated, decoys = EXTRA_DOCS[family.difficulty]
     for entity in ents[:decoys]:
@@ -292,7 +292,7 @@ def build_world(family: Family, bank: NameBank, rng: random.Random) -> Draft:
         kind = rng.choice(chain_types) if rng.random() < 0.6 else rng.choice(ENTITY_TYPES)
         other = world.new(kind)
         if kind == "company" and rng.random() < 0.3:
-            world.change(other, rng.choice(("hq", "ceo")))
+            world.change(other, rng.choice(("hq", "chief")))
         if kind == "city" and rng.random() < 0.3:
             world.change(other, "population")
         add(other, "unrelated")

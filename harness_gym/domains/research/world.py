@@ -243,12 +243,12 @@ class TaskWorld:
                 "founded": founded,
                 "industry": "shipbuilding" if name in self.shipyards else rng.choice(INDUSTRIES),
                 "hq": self.fresh_name("city"),
-                "ceo": self.fresh_name("person"),
-                "ceo_since": rng.randint(max(founded + 3, 1990), 2022),
+                "chief": self.fresh_name("person"),
+                "chief_since": rng.randint(max(founded + 3, 1990), 2022),
                 "employees": rng.randrange(120, 40_000, 10),
                 "parent": None,
                 "moved_from": None,
-                "prev_ceo": None,
+                "prev_chief": None,
             }
             if "parent" in need or rng.random() < 0.25:
                 attrs["parent"] = self.fresh_name("company")
@@ -282,16 +282,16 @@ class TaskWorld:
         return Entity(kind, name, attrs)
 
     def change(self, entity: Entity, attr: str) -> None:
-        """Give a changeable fact a superseded earlier value (moved headquarters, former CEO, old census)."""
+        """Give a changeable fact a superseded earlier value (moved headquarters, former chief executive, old census)."""
         rng, a = self.rng, entity.attrs
         if attr == "hq":
             a["moved_from"] = self.fresh_name("city")
             a["move_year"] = rng.randint(max(a["founded"] + 2, 1995), 2022)
             a["profile_year"] = rng.randint(max(a["founded"] + 1, 1990), a["move_year"] - 1)
-        elif attr == "ceo":
-            a["prev_ceo"] = self.fresh_name("person")
-            a["ceo_since"] = max(a["ceo_since"], a["founded"] + 6, 1996)
-            a["prev_since"] = rng.randint(max(a["founded"] + 1, 1985), a["ceo_since"] - 2)
+        elif attr == "chief":
+            a["prev_chief"] = self.fresh_name("person")
+            a["chief_since"] = max(a["chief_since"], a["founded"] + 6, 1996)
+            a["prev_since"] = rng.randint(max(a["founded"] + 1, 1985), a["chief_since"] - 2)
         elif attr == "population":
             a["prev_population"] = int(a["population"] * rng.uniform(0.7, 0.93)) // 100 * 100
             a["prev_census"] = a["census"] - 10
@@ -322,9 +322,9 @@ def entity_doc(entity: Entity, rng: random.Random) -> tuple[str, str]:
             hq = f"In {a['move_year']}, {n} moved its headquarters from {a['moved_from']} to {a['hq']}."
         else:
             hq = f"{n} is headquartered in {a['hq']}."
-        succeeding = f", succeeding {a['prev_ceo']}" if a["prev_ceo"] else ""
-        ceo = f"{a['ceo']} has been chief executive of {n} since {a['ceo_since']}{succeeding}."
-        rest = [hq, ceo, f"{n} employs about {a['employees']:,} people."]
+        succeeding = f", succeeding {a['prev_chief']}" if a["prev_chief"] else ""
+        chief = f"{a['chief']} has been chief executive of {n} since {a['chief_since']}{succeeding}."
+        rest = [hq, chief, f"{n} employs about {a['employees']:,} people."]
         if a["parent"]:
             rest.append(f"{n} has been a subsidiary of {a['parent']} since {a['parent_since']}.")
     elif entity.type == "person":
@@ -387,11 +387,11 @@ def superseded_doc(entity: Entity, attr: str, rng: random.Random) -> tuple[str, 
             f"This company profile was published in {year}. {n} is headquartered in {a['moved_from']}. "
             f"{n} employs about {staff:,} people.",
         )
-    if attr == "ceo":
+    if attr == "chief":
         year = a["prev_since"]
         return (
             f"Business news, {year}",
-            f"{a['prev_ceo']} was appointed chief executive of {n} in {year}. "
+            f"{a['prev_chief']} was appointed chief executive of {n} in {year}. "
             f"The board of {n} announced the appointment at its annual meeting.",
         )
     if attr == "population":
