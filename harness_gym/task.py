@@ -8,7 +8,7 @@ and field at fault rather than producing a silently wrong task set.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -104,6 +104,17 @@ def write_jsonl(records: Iterable[dict[str, Any]], path: Path | str) -> None:
     with Path(path).open("w", encoding="utf-8") as handle:
         for record in records:
             handle.write(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def write_generated(
+    generate: Callable[[], list[dict[str, Any]]], default: Path, argv: Sequence[str] | None = None
+) -> int:
+    """A task generator's command line: write its records to ``argv[0]``, or to ``default``."""
+    path = Path(argv[0]) if argv else default
+    records = generate()
+    write_jsonl(records, path)
+    print(f"wrote {len(records)} tasks to {path}")
+    return 0
 
 
 def packaged_task_file(name: str) -> Path:

@@ -48,7 +48,7 @@ from harness_gym.domains.knowledge_work.verifier import (
     table_calc,
 )
 from harness_gym.rubric import g_norm
-from harness_gym.task import stratified_split, write_jsonl
+from harness_gym.task import stratified_split, write_generated
 
 VERSION = "v0"
 DOMAIN = "knowledge_work"
@@ -1123,11 +1123,7 @@ def generate_records() -> list[dict[str, Any]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    path = Path(argv[0]) if argv else OUTPUT
-    records = generate_records()
-    write_jsonl(records, path)
-    print(f"wrote {len(records)} {DOMAIN} tasks to {path}")
-    return 0
+    return write_generated(generate_records, OUTPUT, argv)
 
 
 if __name__ == "__main__":

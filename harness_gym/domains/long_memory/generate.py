@@ -49,7 +49,7 @@ from harness_gym.domains.long_memory.verifier import (
     artifact_scores,
     contains_value,
 )
-from harness_gym.task import stratified_split, write_jsonl
+from harness_gym.task import stratified_split, write_generated
 
 DOMAIN = "long_memory"
 VERSION = "v0"
@@ -474,11 +474,7 @@ def generate_records() -> list[dict[str, Any]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    path = Path(argv[0]) if argv else OUTPUT
-    records = generate_records()
-    write_jsonl(records, path)
-    print(f"wrote {len(records)} {DOMAIN} tasks to {path}")
-    return 0
+    return write_generated(generate_records, OUTPUT, argv)
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ from harness_gym.domains.multi_tool.tools import (
     step_done,
 )
 from harness_gym.domains.multi_tool.verifier import CRITERIA, AnswerSpec, artifact_scores
-from harness_gym.task import stratified_split, write_jsonl
+from harness_gym.task import stratified_split, write_generated
 
 VERSION = "v0"
 TASK_FILE = f"multi_tool-{VERSION}.jsonl"
@@ -1209,11 +1209,7 @@ def generate_records() -> list[dict[str, Any]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    path = Path(argv[0]) if argv else OUTPUT
-    records = generate_records()
-    write_jsonl(records, path)
-    print(f"wrote {len(records)} multi_tool tasks to {path}")
-    return 0
+    return write_generated(generate_records, OUTPUT, argv)
 
 
 if __name__ == "__main__":

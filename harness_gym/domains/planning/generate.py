@@ -31,7 +31,7 @@ from harness_gym.domains.planning.world import (
     solve,
     validate_world,
 )
-from harness_gym.task import stratified_split, write_jsonl
+from harness_gym.task import stratified_split, write_generated
 
 VERSION = "v0"
 OUTPUT = Path(__file__).resolve().parents[2] / "data" / f"planning-{VERSION}.jsonl"
@@ -843,11 +843,7 @@ def generate_records() -> list[dict[str, Any]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    path = Path(argv[0]) if argv else OUTPUT
-    records = generate_records()
-    write_jsonl(records, path)
-    print(f"wrote {len(records)} planning tasks to {path}")
-    return 0
+    return write_generated(generate_records, OUTPUT, argv)
 
 
 if __name__ == "__main__":

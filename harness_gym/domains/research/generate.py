@@ -47,7 +47,7 @@ from harness_gym.domains.research.world import (
     superseded_doc,
     value_text,
 )
-from harness_gym.task import stratified_split, write_jsonl
+from harness_gym.task import stratified_split, write_generated
 
 VERSION = "v0"
 OUTPUT = Path(__file__).resolve().parents[2] / "data" / f"research-{VERSION}.jsonl"
@@ -560,11 +560,7 @@ def generate_records() -> list[dict[str, Any]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    path = Path(argv[0]) if argv else OUTPUT
-    records = generate_records()
-    write_jsonl(records, path)
-    print(f"wrote {len(records)} research tasks to {path}")
-    return 0
+    return write_generated(generate_records, OUTPUT, argv)
 
 
 if __name__ == "__main__":

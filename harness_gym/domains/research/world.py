@@ -282,7 +282,7 @@ class TaskWorld:
         return Entity(kind, name, attrs)
 
     def change(self, entity: Entity, attr: str) -> None:
-        """Give a changeable fact a superseded earlier value (moved headquarters, former chief executive, old census)."""
+        """Give a changeable fact a superseded earlier value (moved HQ, former chief, old census)."""
         rng, a = self.rng, entity.attrs
         if attr == "hq":
             a["moved_from"] = self.fresh_name("city")
