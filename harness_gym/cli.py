@@ -87,11 +87,6 @@ def _executor_config(args: argparse.Namespace) -> OpenAIConfig | None:
     return config
 
 
-def _executor_kwargs(args: argparse.Namespace) -> dict:
-    config = _executor_config(args)
-    return {} if config is None else {"executor": config}
-
-
 def _print_usage(usage: dict, config: OpenAIConfig | None) -> None:
     if config is None:
         return

@@ -33,17 +33,19 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
 
 import harness_gym
-from harness_gym.executors.openai_executor import OpenAIConfig
 from harness_gym.hms import EVENTS
 from harness_gym.registry import env_class
 from harness_gym.rollout import USAGE_KEYS
 from harness_gym.task import SPLITS
+
+if TYPE_CHECKING:
+    from harness_gym.executors.openai_executor import OpenAIConfig
 
 BEHAVIORS = ("base", "exploratory", "forced-check", "random", "mixed")
 """Behaviour policies: ``mixed`` alternates base (even episodes) and exploratory (odd episodes)."""

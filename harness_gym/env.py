@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -12,13 +12,15 @@ from gymnasium import spaces
 from harness_gym.actions import N_ACTIONS, Action
 from harness_gym.domains.base import Domain, Episode, Outcome, artifact_hash
 from harness_gym.executors.base import Executor, RequestKind
-from harness_gym.executors.openai_executor import OpenAIConfig
 from harness_gym.executors.simulated import SimulatedExecutor
 from harness_gym.hms import EpisodeOutcome, HMSParams, detect, hms_norm
 from harness_gym.rubric import g_norm
 from harness_gym.state import N_FEATURES, HarnessState, feature_table
 from harness_gym.task import Task, select
 from harness_gym.trajectory import render_steps
+
+if TYPE_CHECKING:
+    from harness_gym.executors.openai_executor import OpenAIConfig
 
 _NAMES = tuple(action.name for action in Action)
 
@@ -136,15 +138,16 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         self._final: dict[str, Any] | None = None
 
     def _bind_executor(self, executor: str | Executor | OpenAIConfig) -> Executor:
-        if isinstance(executor, str):
-            if executor == "simulated":
-                return SimulatedExecutor(self.domain)
-            if executor != "openai":
-                raise ValueError(f"unknown executor {executor!r}; expected 'simulated' or 'openai'")
+        if executor == "simulated":
+            return SimulatedExecutor(self.domain)
+        if isinstance(executor, str) and executor != "openai":
+            raise ValueError(f"unknown executor {executor!r}; expected 'simulated' or 'openai'")
+        # imported here: the chat client and cache stay out of ``import harness_gym``
+        from harness_gym.executors.openai_executor import OpenAIConfig, OpenAIExecutor
+
+        if executor == "openai":
             executor = OpenAIConfig()
         if isinstance(executor, OpenAIConfig):
-            from harness_gym.executors.openai_executor import OpenAIExecutor
-
             executor = OpenAIExecutor(executor)
         if not isinstance(executor, Executor):
             raise TypeError(

@@ -8,11 +8,28 @@ from harness_gym.executors.base import (
     Feedback,
     Usage,
 )
-from harness_gym.executors.cache import CacheMissError, ResponseCache
-from harness_gym.executors.openai_client import LLMError, OpenAIChatClient
-from harness_gym.executors.openai_executor import OpenAIConfig, OpenAIExecutor
-from harness_gym.executors.prompts import ParseError, Prompts
 from harness_gym.executors.simulated import Competence, SimulatedExecutor
+
+_LAZY = {
+    "CacheMissError": "cache",
+    "ResponseCache": "cache",
+    "LLMError": "openai_client",
+    "OpenAIChatClient": "openai_client",
+    "OpenAIConfig": "openai_executor",
+    "OpenAIExecutor": "openai_executor",
+    "ParseError": "prompts",
+    "Prompts": "prompts",
+}
+"""The chat-LLM names, imported on first use so ``import harness_gym`` does not load HTTP and SQLite."""
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+
 
 __all__ = [
     "CacheMissError",
