@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from upstream import dbbench_records, upstream_path
 
 from harness_gym.actions import Action
 from harness_gym.domains.dbbench import DBBenchDomain, HarnessDBBenchEnv, generate
@@ -18,21 +18,10 @@ from harness_gym.domains.dbbench.engine import answers_match, open_database, rew
 from harness_gym.domains.dbbench.verifier import artifact_scores
 from harness_gym.task import packaged_task_file, read_jsonl
 
-UPSTREAM = Path(__file__).parents[2] / "shared" / "data" / "dbbench"
 HASH_EXCEPTIONS = {225}
 """standard.jsonl line 226 (UPDATE football_stats ... WHERE Player = 'Johnson'): the gold UPDATE changes
 one row as expected, but the shipped ``answer_md5`` matches neither that table nor the initial one; we
 take it as an upstream data inconsistency."""
-
-
-def upstream_records(name: str) -> list[dict[str, Any]]:
-    path = UPSTREAM / name
-    if not path.is_file():
-        if os.environ.get("HARNESS_GYM_REQUIRE_UPSTREAM_DATA") == "1":
-            pytest.fail(f"upstream DB-Bench data required but {path} is absent")
-        pytest.skip(f"upstream DB-Bench data not available at {path}")
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
 
 
 def total(record: dict[str, Any], artifact: str) -> float:
@@ -118,7 +107,7 @@ def test_comparator_normalisation_tolerance_and_sets() -> None:
 
 # -- upstream data ---------------------------------------------------------------------------------------
 def test_upstream_gold_modifications_reproduce_answer_md5() -> None:
-    records = upstream_records("standard.jsonl")
+    records = dbbench_records("standard.jsonl")
     modify = [i for i, r in enumerate(records) if r["type"][0] in ("INSERT", "UPDATE")]
     assert len(modify) == 200
     mismatched = {
@@ -128,7 +117,7 @@ def test_upstream_gold_modifications_reproduce_answer_md5() -> None:
     }
     assert len(modify) - len(mismatched) >= 195
     assert mismatched <= HASH_EXCEPTIONS, sorted(mismatched - HASH_EXCEPTIONS)
-    dev = upstream_records("dev.jsonl")
+    dev = dbbench_records("dev.jsonl")
     assert all(
         run_sql(r, r["label"][0]).table_hash == r["answer_md5"]
         for r in dev
@@ -137,7 +126,7 @@ def test_upstream_gold_modifications_reproduce_answer_md5() -> None:
 
 
 def test_upstream_select_labels_match_themselves_and_not_perturbations() -> None:
-    records = [r for r in upstream_records("standard.jsonl") if r["type"][0] not in ("INSERT", "UPDATE")]
+    records = [r for r in dbbench_records("standard.jsonl") if r["type"][0] not in ("INSERT", "UPDATE")]
     assert len(records) == 100
     for record in records:
         label = record["label"]
@@ -148,19 +137,19 @@ def test_upstream_select_labels_match_themselves_and_not_perturbations() -> None
 
 
 def test_upstream_env_passes_check_env_and_has_requested_sizes() -> None:
-    upstream_records("standard.jsonl")
-    env = HarnessDBBenchEnv(split="eval", data_path=str(UPSTREAM))
+    upstream = upstream_path("dbbench")
+    env = HarnessDBBenchEnv(split="eval", data_path=str(upstream))
     assert len(env.tasks) == 20
-    assert len(HarnessDBBenchEnv(split="train", data_path=str(UPSTREAM)).tasks) == 16
-    assert len(HarnessDBBenchEnv(split="eval", data_path=str(UPSTREAM), n_eval=7).tasks) == 7
-    domain = DBBenchDomain(data_path=str(UPSTREAM))
+    assert len(HarnessDBBenchEnv(split="train", data_path=str(upstream)).tasks) == 16
+    assert len(HarnessDBBenchEnv(split="eval", data_path=str(upstream), n_eval=7).tasks) == 7
+    domain = DBBenchDomain(data_path=str(upstream))
     for task in domain.tasks():
         record = task.payload["record"]
         assert total(record, task.payload["reference"]) == pytest.approx(1.0), task.task_id
         assert task.payload["pool"], task.task_id
         for item in task.payload["pool"]:
             assert total(record, item["source"]) < 1.0, (task.task_id, item)
-    check_env(HarnessDBBenchEnv(data_path=str(UPSTREAM)), skip_render_check=True)
+    check_env(HarnessDBBenchEnv(data_path=str(upstream)), skip_render_check=True)
 
 
 def test_missing_upstream_file_is_named(tmp_path: Path) -> None:

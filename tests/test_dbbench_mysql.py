@@ -6,7 +6,6 @@ tests skip (they fail under ``CI=true``, where mariadb-server is installed).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import socket
@@ -20,6 +19,7 @@ from typing import Any
 
 import gymnasium as gym
 import pytest
+from upstream import dbbench_records
 
 import harness_gym  # noqa: F401  (registers the environments)
 from harness_gym.actions import Action
@@ -27,21 +27,10 @@ from harness_gym.domains.dbbench import DBBenchDomain, HarnessDBBenchEnv
 from harness_gym.domains.dbbench.engine import _open, columns_of, quote_ident, table_hash
 from harness_gym.domains.dbbench.mysql_engine import DSN, MySQLEngine
 
-UPSTREAM = Path(__file__).parents[2] / "shared" / "data" / "dbbench"
 HASH_EXCEPTIONS = {225}
 """standard.jsonl line 226: the shipped ``answer_md5`` matches neither the updated nor the initial table
 (the same exception as the SQLite engine's, see test_dbbench_content.py)."""
 START_TIMEOUT_S = 30.0
-
-
-def upstream_records(name: str) -> list[dict[str, Any]]:
-    path = UPSTREAM / name
-    if not path.is_file():
-        if os.environ.get("HARNESS_GYM_REQUIRE_UPSTREAM_DATA") == "1":
-            pytest.fail(f"upstream DB-Bench data required but {path} is absent")
-        pytest.skip(f"upstream DB-Bench data not available at {path}")
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
 
 
 def _free_port() -> int:
@@ -166,7 +155,7 @@ def test_import_does_not_load_pymysql() -> None:
 
 # -- upstream data on the real server --------------------------------------------------------------------
 def test_upstream_gold_sql_reproduces_answer_md5_on_the_server(server: MySQLEngine) -> None:
-    records = upstream_records("standard.jsonl")
+    records = dbbench_records("standard.jsonl")
     modify = [i for i, r in enumerate(records) if r["type"][0] in ("INSERT", "UPDATE")]
     assert len(modify) == 200
     mismatches, cross = [], []

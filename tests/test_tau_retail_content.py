@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from upstream import upstream_path
 
 from harness_gym.actions import Action
 from harness_gym.domains.tau_retail import HarnessTauRetailEnv, TauRetailDomain
@@ -24,16 +24,11 @@ from harness_gym.domains.tau_retail.tools import (
 from harness_gym.domains.tau_retail.verifier import CRITERIA, artifact_scores
 from harness_gym.task import packaged_task_file
 
-UPSTREAM = Path(__file__).parents[2] / "shared" / "data" / "tau_retail"
 TOP = sum(CRITERIA.values())
 
 
 def upstream_dir() -> Path:
-    if not (UPSTREAM / "users.json").is_file():
-        if os.environ.get("HARNESS_GYM_REQUIRE_UPSTREAM_DATA") == "1":
-            pytest.fail(f"upstream tau_retail data required but missing at {UPSTREAM}")
-        pytest.skip(f"upstream tau_retail data not found at {UPSTREAM}")
-    return UPSTREAM
+    return upstream_path("tau_retail/users.json").parent
 
 
 def upstream_tasks(*names: str) -> list[dict]:
