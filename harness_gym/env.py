@@ -67,7 +67,7 @@ _COMMON_DOC = """
     Terminated by SUBMIT. Truncated after ``max_steps`` steps, scoring the current draft
     (``termination_reason="budget"``). The final ``info`` holds ``G``, ``rubric``
     {{criterion: (score, max)}}, ``hms`` {{event: {{fired, applicable}}}}, ``hms_norm``,
-    ``termination_reason`` (``"submit"`` | ``"budget"``), ``cost``, ``usage`` and ``episode`` (every step
+    ``termination_reason`` (``"submit"`` | ``"budget"``), ``cost``, ``usage`` and ``trajectory`` (every step
     record, JSON-serialisable).
 
     ## Arguments
@@ -351,7 +351,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             },
             "task_id": task.task_id,
             "difficulty": task.difficulty,
-            "episode": {
+            "trajectory": {
                 "env_id": self.domain.env_id,
                 "task_id": task.task_id,
                 "difficulty": task.difficulty,

@@ -120,7 +120,7 @@ def evaluate(
                     hms_norm=float(final["hms_norm"]),
                     fired=tuple(bool(final["hms"][e]["fired"]) for e in EVENTS),
                     applicable=tuple(bool(final["hms"][e]["applicable"]) for e in EVENTS),
-                    steps=len(final["episode"]["steps"]),
+                    steps=len(final["trajectory"]["steps"]),
                     termination_reason=str(final["termination_reason"]),
                 )
             )

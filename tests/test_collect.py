@@ -90,7 +90,7 @@ def test_episodes_replay_from_their_recorded_seed_task_and_behaviour(tmp_path):
         final = run_episode(
             env, policy, seed=i, task_id=meta["harness_task_ids"][int(ep.infos["task_index"][0])]
         )
-        assert [s["action"] for s in final["episode"]["steps"]] == [Action(a).name for a in ep.actions]
+        assert [s["action"] for s in final["trajectory"]["steps"]] == [Action(a).name for a in ep.actions]
         assert final["G"] == ep.rewards[-1]
 
 
@@ -201,11 +201,11 @@ def test_forced_check_checks_every_draft_before_submitting():
     env = gym.make("HarnessCoding-v0", split="eval")
     for seed in range(10):
         final = run_episode(env, ForcedCheckPolicy("HarnessCoding-v0"), seed=seed)
-        actions = [s["action"] for s in final["episode"]["steps"]]
+        actions = [s["action"] for s in final["trajectory"]["steps"]]
         assert actions[-2:] == ["CHECK", "SUBMIT"] and "REVISE" not in actions
         assert (
             final["hms"]["CheckBeforeSubmit"]["fired"]
-            or final["episode"]["steps"][-2]["check"]["missing"] > 0
+            or final["trajectory"]["steps"][-2]["check"]["missing"] > 0
         )
 
 

@@ -15,7 +15,7 @@ from harness_gym import FEATURES, Action, InvalidActionError
 from harness_gym.rollout import run_episode
 
 ENV_IDS = harness_gym.ENV_IDS
-FINAL_KEYS = {"G", "rubric", "hms", "hms_norm", "termination_reason", "cost", "usage", "episode"}
+FINAL_KEYS = {"G", "rubric", "hms", "hms_norm", "termination_reason", "cost", "usage", "trajectory"}
 
 
 @pytest.fixture(params=ENV_IDS)
@@ -44,7 +44,7 @@ def test_spaces_and_feature_layout(env_id):
 def _trajectory(env_id: str, policy, seed: int) -> tuple[list, dict]:
     env = gym.make(env_id)
     final = run_episode(env, policy, seed=seed)
-    return final["episode"]["steps"], final
+    return final["trajectory"]["steps"], final
 
 
 @pytest.mark.parametrize("policy", [BasePolicy, RandomPolicy], ids=["base", "random"])
@@ -58,7 +58,7 @@ def test_same_seed_same_episode(env_id, policy):
 
 
 def test_different_seeds_vary(env_id):
-    gs = {_trajectory(env_id, RandomPolicy(), seed)[1]["episode"]["task_id"] for seed in range(12)}
+    gs = {_trajectory(env_id, RandomPolicy(), seed)[1]["trajectory"]["task_id"] for seed in range(12)}
     assert len(gs) > 1
 
 
@@ -79,7 +79,7 @@ def test_final_info_and_rewards(env_id):
         assert set(info) >= FINAL_KEYS
         assert reward == info["G"]
         assert info["termination_reason"] == ("submit" if terminated else "budget")
-        json.dumps(info["episode"])  # JSON-serialisable
+        json.dumps(info["trajectory"])  # JSON-serialisable
         assert set(info["hms"]) == set(harness_gym.hms.EVENTS)
         text = env.render()
         assert isinstance(text, str) and f"G={info['G']:.3f}" in text
@@ -186,9 +186,9 @@ def test_base_script_never_checks(env_id):
     policy = BasePolicy(env_id)
     for seed in range(5):
         final = run_episode(env, policy, seed=seed)
-        actions = [s["action"] for s in final["episode"]["steps"]]
+        actions = [s["action"] for s in final["trajectory"]["steps"]]
         assert "CHECK" not in actions and actions[-1] == "SUBMIT"
-        assert all(s["valid"] for s in final["episode"]["steps"])
+        assert all(s["valid"] for s in final["trajectory"]["steps"])
 
 
 def test_env_docstring_documents_every_section_and_feature(env_id):

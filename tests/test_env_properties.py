@@ -48,7 +48,7 @@ def test_random_action_sequences_keep_invariants(env_id, upstream, upstream_data
             assert terminated == (action == Action.SUBMIT)
             assert 0.0 <= info["G"] <= 1.0 and reward == info["G"]
             assert -1.0 <= info["hms_norm"] <= 1.0
-            assert len(info["episode"]["steps"]) == steps <= max_steps
+            assert len(info["trajectory"]["steps"]) == steps <= max_steps
             break
         assert reward == 0.0
         assert steps < max_steps

@@ -585,5 +585,5 @@ def test_base_harness_is_calibrated_and_never_checks() -> None:
     assert len(finals) == 180
     assert summary["G"] == pytest.approx(BASE_G["HarnessKnowledgeWork-v0"], abs=CALIBRATION_TOLERANCE)
     assert summary["events"]["CheckBeforeSubmit"]["fired"] == 0.0
-    actions = {step["action"] for f in finals for step in f["episode"]["steps"]}
+    actions = {step["action"] for f in finals for step in f["trajectory"]["steps"]}
     assert actions == {"OBSERVE", "RETRIEVE", "DRAFT", "SUBMIT"}

@@ -216,7 +216,7 @@ def run_random(env: gym.Env, seed: int, task_id: str) -> tuple[list[dict], float
             legal = legal[legal != Action.SUBMIT]
         _, reward, terminated, truncated, info = env.step(int(rng.choice(legal)))
         if terminated or truncated:
-            return info["episode"]["steps"], reward, info
+            return info["trajectory"]["steps"], reward, info
 
 
 def test_record_then_replay_with_the_server_stopped_is_identical(serve, tmp_path):

@@ -475,8 +475,8 @@ def test_base_script_and_hms_signals() -> None:
         assert actions == ["OBSERVE", "RETRIEVE", "DRAFT", "SUBMIT"]
         assert info["hms"]["CheckBeforeSubmit"] == {"fired": False, "applicable": True}
         assert info["hms"]["TestBeforeSubmit"]["applicable"] is False
-        assert info["episode"]["signals"]["claim_support"] in (0.0, 1.0)
-        json.dumps(info["episode"])
+        assert info["trajectory"]["signals"]["claim_support"] in (0.0, 1.0)
+        json.dumps(info["trajectory"])
 
 
 def test_check_env_and_random_legal_actions() -> None:

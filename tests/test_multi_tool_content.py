@@ -480,7 +480,7 @@ def test_gold_calls_advance_the_chain_and_informedness() -> None:
     assert terminated and reward == 1.0
     assert info["hms"]["EvidenceBeforeClaim"]["fired"] and info["hms"]["ValidToolUse"]["fired"]
     assert info["hms"]["CheckBeforeSubmit"]["fired"] and info["hms"]["StopWhenSufficient"]["fired"]
-    assert info["episode"]["signals"]["claim_support"] == 1.0
+    assert info["trajectory"]["signals"]["claim_support"] == 1.0
 
 
 def test_invalid_call_is_a_visible_failure() -> None:

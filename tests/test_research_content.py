@@ -432,7 +432,7 @@ def test_gathering_the_chain_makes_correct_answers_likelier() -> None:
     p_blind = np.mean([first for _, first in blind])
     assert p_informed > p_blind + 0.08, (p_informed, p_blind)
     assert np.mean([i["G"] for i, _ in informed]) > np.mean([i["G"] for i, _ in blind]) + 0.05
-    assert all(i["episode"]["signals"]["claim_support"] == 1.0 for i, first in informed if first)
+    assert all(i["trajectory"]["signals"]["claim_support"] == 1.0 for i, first in informed if first)
 
 
 def test_revise_after_an_informative_check_fixes_more() -> None:
@@ -522,7 +522,7 @@ def test_base_harness_is_calibrated() -> None:
             done = terminated or truncated
         finals.append(info)
     assert len(finals) == 180
-    assert [s["action"] for s in finals[0]["episode"]["steps"]] == ["OBSERVE", "RETRIEVE", "DRAFT", "SUBMIT"]
+    assert [s["action"] for s in finals[0]["trajectory"]["steps"]] == ["OBSERVE", "RETRIEVE", "DRAFT", "SUBMIT"]
     assert np.mean([f["G"] for f in finals]) == pytest.approx(
         BASE_G["HarnessResearch-v0"], abs=CALIBRATION_TOLERANCE
     )

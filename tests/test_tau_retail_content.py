@@ -198,9 +198,9 @@ def _run(actions: list[Action], seed: int, split: str = "all") -> dict:
 def test_retrieval_raises_draft_quality() -> None:
     o, r, d, s = Action.OBSERVE, Action.RETRIEVE, Action.DRAFT, Action.SUBMIT
     informed = np.mean(
-        [_run([o, r, r, r, d, s], k)["episode"]["signals"]["native_score"] for k in range(400)]
+        [_run([o, r, r, r, d, s], k)["trajectory"]["signals"]["native_score"] for k in range(400)]
     )
-    blind = np.mean([_run([o, d, s], k)["episode"]["signals"]["native_score"] for k in range(400)])
+    blind = np.mean([_run([o, d, s], k)["trajectory"]["signals"]["native_score"] for k in range(400)])
     assert informed > blind + 0.05
 
 
@@ -241,7 +241,7 @@ def test_random_legal_actions() -> None:
             _, reward, term, trunc, info = env.step(action)
             assert 0.0 <= reward <= 1.0
             if term or trunc:
-                assert 0.0 <= info["episode"]["signals"].get("native_score", 0.0) <= 1.0
+                assert 0.0 <= info["trajectory"]["signals"].get("native_score", 0.0) <= 1.0
                 break
 
 

@@ -240,7 +240,7 @@ class HarnessTauRetailEnv(HarnessEnv):
     Rubric: ``db_match`` (3; the DB after the plan equals the DB after replaying the gold actions),
     ``writes`` (2; gold write calls reproduced, over max(gold writes, plan writes)), ``policy`` (1; no
     failed write, no foreign order), ``outputs`` (1; required outputs in respond messages). The final
-    ``info["episode"]["signals"]["native_score"]`` is upstream's reward (DB hash and outputs).
+    ``info["trajectory"]["signals"]["native_score"]`` is upstream's reward (DB hash and outputs).
     Base harness: OBSERVE, RETRIEVE, DRAFT, SUBMIT.
     """
 
