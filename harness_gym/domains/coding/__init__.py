@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from harness_gym.actions import Action
 from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
@@ -11,20 +10,13 @@ from harness_gym.domains.coding.prompts import CodingPrompts
 from harness_gym.domains.coding.verifier import CRITERIA, artifact_scores, run_tests, structural_check
 from harness_gym.env import HarnessEnv
 from harness_gym.executors.base import Feedback
-from harness_gym.executors.simulated import Competence
+from harness_gym.profiles import DraftParams
 
-
-@dataclass(frozen=True)
-class CodingCompetence(Competence):
-    """Simulated LLM writing Python functions (defaults calibrated on the Base harness only)."""
-
-    p_correct: Mapping[str, float] = field(
-        default_factory=lambda: {"easy": 0.3, "standard": 0.15, "hard": 0.05}
-    )
-    informed_gain: float = 0.15
-    p_fix_informed: float = 0.7
-    p_fix_blind: float = 0.15
-    p_break: float = 0.05
+DRAFT_PARAMS = DraftParams(
+    p_correct={"easy": 0.3, "standard": 0.15, "hard": 0.05},
+    informed_gain=0.15,
+)
+"""Simulated LLM writing Python functions (first-draft parameters, fitted to the Base harness only)."""
 
 
 def cost_compliance(cost: float, budget: float) -> float:
@@ -36,7 +28,7 @@ class CodingDomain(Domain):
     name = "coding"
     env_id = "HarnessCoding-v0"
     task_file = "coding-v0.jsonl"
-    competence_cls = CodingCompetence
+    draft_params = DRAFT_PARAMS
     prompts_cls = CodingPrompts
     max_steps = 12
     cost_budget = 14.0

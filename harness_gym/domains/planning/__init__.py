@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from harness_gym.actions import Action
 from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
@@ -11,37 +10,30 @@ from harness_gym.domains.planning.prompts import PlanningPrompts
 from harness_gym.domains.planning.world import CRITERIA, artifact_scores, validate
 from harness_gym.env import HarnessEnv
 from harness_gym.executors.base import Feedback
-from harness_gym.executors.simulated import Competence
+from harness_gym.profiles import DraftParams
 
+DRAFT_PARAMS = DraftParams(
+    p_correct={"easy": 0.2, "standard": 0.08, "hard": 0.03},
+    informed_gain=0.1,
+    flaw_weights={
+        "illegal_move": 4.0,
+        "missing_steps": 2.0,
+        "malformed": 2.0,
+        "wrong_goal": 0.5,
+        "constraint_violation": 0.5,
+    },
+)
+"""Simulated LLM writing plans (first-draft parameters, fitted to the Base harness only).
 
-@dataclass(frozen=True)
-class PlanningCompetence(Competence):
-    """Simulated LLM writing plans (defaults calibrated on the Base harness only)."""
-
-    p_correct: Mapping[str, float] = field(
-        default_factory=lambda: {"easy": 0.2, "standard": 0.08, "hard": 0.03}
-    )
-    informed_gain: float = 0.1
-    p_fix_informed: float = 0.6
-    p_fix_blind: float = 0.1
-    p_break: float = 0.05
-    flaw_weights: Mapping[str, float] = field(
-        default_factory=lambda: {
-            "illegal_move": 4.0,
-            "missing_steps": 2.0,
-            "malformed": 2.0,
-            "wrong_goal": 0.5,
-            "constraint_violation": 0.5,
-        }
-    )
-    """LLM plans fail mostly by being inexecutable; executable-but-wrong plans are rarer."""
+LLM plans fail mostly by being inexecutable; executable-but-wrong plans are rarer.
+"""
 
 
 class PlanningDomain(Domain):
     name = "planning"
     env_id = "HarnessPlanning-v0"
     task_file = "planning-v0.jsonl"
-    competence_cls = PlanningCompetence
+    draft_params = DRAFT_PARAMS
     prompts_cls = PlanningPrompts
     max_steps = 12
     cost_budget = 14.0
