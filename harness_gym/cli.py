@@ -310,6 +310,31 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from harness_gym.calibrate import calibrate_profile
+
+    env_ids = harness_gym.ENV_IDS if args.env == "all" else (args.env,)
+    if any(env_id not in harness_gym.ENV_IDS for env_id in env_ids):
+        raise SystemExit(f"unknown env id {args.env!r}; known: all, {', '.join(harness_gym.ENV_IDS)}")
+    config = _executor_config(args)
+    try:
+        profile, _ = calibrate_profile(
+            env_ids,
+            executor=config or "simulated",
+            executor_profile=args.executor_profile,
+            probes=args.probes,
+            seed=args.seed,
+            name=Path(args.out).stem,
+        )
+    except ValueError as exc:
+        raise SystemExit(f"harness-gym calibrate: {exc}") from None
+    profile.save(args.out)
+    print(f"wrote {args.out} (use: gym.make(id, executor_profile={args.out!r}))")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="harness-gym", description=harness_gym.__doc__)
     parser.add_argument("--version", action="version", version=harness_gym.__version__)
@@ -378,6 +403,19 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--quiet", action="store_true")
     _add_executor_args(be)
     be.set_defaults(func=_cmd_bench)
+
+    cal = sub.add_parser("calibrate", help="measure an executor profile by probe episodes on the train split")
+    cal.add_argument("--env", required=True, help="environment id or 'all'")
+    cal.add_argument("--probes", type=int, default=200, help="requests per probe kind and environment")
+    cal.add_argument("--seed", type=int, default=0)
+    cal.add_argument("--out", required=True, help="where to write the profile JSON")
+    cal.add_argument(
+        "--executor-profile",
+        default=None,
+        help="simulated executor: the profile to measure (name or JSON; default 'default')",
+    )
+    _add_executor_args(cal)
+    cal.set_defaults(func=_cmd_calibrate)
     return parser
 
 
