@@ -288,6 +288,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     config = replace(
         base, settings=settings, out=args.out, show_progress=not args.quiet, executor=_executor_config(args)
     )
+    config = replace(config, train_profile=args.train_profile, eval_profiles=tuple(args.eval_profile or ()))
     try:
         results = run(config)
     except ValueError as exc:
@@ -401,6 +402,10 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--settings", nargs="*", default=None, help="env ids (default: all)")
     be.add_argument("--out", default="results", help="output directory")
     be.add_argument("--quiet", action="store_true")
+    be.add_argument("--train-profile", default=None, help="executor profile to collect and train against")
+    be.add_argument(
+        "--eval-profile", nargs="+", default=None, help="also evaluate against these profiles (transfer gap)"
+    )
     _add_executor_args(be)
     be.set_defaults(func=_cmd_bench)
 
