@@ -128,6 +128,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _run_one(env_id: str, args: argparse.Namespace, config: OpenAIConfig | None) -> None:
     policy = _make_policy(args.policy, env_id)
     kwargs = {} if config is None else {"executor": config}
+    if args.executor_profile is not None:
+        kwargs["executor_profile"] = args.executor_profile
     env = gym.make(env_id, split=args.split, render_mode="ansi" if args.show else None, **kwargs)
     if args.protocol:
         task_ids = [task.task_id for task in env.unwrapped.tasks]
@@ -356,6 +358,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--split", default="eval", choices=["train", "eval", "all"])
     run.add_argument("--show", action="store_true", help="print the first episode's trajectory")
+    run.add_argument(
+        "--executor-profile", default=None, help="simulated executor profile: weak | default | strong | JSON"
+    )
     _add_executor_args(run)
     run.set_defaults(func=_cmd_run)
 
