@@ -146,6 +146,10 @@ class _Probe:
         )
         return verdict >= 1.0 - 1e-9
 
+    def known_flawed(self, task: Task) -> list[str]:
+        """The pool's flawed variants that the verifier indeed scores below full marks."""
+        return [f.source for f in self.domain.pool(task).flawed if not self.correct(task, f.source)]
+
     def gathered(self, task: Task) -> Context:
         """OBSERVE, then every legal RETRIEVE and CALL_TOOL before any draft, as far as the budget allows."""
         ep = self.episode(task, Context(), None)
@@ -250,10 +254,10 @@ def calibrate_domain(
     second: list[float] = []
     unfixed_changed = []
     for task in _cycle(tasks, probes * 2, rng):
-        pool = domain.pool(task)
-        if not pool.flawed:
+        flawed = probe.known_flawed(task)
+        if not flawed:
             continue
-        draft = pool.flawed[int(rng.integers(len(pool.flawed)))].source
+        draft = flawed[int(rng.integers(len(flawed)))]
         context = contexts[task.task_id]
         feedback = {
             "localised": probe.structural_feedback(task, context, draft),
@@ -291,8 +295,9 @@ def calibrate_domain(
         context = contexts[task.task_id]
         broken += not probe.correct(task, probe.ask("revise", task, context, pool.reference))
         alarms_good += _alarm(probe.ask("judge", task, context, pool.reference))
-        if pool.flawed:
-            bad = pool.flawed[int(rng.integers(len(pool.flawed)))].source
+        flawed = probe.known_flawed(task)
+        if flawed:
+            bad = flawed[int(rng.integers(len(flawed)))]
             alarms_bad += _alarm(probe.ask("judge", task, context, bad))
             judged_bad += 1
     out["p_break"] = wilson(broken, probes)

@@ -61,3 +61,48 @@ def test_cli_writes_a_loadable_profile_and_prints_a_table(tmp_path, capsys):
     profile = ExecutorProfile.load(out)
     assert set(profile.domains) == {"planning"}
     assert json.loads(out.read_text())["name"] == "mine"
+
+
+@pytest.mark.usefixtures("loopback_llm_env")
+def test_calibrate_measures_a_chat_llm_endpoint():
+    """A scripted chat model that fixes a plan only when told where it fails, judges exactly and cannot
+    draft: calibrate reads those behaviours off the OpenAI-compatible endpoint."""
+    import gymnasium as gym
+    from test_llm_executor import ChatServer
+
+    from harness_gym.executors import OpenAIConfig
+
+    domain = gym.make("HarnessPlanning-v0", split="all").unwrapped.domain
+    pools = [domain.pool(task) for task in domain.tasks()]
+    references = {p.reference.rstrip("\n") for p in pools}
+    fix_of = {f.source.rstrip("\n"): p.reference for p in pools for f in p.flawed}
+
+    def respond(payload: dict) -> str:
+        content = payload["messages"][-1]["content"]
+        if "## Current draft\n```\n" not in content:
+            return "I am not able to write this plan."  # drafts and tool calls fail to parse
+        draft = content.split("## Current draft\n```\n", 1)[1].split("\n```", 1)[0]
+        if "## Your turn\n" in content and "PASS" in content.rsplit("## Your turn\n", 1)[1][:400]:
+            return "PASS" if draft in references else "FAIL: the plan does not reach the goal"
+        problems = (
+            content.split("## Problems reported by the harness", 1)[1] if "## Problems" in content else ""
+        )
+        located = any(
+            line.startswith("- ") and not line.startswith("- judge") for line in problems.splitlines()
+        )
+        return f"Sure, here is my answer.\n\n{fix_of.get(draft, draft) if located else draft}\n"
+
+    server = ChatServer(respond)
+    try:
+        config = OpenAIConfig(model="scripted-model", base_url=server.base_url, max_retries=0)
+        _, est = calibrate_env("HarnessPlanning-v0", executor=config, probes=30, seed=0)
+    finally:
+        server.close()
+    assert est["p_fix[localised]"].value == 1.0 and est["p_fix[localised]"].low > 0.85
+    # without located problems the model returns the draft; the chat parser may still normalise a
+    # malformed plan's layout into a valid plan, so these are small rather than exactly zero
+    assert est["p_fix[verdict]"].value <= 0.1 and est["p_fix[none]"].value <= 0.1
+    assert est["p_reflaw"].value <= 0.1
+    assert est["judge_tpr"].value == 1.0 and est["judge_fpr"].value == 0.0
+    assert est["p_break"].value == 0.0
+    assert est["p_correct[standard]"].value == 0.0
