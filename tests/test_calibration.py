@@ -22,7 +22,12 @@ def test_base_harness_matches_the_paper(env_id):
 
 
 EVENT_TOLERANCE = 0.05
-FITTED_EVENTS = [("HarnessCoding-v0", "TestBeforeSubmit"), ("HarnessPlanning-v0", "EarlySubmit")]
+FITTED_EVENTS = [
+    ("HarnessCoding-v0", "TestBeforeSubmit"),
+    ("HarnessPlanning-v0", "EarlySubmit"),
+    ("HarnessMultiTool-v0", "ValidToolUse"),
+    ("HarnessMultiTool-v0", "EarlySubmit"),
+]
 """Base event rates of the paper's Table 7 that the first-draft parameters were fitted to (the others
 are reported, not fitted: see the README section on the simulated executor)."""
 
