@@ -48,6 +48,10 @@ class BenchConfig:
     """A chat LLM executor's settings for buffers and evaluation; ``None`` is the simulated executor."""
     out: str = "results"
     show_progress: bool = True
+    train_profile: str | None = None
+    """Simulated executor profile (name or JSON path) for the buffer, training and main evaluation."""
+    eval_profiles: tuple[str, ...] = ()
+    """Profiles the trained controllers and Base are evaluated against as well (``harness_gym.shift``)."""
 
 
 QUICK = BenchConfig(seeds=(0,), rollouts=1, episodes_per_task=2, epochs=5, other_algos=(), n_boot=2_000)
@@ -77,6 +81,9 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
     from harness_gym.evaluation import buffer_arrays, buffer_stats, compare, evaluate
     from harness_gym.executors.openai_executor import OpenAIExecutor
     from harness_gym.registry import env_class
+    from harness_gym.shift import evaluate_shift, training_profile
+
+    leave_training_profile = training_profile(config.train_profile)
 
     env_kwargs: dict[str, Any] = {}
     executor = None
@@ -116,11 +123,13 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
         ),
     }
     mark = time.perf_counter()
+    trained: dict[str, list[tuple[int, Any]]] = {"base": [(s, BasePolicy(env_id)) for s in config.seeds]}
     for algo in ("awr", "bc"):
         episodes = []
         for seed in config.seeds:
             model = train(algo, data, seed=seed, n_epochs=config.epochs)
             policy = MaskedPolicy(model, algo, sample=True)
+            trained.setdefault(algo, []).append((seed, policy))
             episodes += evaluate(
                 policy, env_id, seeds=(seed,), rollouts=config.rollouts, policy_name=algo, **env_kwargs
             )
@@ -145,8 +154,16 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
         f"({timings['total_s']:.0f}s)"
     )
     out: dict[str, Any] = {"compare": comparison, "buffer": buffer, "timings": timings}
+    if config.eval_profiles:
+        train_profile = config.train_profile or "default"
+        profiles = [train_profile, *(p for p in config.eval_profiles if p != train_profile)]
+        out["shift"] = {
+            "train_profile": train_profile,
+            "G": evaluate_shift(trained, env_id, profiles, config.rollouts, evaluate, **env_kwargs),
+        }
     if executor is not None:
         out["executor"] = {"collect": collected.usage, "evaluate": executor.stats()}
+    leave_training_profile()
     return out
 
 
@@ -155,6 +172,9 @@ def run(config: BenchConfig) -> dict[str, Any]:
     unknown = [env_id for env_id in config.settings if env_id not in harness_gym.ENV_IDS]
     if unknown:
         raise ValueError(f"unknown setting(s) {unknown}; known: {', '.join(harness_gym.ENV_IDS)}")
+    from harness_gym.shift import check_profiles
+
+    check_profiles(config.train_profile, config.eval_profiles, llm=config.executor is not None)
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()

@@ -128,6 +128,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _run_one(env_id: str, args: argparse.Namespace, config: OpenAIConfig | None) -> None:
     policy = _make_policy(args.policy, env_id)
     kwargs = {} if config is None else {"executor": config}
+    if args.executor_profile is not None:
+        kwargs["executor_profile"] = args.executor_profile
     env = gym.make(env_id, split=args.split, render_mode="ansi" if args.show else None, **kwargs)
     if args.protocol:
         task_ids = [task.task_id for task in env.unwrapped.tasks]
@@ -288,6 +290,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     config = replace(
         base, settings=settings, out=args.out, show_progress=not args.quiet, executor=_executor_config(args)
     )
+    config = replace(config, train_profile=args.train_profile, eval_profiles=tuple(args.eval_profile or ()))
     try:
         results = run(config)
     except ValueError as exc:
@@ -307,6 +310,31 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         f"wrote {args.out}/ in {timings['total_s']:.0f}s (largest process {timings['peak_rss_mb']:.0f} MB; "
         "benchmarks/protocol.py measures all processes together)"
     )
+    return 0
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from harness_gym.calibrate import calibrate_profile
+
+    env_ids = harness_gym.ENV_IDS if args.env == "all" else (args.env,)
+    if any(env_id not in harness_gym.ENV_IDS for env_id in env_ids):
+        raise SystemExit(f"unknown env id {args.env!r}; known: all, {', '.join(harness_gym.ENV_IDS)}")
+    config = _executor_config(args)
+    try:
+        profile, _ = calibrate_profile(
+            env_ids,
+            executor=config or "simulated",
+            executor_profile=args.executor_profile,
+            probes=args.probes,
+            seed=args.seed,
+            name=Path(args.out).stem,
+        )
+    except ValueError as exc:
+        raise SystemExit(f"harness-gym calibrate: {exc}") from None
+    profile.save(args.out)
+    print(f"wrote {args.out} (use: gym.make(id, executor_profile={args.out!r}))")
     return 0
 
 
@@ -330,6 +358,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--split", default="eval", choices=["train", "eval", "all"])
     run.add_argument("--show", action="store_true", help="print the first episode's trajectory")
+    run.add_argument(
+        "--executor-profile", default=None, help="simulated executor profile: weak | default | strong | JSON"
+    )
     _add_executor_args(run)
     run.set_defaults(func=_cmd_run)
 
@@ -376,8 +407,25 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--settings", nargs="*", default=None, help="env ids (default: all)")
     be.add_argument("--out", default="results", help="output directory")
     be.add_argument("--quiet", action="store_true")
+    be.add_argument("--train-profile", default=None, help="executor profile to collect and train against")
+    be.add_argument(
+        "--eval-profile", nargs="+", default=None, help="also evaluate against these profiles (transfer gap)"
+    )
     _add_executor_args(be)
     be.set_defaults(func=_cmd_bench)
+
+    cal = sub.add_parser("calibrate", help="measure an executor profile by probe episodes on the train split")
+    cal.add_argument("--env", required=True, help="environment id or 'all'")
+    cal.add_argument("--probes", type=int, default=200, help="requests per probe kind and environment")
+    cal.add_argument("--seed", type=int, default=0)
+    cal.add_argument("--out", required=True, help="where to write the profile JSON")
+    cal.add_argument(
+        "--executor-profile",
+        default=None,
+        help="simulated executor: the profile to measure (name or JSON; default 'default')",
+    )
+    _add_executor_args(cal)
+    cal.set_defaults(func=_cmd_calibrate)
     return parser
 
 

@@ -14,6 +14,7 @@ from harness_gym.domains.base import Domain, Episode, Outcome, artifact_hash
 from harness_gym.executors.base import Executor, RequestKind
 from harness_gym.executors.simulated import SimulatedExecutor
 from harness_gym.hms import EpisodeOutcome, HMSParams, detect, hms_norm
+from harness_gym.profiles import ExecutorProfile, for_domain
 from harness_gym.rubric import g_norm
 from harness_gym.state import N_FEATURES, HarnessState, feature_table
 from harness_gym.task import Task, select
@@ -72,20 +73,22 @@ _COMMON_DOC = """
 
     ## Arguments
 
-    ``gym.make(id, split="train", executor="simulated", task_ids=None, max_steps=None, strict=False,
-    render_mode=None, hms_params=None, **domain_kwargs)``
+    ``gym.make(id, split="train", executor="simulated", executor_profile=None, task_ids=None,
+    max_steps=None, strict=False, render_mode=None, hms_params=None, **domain_kwargs)``
 
     - ``split``: ``"train"`` (80 tasks), ``"eval"`` (20 held-out tasks) or ``"all"``.
     - ``executor``: ``"simulated"`` (embedded, offline); ``"openai"``, an ``OpenAIConfig`` or an
       ``OpenAIExecutor`` (a chat LLM behind an OpenAI-compatible endpoint, with the record/replay
       cache; ``"openai"`` reads ``HARNESS_GYM_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY``); or any object
       implementing ``Executor``.
+    - ``executor_profile``: the simulated executor's parameters: an ``ExecutorProfile``, a shipped name
+      (``"weak"``, ``"default"``, ``"strong"``) or a JSON file (``harness-gym calibrate`` writes one);
+      default ``$HARNESS_GYM_EXECUTOR_PROFILE`` or ``"default"`` (``harness_gym.profiles``).
     - ``task_ids``: restrict the tasks drawn at reset (``reset(options={{"task_id": ...}})`` picks one).
     - ``max_steps``: step budget (default per domain).
     - ``strict``: raise on illegal actions instead of counting them.
     - ``render_mode``: ``"ansi"`` renders the trajectory so far as text.
     - ``hms_params``: ``HMSParams`` with the detector thresholds.
-    - ``competence``: (domain kwarg) the simulated executor's competence dataclass.
 """
 
 
@@ -111,6 +114,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         self,
         split: str = "train",
         executor: str | Executor | OpenAIConfig = "simulated",
+        executor_profile: ExecutorProfile | str | None = None,
         task_ids: Sequence[str] | None = None,
         max_steps: int | None = None,
         strict: bool = False,
@@ -119,6 +123,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         **domain_kwargs: Any,
     ) -> None:
         self.domain = self.domain_cls(**domain_kwargs)
+        self.executor_profile = for_domain(executor_profile, self.domain_cls)
         self.tasks: list[Task] = self._select_tasks(split, task_ids)
         self.split = split
         self._by_id = {task.task_id: task for task in self.tasks}
@@ -139,7 +144,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
 
     def _bind_executor(self, executor: str | Executor | OpenAIConfig) -> Executor:
         if executor == "simulated":
-            return SimulatedExecutor(self.domain)
+            return SimulatedExecutor(self.domain, self.executor_profile)
         if isinstance(executor, str) and executor != "openai":
             raise ValueError(f"unknown executor {executor!r}; expected 'simulated' or 'openai'")
         # imported here: the chat client and cache stay out of ``import harness_gym``
@@ -305,6 +310,11 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         response = ep.ask(kind)
         state = ep.state
         state.unresolved_failure = False
+        if kind == "revise":
+            # Feedback counts once (a REVISE consumes it), and every revision is a new version to check:
+            # whether the text changed, and into what, never shows in the observation.
+            ep.feedback = None
+            state.checked_draft = state.tested_draft = False
         if response.error is not None:
             state.errors += 1
             state.unresolved_failure = True

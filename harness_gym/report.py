@@ -537,6 +537,10 @@ def write_report(results: Mapping[str, Any], out_dir: str | Path, figures: bool 
         except ImportError as exc:  # the tables are still worth having
             warnings.warn(f"figures skipped: {exc}", stacklevel=2)
     body = [_header(results), markdown_tables(results).rstrip()]
+    from harness_gym.shift import shift_markdown
+
+    if shift := shift_markdown(results).rstrip():
+        body.append(shift)
     if figure_paths:
         body.append("## Figures\n\n" + "\n".join(f"![{k}]({p.name})" for k, p in figure_paths.items()))
     paths["report"].write_text("\n\n".join(body) + "\n")
