@@ -188,26 +188,48 @@ def _cmd_collect(args: argparse.Namespace) -> int:
 
 
 def _cmd_datasets(args: argparse.Namespace) -> int:
-    import minari
-
     from harness_gym.collect import dataset_root, dataset_stats
+    from harness_gym.dataset_files import DatasetError, local_ids, open_dataset
 
+    if args.datasets_command == "combine":
+        return _cmd_datasets_combine(args)
     root = dataset_root(args.root)
-    ids = sorted(p.parent.relative_to(root).as_posix() for p in root.glob("harness/*/*/data"))
+    ids = local_ids(root)
     if not ids:
         print(f"no harness datasets under {root}")
         return 0
     head = ("dataset", "env", "behaviour", "episodes", "steps", "mean G", "slack")
     print("{:<36} {:<24} {:<12} {:>8} {:>7} {:>7} {:>6}".format(*head))
+    unreadable = 0
     for dataset_id in ids:
-        dataset = minari.load_dataset(str(root / dataset_id))
+        try:
+            dataset = open_dataset(dataset_id, root)
+            stats = dataset_stats(dataset)
+        except (DatasetError, OSError, KeyError) as exc:  # a corrupt file: name it, list the others
+            unreadable += 1
+            print(f"{dataset_id:<36} unreadable: {str(exc).splitlines()[0]}")
+            continue
         meta = dataset.storage.metadata
-        stats = dataset_stats(dataset)
         env_id, behaviour = meta.get("harness_env_id", "?"), meta.get("algorithm_name", "?")
         print(
             f"{dataset_id:<36} {env_id:<24} {behaviour:<12} {stats['episodes']:>8} {stats['steps']:>7} "
             f"{stats['mean_G']:>7.3f} {stats['buffer_slack']:>6.3f}"
         )
+    if unreadable:
+        print(f"{unreadable} of {len(ids)} datasets could not be read", file=sys.stderr)
+    return 1 if unreadable else 0
+
+
+def _cmd_datasets_combine(args: argparse.Namespace) -> int:
+    from harness_gym.collect import CollectError
+    from harness_gym.combine import combine
+    from harness_gym.dataset_files import DatasetError
+
+    try:
+        path = combine(args.sources, args.new_id, root=args.root, overwrite=args.overwrite)
+    except (CollectError, DatasetError) as exc:
+        raise SystemExit(f"harness-gym datasets combine: {exc}") from None
+    print(f"wrote {args.new_id} to {path} ({' + '.join(args.sources)})")
     return 0
 
 
@@ -353,6 +375,14 @@ def build_parser() -> argparse.ArgumentParser:
     dsets = sub.add_parser("datasets", help="list local harness datasets with their statistics")
     dsets.add_argument("--root", default=None, help="datasets directory (default: Minari's)")
     dsets.set_defaults(func=_cmd_datasets)
+    dsets_sub = dsets.add_subparsers(dest="datasets_command")
+    comb = dsets_sub.add_parser(
+        "combine", help="combine datasets of one env into a new one, keeping the harness metadata"
+    )
+    comb.add_argument("new_id", help="id of the combined dataset, harness/<domain>/<name>-v<N>")
+    comb.add_argument("sources", nargs="+", help="ids of the datasets to combine, in order")
+    comb.add_argument("--root", default=None, help="datasets directory (default: Minari's)")
+    comb.add_argument("--overwrite", action="store_true", help="replace an existing dataset of that id")
 
     tr = sub.add_parser("train", help="train an offline controller on a harness dataset")
     tr.add_argument("--algo", required=True, help="awr | bc | bc-d3rlpy | cql | bcq | dqn | double-dqn | sac")
