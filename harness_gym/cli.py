@@ -234,35 +234,47 @@ def _cmd_datasets_combine(args: argparse.Namespace) -> int:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    import minari
-
+    from baselines.models import Provenance, save_model
     from baselines.train import ALGOS, quiet_d3rlpy, train
-    from harness_gym.collect import dataset_root
+    from harness_gym.dataset_files import DatasetError, open_dataset
 
     quiet_d3rlpy()
     if args.algo not in ALGOS:
         raise SystemExit(f"unknown algorithm {args.algo!r}; expected one of {', '.join(ALGOS)}")
-    path = dataset_root(args.root) / args.dataset
-    if not (path / "data").is_dir():
-        raise SystemExit(f"no dataset {args.dataset!r} under {dataset_root(args.root)}")
-    model = train(args.algo, minari.load_dataset(str(path)), seed=args.seed, n_epochs=args.epochs)
-    model.save(args.out)
+    try:
+        dataset = open_dataset(args.dataset, args.root)
+    except DatasetError as exc:
+        raise SystemExit(f"harness-gym train: {exc}") from None
+    env_id = dataset.storage.metadata.get("harness_env_id")
+    if env_id is None:
+        raise SystemExit(
+            f"harness-gym train: {args.dataset!r} is not a harness-gym dataset (no harness_env_id)"
+        )
+    model = train(args.algo, dataset, seed=args.seed, n_epochs=args.epochs)
+    try:
+        save_model(model, args.out, Provenance(env_id, args.dataset, args.algo, args.seed))
+    except OSError as exc:
+        raise SystemExit(f"harness-gym train: cannot write {args.out}: {exc.strerror or exc}") from None
     print(f"trained {args.algo} (seed {args.seed}, {args.epochs} epochs) on {args.dataset}; saved {args.out}")
     return 0
 
 
-def _load_policy(spec: str, env_id: str):
+def _load_policy(spec: str, env_id: str, force: bool = False):
     """A scripted policy by name, or a saved d3rlpy learnable by path (masked at inference)."""
     from pathlib import Path
 
-    if not Path(spec).exists():
+    if not (spec.endswith(".d3") or "/" in spec or Path(spec).exists()):
         return _make_policy(spec, env_id)
-    import d3rlpy
-
-    import baselines.awr  # noqa: F401  (registers DiscreteAWR with d3rlpy.load_learnable)
     from baselines.masked import MaskedPolicy
+    from baselines.models import ModelError, load_model
 
-    return MaskedPolicy(d3rlpy.load_learnable(spec), Path(spec).stem)
+    try:
+        learner, overridden = load_model(spec, env_id, force=force)
+    except ModelError as exc:
+        raise SystemExit(f"harness-gym evaluate: {exc}") from None
+    for why in overridden:
+        print(f"warning: evaluating {spec} on {env_id} although {why} (--force)", file=sys.stderr)
+    return MaskedPolicy(learner, Path(spec).stem)
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
@@ -272,7 +284,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
     if args.env not in harness_gym.ENV_IDS:
         raise SystemExit(f"unknown env id {args.env!r}; known: {', '.join(harness_gym.ENV_IDS)}")
-    policy = _load_policy(args.policy, args.env)
+    policy = _load_policy(args.policy, args.env, force=args.force)
     config = _executor_config(args)
     kwargs = {}
     if config is not None:
@@ -398,6 +410,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--policy", required=True, help="base | forced-check | exploratory | random | PATH.d3")
     ev.add_argument("--split", default="eval", choices=["train", "eval", "all"])
     ev.add_argument("--out", default=None, help="write per-episode results as JSON")
+    ev.add_argument(
+        "--force",
+        action="store_true",
+        help="evaluate a model trained on another env id or observation layout",
+    )
     _add_executor_args(ev)
     ev.set_defaults(func=_cmd_evaluate)
 
