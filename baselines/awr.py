@@ -21,7 +21,7 @@ return; a value network V(s) is regressed on it (MSE) and ``A = G - V(s)`` (V de
 
 Training therefore goes through the ordinary ``algo.fit(dataset, ...)``, and ``algo.save`` /
 ``d3rlpy.load_learnable`` work as for any d3rlpy algorithm (import ``baselines.awr`` first, so the
-config type is registered; ``import baselines`` does this as soon as d3rlpy is loaded). Use :meth:`DiscreteAWR.training_dataset` (or ``baselines.train.train``) to
+config type is registered). Use :meth:`DiscreteAWR.training_dataset` (or ``baselines.train.train``) to
 build the dataset; fitting on a raw dataset silently uses ``A = G``.
 
 BC is the same network and loss with unit weights: :func:`awr_as_bc` (``weighting="none"``).
