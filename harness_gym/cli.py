@@ -428,9 +428,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Errors a user causes (bad files, ids, settings): reported in one line, never as a traceback."""
+    from baselines.models import ModelError
+    from harness_gym.collect import CollectError
+    from harness_gym.dataset_files import DatasetError
+    from harness_gym.executors.cache import CacheError
+    from harness_gym.task import TaskFileError
+
+    return (CacheError, CollectError, DatasetError, ModelError, TaskFileError, OSError)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except _user_errors() as exc:
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"harness-gym {args.command}: {message}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

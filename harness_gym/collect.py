@@ -31,6 +31,7 @@ import shutil
 import tempfile
 import time
 import uuid
+import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
@@ -271,7 +272,13 @@ def _open_checkpoints(config: CollectConfig) -> tuple[Path, dict[int, Path]]:
     if directory.exists() and config.overwrite:
         shutil.rmtree(directory)
     if manifest.exists():
-        found = json.loads(manifest.read_text())
+        try:
+            found = json.loads(manifest.read_text())
+        except (OSError, ValueError) as exc:
+            raise CollectError(
+                f"the checkpoint manifest {manifest} cannot be read ({exc}); delete {directory} or pass "
+                "overwrite to start again"
+            ) from None
         if found != wanted:
             raise CollectError(
                 f"an interrupted collection of {config.dataset_id!r} with different settings is at "
@@ -298,8 +305,14 @@ def _save_episode(directory: Path, index: int, arrays: dict[str, np.ndarray]) ->
 
 
 def _load_episode(path: Path) -> dict[str, np.ndarray]:
-    with np.load(path, allow_pickle=False) as data:
-        return {key: data[key] for key in data.files}
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {key: data[key] for key in data.files}
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        raise CollectError(
+            f"checkpoint {path} is corrupt ({type(exc).__name__}: {exc}); delete it and collect again "
+            "(the other checkpoints are kept)"
+        ) from None
 
 
 # -- the whole collection --------------------------------------------------------------------------

@@ -40,13 +40,13 @@ def open_dataset(dataset_id: str, root: str | os.PathLike | None = None) -> mina
         hint = f"; local datasets: {', '.join(known)}" if known else ""
         raise DatasetError(f"no dataset {dataset_id!r} under {dataset_root(root)}{hint}")
     try:
-        dataset = minari.load_dataset(str(path))
-        dataset.episode_indices  # noqa: B018  (reads the episode table: fails on a truncated file)
+        dataset = minari.load_dataset(str(path))  # reads metadata.json only
+        first = dataset.episode_indices[:1]
+        list(dataset.iterate_episodes(first))  # opens the data file: fails when it is truncated
     except (OSError, KeyError, ValueError, TypeError, AssertionError, EOFError) as exc:
-        files = ", ".join(sorted(p.name for p in (path / "data").iterdir())) or "no files"
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        reason = str(exc).splitlines()[0] if str(exc) else ""
         raise DatasetError(
-            f"dataset {dataset_id!r} at {path} cannot be read ({type(exc).__name__}: {reason}; files: "
-            f"{files}); it is truncated or corrupt: delete it and collect it again"
+            f"dataset {dataset_id!r} at {path} is truncated or corrupt ({type(exc).__name__}: {reason}); "
+            "delete it and collect it again"
         ) from exc
     return dataset

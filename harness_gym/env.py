@@ -82,7 +82,8 @@ _COMMON_DOC = """
       ``OpenAIExecutor`` (a chat LLM behind an OpenAI-compatible endpoint, with the record/replay
       cache; ``"openai"`` reads ``HARNESS_GYM_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY``); or any object
       implementing ``Executor``.
-    - ``task_ids``: restrict the tasks drawn at reset (``reset(options={{"task_id": ...}})`` picks one).
+    - ``task_ids``: restrict the tasks drawn at reset to these ids (a string is one id);
+      ``reset(options={{"task_id": ...}})`` picks one.
     - ``max_steps``: step budget (default per domain).
     - ``strict``: raise on illegal actions instead of counting them.
     - ``render_mode``: ``"ansi"`` renders the trajectory so far as text, ``"rgb_array"`` as a small
@@ -163,6 +164,8 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
 
     def _select_tasks(self, split: str, task_ids: Sequence[str] | None) -> list[Task]:
         tasks = select(self.domain.tasks(), split)
+        if isinstance(task_ids, str):  # one id, not a sequence of one-character ids
+            task_ids = [task_ids]
         if task_ids is not None:
             by_id = {task.task_id: task for task in tasks}
             unknown = [tid for tid in task_ids if tid not in by_id]
