@@ -120,6 +120,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.episodes < 1:
         raise SystemExit("--episodes must be at least 1")
     config = _executor_config(args)
+    if args.episodes_out:
+        open(args.episodes_out, "w").close()  # every env id of this run appends to it
     for env_id in env_ids:
         _run_one(env_id, args, config)
     return 0
@@ -142,6 +144,10 @@ def _run_one(env_id: str, args: argparse.Namespace, config: OpenAIConfig | None)
         if args.show and i == 0:
             print(env.render())
     env.close()
+    if args.episodes_out:
+        from harness_gym.viewer import write_infos
+
+        write_infos(finals, args.episodes_out, append=True)
     summary = summarize(finals)
     mode = "protocol (tasks x 3 seeds x 3 rollouts)" if args.protocol else f"seeds {args.seed}.."
     print(f"{env_id}  policy={args.policy}  split={args.split}  episodes={summary['episodes']}  {mode}")
@@ -344,6 +350,20 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_view(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from harness_gym.viewer import ViewError, write_view
+
+    out = args.out or (Path(args.target) / "view.html" if Path(args.target).is_dir() else Path("view.html"))
+    try:
+        path = write_view(args.target, out, root=args.root, limit=args.max_episodes)
+    except ViewError as exc:
+        raise SystemExit(f"harness-gym view: {exc}") from None
+    print(f"wrote {path} (open it in a browser; it needs no server)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="harness-gym", description=harness_gym.__doc__)
     parser.add_argument("--version", action="version", version=harness_gym.__version__)
@@ -364,6 +384,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--split", default="eval", choices=["train", "eval", "all"])
     run.add_argument("--show", action="store_true", help="print the first episode's trajectory")
+    run.add_argument(
+        "--episodes-out", default=None, help="write each episode's final info as JSON lines (for 'view')"
+    )
     _add_executor_args(run)
     run.set_defaults(func=_cmd_run)
 
@@ -425,6 +448,13 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--quiet", action="store_true")
     _add_executor_args(be)
     be.set_defaults(func=_cmd_bench)
+
+    vw = sub.add_parser("view", help="a static HTML page of episodes: results dir, episodes file or dataset")
+    vw.add_argument("target", help="bench results directory, JSONL from 'run --episodes-out', or dataset id")
+    vw.add_argument("--out", default=None, help="page to write (default: TARGET/view.html or ./view.html)")
+    vw.add_argument("--root", default=None, help="datasets directory for a dataset id (default: Minari's)")
+    vw.add_argument("--max-episodes", type=int, default=40, help="episodes shown per setting")
+    vw.set_defaults(func=_cmd_view)
     return parser
 
 
