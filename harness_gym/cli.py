@@ -416,7 +416,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     comb.add_argument("new_id", help="id of the combined dataset, harness/<domain>/<name>-v<N>")
     comb.add_argument("sources", nargs="+", help="ids of the datasets to combine, in order")
-    comb.add_argument("--root", default=None, help="datasets directory (default: Minari's)")
+    comb.add_argument("--root", default=argparse.SUPPRESS, help="datasets directory (default: Minari's)")
     comb.add_argument("--overwrite", action="store_true", help="replace an existing dataset of that id")
 
     tr = sub.add_parser("train", help="train an offline controller on a harness dataset")
