@@ -87,6 +87,7 @@ def from_dataset(dataset: Any, limit: int = MAX_EPISODES) -> Setting:
     events = meta.get("harness_hms_events", list(EVENTS))
     behaviors = meta.get("harness_behaviors", [])
     names = [action.name for action in Action]
+    short_id = dataset.spec.dataset_id.rsplit("/", 1)[-1]
     setting = Setting(title=f"{env_id}: dataset {dataset.spec.dataset_id}")
     setting.left_out = max(0, dataset.total_episodes - limit)
     for ep in iter_episodes(dataset):
@@ -103,7 +104,7 @@ def from_dataset(dataset: Any, limit: int = MAX_EPISODES) -> Setting:
         fired = [name for name, flag in zip(events, infos["hms_fired"][-1], strict=False) if flag == 1]
         setting.episodes.append(
             EpisodeView(
-                label=f"episode {ep.id} ({behavior})",
+                label=f"{short_id} episode {ep.id} ({behavior})",
                 env_id=env_id,
                 task_id=task_ids[task_index] if task_index < len(task_ids) else str(task_index),
                 G=float(infos["G"][-1]),
@@ -273,7 +274,9 @@ def _episode_html(view: EpisodeView) -> str:
 def _summary_html(rows: Sequence[Mapping[str, Any]]) -> str:
     if not rows:
         return ""
-    columns = ["policy"] + [c for c in ("G", "delta_G", "hms_norm", "delta_hms", "cbs") if c in rows[0]]
+    columns = ["policy"] + [
+        c for c in ("G", "delta_G", "hms_norm", "delta_hms", "cbs") if any(c in r for r in rows)
+    ]
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
 
     def cell(value: Any) -> str:

@@ -72,11 +72,14 @@ def test_dataset_and_results_directory(tmp_path: Path) -> None:
     assert len(settings[0].episodes) == 4 and settings[0].left_out == 2
     steps = settings[0].episodes[0].steps
     assert steps[-1]["action"] in {"SUBMIT"} or len(steps) == 12
-    results = {"settings": {PLANNING: {"compare": {"policies": {"awr": {"G": 0.61, "delta_G": 0.05}}}}}}
+    policies = {"base": {"G": 0.52}, "awr": {"G": 0.61, "delta_G": 0.05}}
+    results = {"settings": {PLANNING: {"compare": {"policies": policies}}}}
     (tmp_path / "results" / "results.json").write_text(json.dumps(results))
     page_path = write_view(tmp_path / "results", tmp_path / "view.html")
     page = page_path.read_text()
-    assert page.count('<section class="setting">') == 1 and "<td>awr</td><td>0.610</td>" in page
+    assert page.count('<section class="setting">') == 1
+    assert "<th>delta_G</th>" in page and "<td>awr</td><td>0.610</td><td>0.050</td>" in page
+    assert "bench-mixed-v0 episode 0 (base)" in page
     assert page.count('class="episode"') == 6
 
 
