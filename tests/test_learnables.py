@@ -128,3 +128,30 @@ def test_missing_and_corrupt_files_are_named(tmp_path) -> None:
     with pytest.raises(ModelError, match="weights cannot be loaded"):
         load_model(bad_weights, "HarnessPlanning-v0")
     assert PROVENANCE_KEY in obj and baselines.learnables.register_all()
+
+
+def test_a_learnable_importing_another_is_registered_after_it(tmp_path) -> None:
+    """``import baselines.awr`` loads d3rlpy half-way through awr; a second learnable that imports from
+    awr must only be imported once awr has finished (else: ImportError from a partial module)."""
+    (tmp_path / "second_learnable.py").write_text(
+        "import dataclasses\n"
+        "from d3rlpy.base import register_learnable\n"
+        "from baselines.awr import DiscreteAWRConfig\n\n"
+        "@dataclasses.dataclass()\n"
+        "class SecondConfig(DiscreteAWRConfig):\n"
+        "    @staticmethod\n"
+        "    def get_type() -> str:\n"
+        "        return 'second_learnable'\n\n"
+        "register_learnable(SecondConfig)\n"
+    )
+    run = _python(
+        "import baselines, baselines.learnables as L\n"
+        f"baselines.__path__.append({str(tmp_path)!r})\n"
+        "L.LEARNABLE_MODULES = ('baselines.awr', 'baselines.second_learnable')\n"
+        "import baselines.awr\n"
+        "from d3rlpy.base import LearnableConfig\n"
+        "from d3rlpy.serializable_config import CONFIG_STORAGE\n"
+        "names = CONFIG_STORAGE[LearnableConfig].config_list\n"
+        "print('discrete_awr' in names, 'second_learnable' in names)\n"
+    )
+    assert run.returncode == 0 and run.stdout.split() == ["True", "True"], run.stderr[-3000:]
