@@ -134,3 +134,15 @@ def test_page_renders_in_headless_chromium(episodes_file: Path, tmp_path: Path) 
     assert len(re.findall(r'<li class="step action-CHECK"', dom)) == 2
     assert len(re.findall(r'<li class="step action-REVISE"', dom)) == 1
     assert '<details class="executor-io">' in dom
+
+
+def test_run_episodes_out_then_view(tmp_path: Path, capsys) -> None:
+    episodes = tmp_path / "run.jsonl"
+    args = ["run", "--env", PLANNING, "--episodes", "3", "--policy", "exploratory"]
+    assert main([*args, "--episodes-out", str(episodes)]) == 0
+    lines = episodes.read_text().splitlines()
+    assert len(lines) == 3 and all(json.loads(line)["trajectory"]["env_id"] == PLANNING for line in lines)
+    assert main(["view", str(episodes), "--out", str(tmp_path / "run.html")]) == 0
+    page = (tmp_path / "run.html").read_text()
+    assert page.count('class="episode"') == 3 and "what happened" in page
+    assert f"wrote {tmp_path / 'run.html'}" in capsys.readouterr().out
