@@ -120,6 +120,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.episodes < 1:
         raise SystemExit("--episodes must be at least 1")
     config = _executor_config(args)
+    if args.episodes_out:
+        open(args.episodes_out, "w").close()  # every env id of this run appends to it
     for env_id in env_ids:
         _run_one(env_id, args, config)
     return 0
@@ -144,6 +146,10 @@ def _run_one(env_id: str, args: argparse.Namespace, config: OpenAIConfig | None)
         if args.show and i == 0:
             print(env.render())
     env.close()
+    if args.episodes_out:
+        from harness_gym.viewer import write_infos
+
+        write_infos(finals, args.episodes_out, append=True)
     summary = summarize(finals)
     mode = "protocol (tasks x 3 seeds x 3 rollouts)" if args.protocol else f"seeds {args.seed}.."
     print(f"{env_id}  policy={args.policy}  split={args.split}  episodes={summary['episodes']}  {mode}")
@@ -190,59 +196,93 @@ def _cmd_collect(args: argparse.Namespace) -> int:
 
 
 def _cmd_datasets(args: argparse.Namespace) -> int:
-    import minari
-
     from harness_gym.collect import dataset_root, dataset_stats
+    from harness_gym.dataset_files import DatasetError, local_ids, open_dataset
 
+    if args.datasets_command == "combine":
+        return _cmd_datasets_combine(args)
     root = dataset_root(args.root)
-    ids = sorted(p.parent.relative_to(root).as_posix() for p in root.glob("harness/*/*/data"))
+    ids = local_ids(root)
     if not ids:
         print(f"no harness datasets under {root}")
         return 0
     head = ("dataset", "env", "behaviour", "episodes", "steps", "mean G", "slack")
     print("{:<36} {:<24} {:<12} {:>8} {:>7} {:>7} {:>6}".format(*head))
+    unreadable = 0
     for dataset_id in ids:
-        dataset = minari.load_dataset(str(root / dataset_id))
+        try:
+            dataset = open_dataset(dataset_id, root)
+            stats = dataset_stats(dataset)
+        except (DatasetError, OSError, KeyError) as exc:  # a corrupt file: name it, list the others
+            unreadable += 1
+            print(f"{dataset_id:<36} unreadable: {str(exc).splitlines()[0]}")
+            continue
         meta = dataset.storage.metadata
-        stats = dataset_stats(dataset)
         env_id, behaviour = meta.get("harness_env_id", "?"), meta.get("algorithm_name", "?")
         print(
             f"{dataset_id:<36} {env_id:<24} {behaviour:<12} {stats['episodes']:>8} {stats['steps']:>7} "
             f"{stats['mean_G']:>7.3f} {stats['buffer_slack']:>6.3f}"
         )
+    if unreadable:
+        print(f"{unreadable} of {len(ids)} datasets could not be read", file=sys.stderr)
+    return 1 if unreadable else 0
+
+
+def _cmd_datasets_combine(args: argparse.Namespace) -> int:
+    from harness_gym.collect import CollectError
+    from harness_gym.combine import combine
+    from harness_gym.dataset_files import DatasetError
+
+    try:
+        path = combine(args.sources, args.new_id, root=args.root, overwrite=args.overwrite)
+    except (CollectError, DatasetError) as exc:
+        raise SystemExit(f"harness-gym datasets combine: {exc}") from None
+    print(f"wrote {args.new_id} to {path} ({' + '.join(args.sources)})")
     return 0
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    import minari
-
+    from baselines.models import Provenance, save_model
     from baselines.train import ALGOS, quiet_d3rlpy, train
-    from harness_gym.collect import dataset_root
+    from harness_gym.dataset_files import DatasetError, open_dataset
 
     quiet_d3rlpy()
     if args.algo not in ALGOS:
         raise SystemExit(f"unknown algorithm {args.algo!r}; expected one of {', '.join(ALGOS)}")
-    path = dataset_root(args.root) / args.dataset
-    if not (path / "data").is_dir():
-        raise SystemExit(f"no dataset {args.dataset!r} under {dataset_root(args.root)}")
-    model = train(args.algo, minari.load_dataset(str(path)), seed=args.seed, n_epochs=args.epochs)
-    model.save(args.out)
+    try:
+        dataset = open_dataset(args.dataset, args.root)
+    except DatasetError as exc:
+        raise SystemExit(f"harness-gym train: {exc}") from None
+    env_id = dataset.storage.metadata.get("harness_env_id")
+    if env_id is None:
+        raise SystemExit(
+            f"harness-gym train: {args.dataset!r} is not a harness-gym dataset (no harness_env_id)"
+        )
+    model = train(args.algo, dataset, seed=args.seed, n_epochs=args.epochs)
+    try:
+        save_model(model, args.out, Provenance(env_id, args.dataset, args.algo, args.seed))
+    except OSError as exc:
+        raise SystemExit(f"harness-gym train: cannot write {args.out}: {exc.strerror or exc}") from None
     print(f"trained {args.algo} (seed {args.seed}, {args.epochs} epochs) on {args.dataset}; saved {args.out}")
     return 0
 
 
-def _load_policy(spec: str, env_id: str):
+def _load_policy(spec: str, env_id: str, force: bool = False):
     """A scripted policy by name, or a saved d3rlpy learnable by path (masked at inference)."""
     from pathlib import Path
 
-    if not Path(spec).exists():
+    if not (spec.endswith(".d3") or "/" in spec or Path(spec).exists()):
         return _make_policy(spec, env_id)
-    import d3rlpy
-
-    import baselines.awr  # noqa: F401  (registers DiscreteAWR with d3rlpy.load_learnable)
     from baselines.masked import MaskedPolicy
+    from baselines.models import ModelError, load_model
 
-    return MaskedPolicy(d3rlpy.load_learnable(spec), Path(spec).stem)
+    try:
+        learner, overridden = load_model(spec, env_id, force=force)
+    except ModelError as exc:
+        raise SystemExit(f"harness-gym evaluate: {exc}") from None
+    for why in overridden:
+        print(f"warning: evaluating {spec} on {env_id} although {why} (--force)", file=sys.stderr)
+    return MaskedPolicy(learner, Path(spec).stem)
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
@@ -252,7 +292,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
     if args.env not in harness_gym.ENV_IDS:
         raise SystemExit(f"unknown env id {args.env!r}; known: {', '.join(harness_gym.ENV_IDS)}")
-    policy = _load_policy(args.policy, args.env)
+    policy = _load_policy(args.policy, args.env, force=args.force)
     config = _executor_config(args)
     kwargs = {}
     if config is not None:
@@ -335,6 +375,17 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         raise SystemExit(f"harness-gym calibrate: {exc}") from None
     profile.save(args.out)
     print(f"wrote {args.out} (use: gym.make(id, executor_profile={args.out!r}))")
+def _cmd_view(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from harness_gym.viewer import ViewError, write_view
+
+    out = args.out or (Path(args.target) / "view.html" if Path(args.target).is_dir() else Path("view.html"))
+    try:
+        path = write_view(args.target, out, root=args.root, limit=args.max_episodes)
+    except ViewError as exc:
+        raise SystemExit(f"harness-gym view: {exc}") from None
+    print(f"wrote {path} (open it in a browser; it needs no server)")
     return 0
 
 
@@ -361,6 +412,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--executor-profile", default=None, help="simulated executor profile: weak | default | strong | JSON"
     )
+    run.add_argument(
+        "--episodes-out", default=None, help="write each episode's final info as JSON lines (for 'view')"
+    )
     _add_executor_args(run)
     run.set_defaults(func=_cmd_run)
 
@@ -384,6 +438,14 @@ def build_parser() -> argparse.ArgumentParser:
     dsets = sub.add_parser("datasets", help="list local harness datasets with their statistics")
     dsets.add_argument("--root", default=None, help="datasets directory (default: Minari's)")
     dsets.set_defaults(func=_cmd_datasets)
+    dsets_sub = dsets.add_subparsers(dest="datasets_command")
+    comb = dsets_sub.add_parser(
+        "combine", help="combine datasets of one env into a new one, keeping the harness metadata"
+    )
+    comb.add_argument("new_id", help="id of the combined dataset, harness/<domain>/<name>-v<N>")
+    comb.add_argument("sources", nargs="+", help="ids of the datasets to combine, in order")
+    comb.add_argument("--root", default=argparse.SUPPRESS, help="datasets directory (default: Minari's)")
+    comb.add_argument("--overwrite", action="store_true", help="replace an existing dataset of that id")
 
     tr = sub.add_parser("train", help="train an offline controller on a harness dataset")
     tr.add_argument("--algo", required=True, help="awr | bc | bc-d3rlpy | cql | bcq | dqn | double-dqn | sac")
@@ -399,6 +461,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--policy", required=True, help="base | forced-check | exploratory | random | PATH.d3")
     ev.add_argument("--split", default="eval", choices=["train", "eval", "all"])
     ev.add_argument("--out", default=None, help="write per-episode results as JSON")
+    ev.add_argument(
+        "--force",
+        action="store_true",
+        help="evaluate a model trained on another env id or observation layout",
+    )
     _add_executor_args(ev)
     ev.set_defaults(func=_cmd_evaluate)
 
@@ -426,12 +493,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_executor_args(cal)
     cal.set_defaults(func=_cmd_calibrate)
+    vw = sub.add_parser("view", help="a static HTML page of episodes: results dir, episodes file or dataset")
+    vw.add_argument("target", help="bench results directory, JSONL from 'run --episodes-out', or dataset id")
+    vw.add_argument("--out", default=None, help="page to write (default: TARGET/view.html or ./view.html)")
+    vw.add_argument("--root", default=None, help="datasets directory for a dataset id (default: Minari's)")
+    vw.add_argument("--max-episodes", type=int, default=40, help="episodes shown per setting")
+    vw.set_defaults(func=_cmd_view)
     return parser
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Errors a user causes (bad files, ids, settings): reported in one line, never as a traceback."""
+    from baselines.models import ModelError
+    from harness_gym.collect import CollectError
+    from harness_gym.dataset_files import DatasetError
+    from harness_gym.executors.cache import CacheError
+    from harness_gym.task import TaskFileError
+
+    return (CacheError, CollectError, DatasetError, ModelError, TaskFileError, OSError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except _user_errors() as exc:
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"harness-gym {args.command}: {message}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

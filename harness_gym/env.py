@@ -18,7 +18,7 @@ from harness_gym.profiles import ExecutorProfile, for_domain
 from harness_gym.rubric import g_norm
 from harness_gym.state import N_FEATURES, HarnessState, feature_table
 from harness_gym.task import Task, select
-from harness_gym.trajectory import render_steps
+from harness_gym.trajectory import draw_steps, render_steps
 
 if TYPE_CHECKING:
     from harness_gym.executors.openai_executor import OpenAIConfig
@@ -66,10 +66,12 @@ _COMMON_DOC = """
     ## Episode End
 
     Terminated by SUBMIT. Truncated after ``max_steps`` steps, scoring the current draft
-    (``termination_reason="budget"``). The final ``info`` holds ``G``, ``rubric``
-    {{criterion: (score, max)}}, ``hms`` {{event: {{fired, applicable}}}}, ``hms_norm``,
-    ``termination_reason`` (``"submit"`` | ``"budget"``), ``cost``, ``usage`` and ``trajectory`` (every step
-    record, JSON-serialisable).
+    (``termination_reason="budget"``). Each id is registered with ``max_episode_steps`` equal to
+    ``max_steps``; ``gym.make(id, max_episode_steps=N)`` and ``gym.make(id, max_steps=N)`` both set this
+    one budget, so the ``TimeLimit`` and the environment truncate on the same, scored, step. The final
+    ``info`` holds ``G``, ``rubric`` {{criterion: (score, max)}}, ``hms`` {{event: {{fired, applicable}}}},
+    ``hms_norm``, ``termination_reason`` (``"submit"`` | ``"budget"``), ``cost``, ``usage`` and
+    ``trajectory`` (every step record, JSON-serialisable).
 
     ## Arguments
 
@@ -84,10 +86,12 @@ _COMMON_DOC = """
     - ``executor_profile``: the simulated executor's parameters: an ``ExecutorProfile``, a shipped name
       (``"weak"``, ``"default"``, ``"strong"``) or a JSON file (``harness-gym calibrate`` writes one);
       default ``$HARNESS_GYM_EXECUTOR_PROFILE`` or ``"default"`` (``harness_gym.profiles``).
-    - ``task_ids``: restrict the tasks drawn at reset (``reset(options={{"task_id": ...}})`` picks one).
+    - ``task_ids``: restrict the tasks drawn at reset to these ids (a string is one id);
+      ``reset(options={{"task_id": ...}})`` picks one.
     - ``max_steps``: step budget (default per domain).
     - ``strict``: raise on illegal actions instead of counting them.
-    - ``render_mode``: ``"ansi"`` renders the trajectory so far as text.
+    - ``render_mode``: ``"ansi"`` renders the trajectory so far as text, ``"rgb_array"`` as a small
+      image (actions over time, CHECK/REVISE/SUBMIT marked, G once scored; needs matplotlib).
     - ``hms_params``: ``HMSParams`` with the detector thresholds.
 """
 
@@ -99,7 +103,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
     and revises artifacts; the domain's real verifier scores the submitted artifact.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     domain_cls: ClassVar[type[Domain]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -128,11 +132,13 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         self.split = split
         self._by_id = {task.task_id: task for task in self.tasks}
         self.max_steps = int(max_steps if max_steps is not None else self.domain.max_steps)
+        self.max_steps_given = max_steps is not None
+        """Whether ``max_steps`` was explicit (``gym.make``'s ``TimeLimit`` then follows it)."""
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
         self.executor: Executor = self._bind_executor(executor)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode {render_mode!r} is not supported; use 'ansi' or None")
+            raise ValueError(f"render_mode {render_mode!r} is not supported; use 'ansi', 'rgb_array' or None")
         self.render_mode = render_mode
         self.strict = strict
         self.hms_params = hms_params or HMSParams()
@@ -163,6 +169,8 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
 
     def _select_tasks(self, split: str, task_ids: Sequence[str] | None) -> list[Task]:
         tasks = select(self.domain.tasks(), split)
+        if isinstance(task_ids, str):  # one id, not a sequence of one-character ids
+            task_ids = [task_ids]
         if task_ids is not None:
             by_id = {task.task_id: task for task in tasks}
             unknown = [tid for tid in task_ids if tid not in by_id]
@@ -256,9 +264,14 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         """Legal actions as booleans (the sb3-contrib ``MaskablePPO`` convention)."""
         return self._mask.astype(bool)
 
-    def render(self) -> str | None:
-        if self.render_mode != "ansi":
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
             return None
+        if self.render_mode == "rgb_array":
+            if self._ep is None:
+                return draw_steps(self.domain.env_id, [], None, self.max_steps)
+            title = f"{self.domain.env_id} {self._ep.task.task_id}"
+            return draw_steps(title, self._ep.steps, self._final, self.max_steps)
         if self._ep is None:
             return "(no episode yet: call reset())\n"
         task = self._ep.task
