@@ -17,7 +17,12 @@ known layout, or an ``answer:`` key, plus every session id in the text) still re
 layout slip costs the format point but not necessarily the answer. ``answer_correctness`` is a
 normalised exact match (case, punctuation and the filler words *the, a, an, at, on* ignored);
 ``source_match`` needs the cited session to be the one that establishes the asked value (for a current
-value, the latest update), with half credit when it is one of several cited sessions.
+value, the latest update), cited alone: an answer citing several sessions names no source and earns no
+credit (citing every session would otherwise always find the right one).
+
+What earns nothing: a second answer field (the first one counts), a list of candidate values or
+padding around the value (it no longer normalises to the gold value), several cited sessions, session
+ids the history does not have (the strict layout fails).
 """
 
 from __future__ import annotations
@@ -144,7 +149,7 @@ def _strict(fmt: AnswerFormat, text: str) -> tuple[str, tuple[str, ...]] | None:
     if fmt.pattern is None:
         try:
             obj = json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         if not (isinstance(obj, dict) and set(obj) == {"answer", "source"}):
             return None
@@ -203,7 +208,7 @@ def artifact_scores(payload: Mapping[str, Any], text: str) -> dict[str, tuple[fl
     correct = parsed.answer is not None and normalize(parsed.answer) == normalize(payload["answer"])
     cited = set(parsed.sources)
     gold = payload["source"]
-    source = 1.0 if cited == {gold} else 0.5 if gold in cited else 0.0
+    source = float(cited == {gold})
     return {
         "answer_correctness": (CRITERIA["answer_correctness"] * correct, CRITERIA["answer_correctness"]),
         "source_match": (CRITERIA["source_match"] * source, CRITERIA["source_match"]),
@@ -258,7 +263,11 @@ def review(payload: Mapping[str, Any], text: str, retrieved: Sequence[str]) -> R
     known = set(ids)
     cited = [s for s in parsed.sources if s in known]
     unretrieved = [s for s in cited if s not in seen]
-    retrieved_ok = bool(cited) and not unretrieved
+    retrieved_ok = len(set(cited)) == 1 and not unretrieved
+    if len(set(parsed.sources)) > 1:
+        issues.append(
+            f"cites {len(set(parsed.sources))} sessions; cite the one session that establishes the answer"
+        )
     if unretrieved:
         issues.append(
             f"cited session(s) {', '.join(unretrieved)} were not retrieved, so the claim is unverified"
