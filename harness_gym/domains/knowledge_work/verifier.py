@@ -14,6 +14,12 @@ Sources are memos, emails and tables (a header, a blank line, then CSV). Everyth
 source *texts*: numbers and dates are extracted from them, tables are parsed and recomputed, so
 "the cited sources contain the reported facts" is checked, not looked up.
 
+What earns nothing: citing more sources than the answer rests on (``sources`` must be exactly the
+supporting set; every citation beyond the task's count of supporting sources cancels one supported
+claim in ``evidence_support``), a conflict note that lists sources or figures other than the conflicting
+ones, a second copy of a field (the first counts, the format fails), candidate lists in a field (the
+first number / the one date is read), ids that do not exist.
+
 Two users: ``artifact_scores`` (the rubric, which may use the task's gold values) and
 ``observable_check`` (what a harness may check: format, fields, grounding in the sources it has
 opened and the tool outputs it has seen; never the gold values).
@@ -72,6 +78,8 @@ _DATE_PATTERNS = (
 _YEAR_MONTH = re.compile(r"\b\d{4}-\d{2}\b")
 _NUMBER = re.compile(r"(?<![\w.-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w-])")
 _NONE_WORDS = {"", "none", "n/a", "na", "no", "no conflict", "-", "null"}
+MAX_CITED = 2
+"""No answer rests on more than two sources (a figure and, on hard tasks, the source it supersedes)."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -344,7 +352,7 @@ def _parse_json(fmt: Mapping[str, Any], labels: dict[str, str], text: str) -> Re
         return Report({}, False, "no JSON object found")
     try:
         obj = json.loads(stripped[start : end + 1])
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return Report({}, False, "the JSON object does not parse")
     if not isinstance(obj, dict):
         return Report({}, False, "the report is not a JSON object")
@@ -430,14 +438,18 @@ def support_fraction(index: SourceIndex, claims: Claims, among: Iterable[str]) -
     return 1.0 - len(unsupported) / len(claimed), unsupported
 
 
-def notes_conflict(claims: Claims, superseded: Mapping[str, Any]) -> bool:
-    """The conflict field names the superseded source or its figure (and is not 'none')."""
+def notes_conflict(claims: Claims, gold: Mapping[str, Any]) -> bool:
+    """The conflict field names the superseded source or its figure (and is not 'none'), and names no
+    source or figure beyond the conflicting ones (a list of every source or number names nothing)."""
+    superseded = gold["superseded"]
     text = claims.conflict
     if text.casefold().strip(" .") in _NONE_WORDS:
         return False
-    if superseded["source"] in source_ids(text):
-        return True
-    return cents(superseded["figure"]) in numbers_in(text)
+    ids, numbers = set(source_ids(text)), numbers_in(text)
+    conflicting = {*gold["sources"], superseded["source"]}
+    if not ids <= conflicting or not numbers <= {cents(superseded["figure"]), cents(gold["figure"])}:
+        return False
+    return superseded["source"] in ids or cents(superseded["figure"]) in numbers
 
 
 def criteria_for(payload: Mapping[str, Any]) -> dict[str, float]:
@@ -460,6 +472,9 @@ def artifact_scores(payload: Mapping[str, Any], text: str, index: SourceIndex | 
     figure_ok = claims.figure is not None and cents(claims.figure) == cents(gold["figure"])
     cited = [sid for sid in claims.cited if sid in index.sources]
     support, _ = support_fraction(index, claims, cited)
+    padding = max(0, len(cited) - len(gold["sources"]))
+    claimed = len(_claimed(claims))
+    credited = max(0.0, support * claimed - padding) / claimed if claimed else 0.0
     superseded = gold.get("superseded")
     roles = [role for role, _ in fmt["fields"]]
     fabricated = any(sid not in index.sources for sid in claims.cited)
@@ -467,22 +482,22 @@ def artifact_scores(payload: Mapping[str, Any], text: str, index: SourceIndex | 
         "figure": figure_ok,
         "person": bool(claims.person) and claims.person == norm_name(gold["person"]),
         "date": claims.date == gold["date"],
-        "sources": bool(cited) and set(gold["sources"]) <= set(cited) and not fabricated,
-        "conflict": bool(superseded) and notes_conflict(claims, superseded),
+        "sources": set(gold["sources"]) == set(cited) and not fabricated,
+        "conflict": bool(superseded) and notes_conflict(claims, gold),
     }
     coverage = sum(correct[role] for role in roles) / len(roles)
     complete = all(_present(report.values.get(role)) for role in roles if role != "sources")
     top = criteria_for(payload)
     rubric = {
         "answer_correctness": (top["answer_correctness"] * figure_ok, top["answer_correctness"]),
-        "evidence_support": (top["evidence_support"] * support, top["evidence_support"]),
+        "evidence_support": (top["evidence_support"] * credited, top["evidence_support"]),
         "criterion_coverage": (top["criterion_coverage"] * coverage, top["criterion_coverage"]),
         "output_format": (top["output_format"] * (report.well_formed and complete), top["output_format"]),
     }
     if "source_conflict" in top:
         conflict = 0.5 * figure_ok + 0.5 * correct["conflict"]
         rubric["source_conflict"] = (top["source_conflict"] * conflict, top["source_conflict"])
-    return Scores(rubric=rubric, claim_support=support)
+    return Scores(rubric=rubric, claim_support=credited)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -547,6 +562,12 @@ def observable_check(
         issues.append(f"cites unknown source(s): {', '.join(unknown)}")
     if unopened:
         issues.append(f"cites source(s) never opened: {', '.join(unopened)}")
+    if len(claims.cited) > MAX_CITED:
+        items["citations"] = False
+        issues.append(
+            f"cites {len(claims.cited)} sources; cite only the sources the answer rests on "
+            f"(at most {MAX_CITED})"
+        )
     return CheckReport(items=items, issues=tuple(issues))
 
 
