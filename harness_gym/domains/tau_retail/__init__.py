@@ -14,6 +14,7 @@ from harness_gym.domains.tau_retail.tools import WRITE_TOOLS
 from harness_gym.domains.tau_retail.verifier import (
     CRITERIA,
     artifact_scores,
+    candidate_listing,
     native,
     parse_plan,
     policy_issues,
@@ -177,7 +178,7 @@ class TauRetailDomain(Domain):
             seen = set(ep.context.evidence)
             unverified = sorted(
                 {
-                    c["kwargs"]["order_id"]
+                    str(c["kwargs"]["order_id"])
                     for c in calls
                     if c["name"] in WRITE_TOOLS
                     and "order_id" in c.get("kwargs", {})
@@ -186,6 +187,11 @@ class TauRetailDomain(Domain):
             )
             if unverified:
                 issues.append(f"grounding: order(s) {', '.join(unverified)} written without being looked up")
+                failed += 1
+            if candidate_listing((), calls):
+                issues.append(
+                    "reply: the respond messages list many numbers; state the outcome and the figures asked"
+                )
                 failed += 1
         _, judge_issue = ep.judge()
         if judge_issue is not None:

@@ -2,11 +2,20 @@
 
 A plan is one JSON object ``{"calls": [{"name": <tool or "respond">, "kwargs": {...}}, ...]}``; a
 ``respond`` call carries ``{"content": <message to the user>}`` (where required outputs must appear).
+
+What earns nothing on the rubric: writes that fail or touch another user's orders or address, unknown
+tools (``policy`` 0; their failed writes leave the DB as it was, so ``db_match`` only pays for the right
+end state); writes beyond the gold ones (``writes`` divides by the longer list, so calling every write
+tool dilutes it); and responses that list candidates: when the respond messages state more than
+``MAX_EXTRA_NUMBERS`` numbers besides the required outputs' own, ``outputs`` is 0 (upstream's native
+score keeps its plain substring check). Argument values of any JSON type are tolerated (an unhashable
+order id is an error of that call, not of the verifier).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,18 +24,23 @@ from harness_gym.domains.tau_retail.tools import (
     TOOLS,
     WRITE_TOOLS,
     native_score,
+    outputs_found,
     run_calls,
     same_state,
 )
 
 CRITERIA: dict[str, float] = {"db_match": 3.0, "writes": 2.0, "policy": 1.0, "outputs": 1.0}
+MAX_EXTRA_NUMBERS = 4
+"""Numbers a reply may state besides the required outputs (item ids, a price breakdown) before it counts
+as a list of candidates."""
+_NUMBER = re.compile(r"(?<![\w.#])\d+(?:\.\d+)?(?![\w.])")
 
 
 def parse_plan(text: str) -> list[dict[str, Any]] | None:
     """The calls of a plan, or None when the text is not a well-formed plan."""
     try:
         plan = json.loads(text)
-    except (json.JSONDecodeError, TypeError):
+    except (json.JSONDecodeError, TypeError, RecursionError):
         return None
     calls = plan.get("calls") if isinstance(plan, dict) else None
     if not isinstance(calls, list):
@@ -47,6 +61,23 @@ def _key(call: Mapping[str, Any]) -> str:
     return json.dumps([call["name"], call.get("kwargs", {})], sort_keys=True)
 
 
+def stated_numbers(text: str) -> set[str]:
+    """Standalone numbers in a text (commas removed, as upstream's output check does)."""
+    return set(_NUMBER.findall(text.replace(",", "")))
+
+
+def candidate_listing(outputs: Sequence[str], calls: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the respond messages state more than ``MAX_EXTRA_NUMBERS`` numbers beyond the outputs'."""
+    said = " ".join(str(c.get("kwargs", {}).get("content", "")) for c in calls if c["name"] == RESPOND)
+    required = set().union(*(stated_numbers(o) for o in outputs)) if outputs else set()
+    return len(stated_numbers(said) - required) > MAX_EXTRA_NUMBERS
+
+
+def _order_id(call: Mapping[str, Any]) -> str | None:
+    order_id = call.get("kwargs", {}).get("order_id")
+    return order_id if isinstance(order_id, str) else None
+
+
 def policy_issues(base, user_id: str, calls, allowed_errors: frozenset[str] = frozenset()) -> list[str]:
     """What a dry run on a copy of the DB shows: failed writes, foreign orders, unknown tools, no respond."""
     _db, observations = run_calls(base, calls)
@@ -57,7 +88,7 @@ def policy_issues(base, user_id: str, calls, allowed_errors: frozenset[str] = fr
             issues.append(f"unknown tool {name!r}")
         elif name in WRITE_TOOLS and obs.startswith("Error") and _key(call) not in allowed_errors:
             issues.append(f"{name} failed: {obs}")
-        order_id = call.get("kwargs", {}).get("order_id")
+        order_id = _order_id(call)
         if (
             name in WRITE_TOOLS
             and order_id in base["orders"]
@@ -95,9 +126,9 @@ def artifact_scores(base, payload: Mapping[str, Any], text: str) -> dict[str, tu
     )
     policy = 0.0 if policy_issues(base, payload["user_id"], calls, allowed) else 1.0
     outputs = payload["outputs"]
-    from harness_gym.domains.tau_retail.tools import outputs_found
-
     found = outputs_found(outputs, calls)
+    if candidate_listing(outputs, calls):
+        found = [False] * len(found)
     return {
         "db_match": (3.0 * same_state(gold_db, plan_db), 3.0),
         "writes": (2.0 * writes, 2.0),
