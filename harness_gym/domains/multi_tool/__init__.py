@@ -243,7 +243,7 @@ class MultiToolDomain(Domain):
         calls = [s["tool"] for s in ep.steps if "tool" in s]
         rubric = {
             "numeric_answer": base["numeric_answer"],
-            "tool_use": (tool_use_score(payload["answer"]["tools"], calls), CRITERIA["tool_use"]),
+            "tool_use": (tool_use_score(calls, self._done(ep.task, ep.context)), CRITERIA["tool_use"]),
             "format": base["format"],
         }
         spec, parsed = self._parsed(ep, artifact)

@@ -12,11 +12,18 @@ Criteria (``CRITERIA``):
   thousands separators ignored), is in the required unit and within tolerance of the reference value:
   ``max(1e-3 * |reference|, 0.51 * 10**-decimals)`` (relative 1e-3, widened to the rounding the format
   asks for).
-- ``tool_use`` (1): the episode's actual tool calls: half for the fraction of calls that were valid, half
-  for the fraction of the required tools that ran successfully at least once. Without any call, 0.
+- ``tool_use`` (1): the episode's actual tool calls: half for the fraction of the task's tool chain they
+  accomplished (the right document read, table extracted, value computed or converted: a required tool
+  run on anything else does not count), half for the fraction of calls that were valid, paid only once
+  some step of the chain was accomplished. Without any call, 0; trivial valid calls (``1+1``, reading an
+  unrelated document), 0.
 - ``format`` (1): thirds for the answer line exactly in the required form (label, decimals, unit token
   and placement), a ``TOOLS:`` line naming known tools that contains the required chain in order, and
   the layout (exactly two lines: the labelled answer line, then the TOOLS line).
+
+The number is read once: the first number next to a known unit outside the ``TOOLS:`` line, so a
+second answer line, a list of candidate values or an answer padded with other figures commits to its
+first number; a unit other than the required one (or no unit) earns nothing, whatever the number.
 
 ``claim_support`` (an HMS signal) is the fraction of the artifact's claims that the episode's successful
 tool outputs back: the number (some calculator/convert output equals it within tolerance) and each tool
@@ -26,12 +33,12 @@ the ``TOOLS:`` line names (it ran successfully).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from harness_gym.domains.multi_tool.tools import TOOL_NAMES, Seen, canonical_unit, numeric
+from harness_gym.domains.multi_tool.tools import TOOL_NAMES, Seen, canonical_unit, completed, numeric
 
 CRITERIA: dict[str, float] = {"numeric_answer": 3.0, "tool_use": 1.0, "format": 1.0}
 
@@ -161,23 +168,23 @@ def artifact_scores(payload: Mapping[str, Any], artifact: str) -> dict[str, tupl
     }
 
 
-def tool_use_score(required: Iterable[str], calls: Sequence[Mapping[str, Any]]) -> float:
-    """``tool_use`` in [0, max] from the episode's ``{"name", "valid", "ok"}`` tool records."""
+def tool_use_score(calls: Sequence[Mapping[str, Any]], done: Sequence[bool]) -> float:
+    """``tool_use`` in [0, max] from the episode's ``{"name", "valid", "ok"}`` tool records and which steps
+    of the task's gold chain their results accomplished (``tools.completed``)."""
     if not calls:
         return 0.0
-    needed = set(required)
+    progress = sum(done) / len(done) if done else 1.0
     valid = sum(bool(c["valid"]) for c in calls) / len(calls)
-    ran = {c["name"] for c in calls if c["ok"]}
-    covered = len(needed & ran) / len(needed) if needed else 1.0
-    return CRITERIA["tool_use"] * (valid + covered) / 2
+    return CRITERIA["tool_use"] * (valid * (progress > 0) + progress) / 2
 
 
 def score(
-    payload: Mapping[str, Any], artifact: str, calls: Sequence[Mapping[str, Any]]
+    payload: Mapping[str, Any], artifact: str, calls: Sequence[Mapping[str, Any]], results: Sequence[Seen]
 ) -> dict[str, tuple[float, float]]:
-    """The full rubric of a submitted artifact given the episode's tool records."""
+    """The full rubric of a submitted artifact given the episode's tool records and result texts."""
     rubric = artifact_scores(payload, artifact)
-    rubric["tool_use"] = (tool_use_score(payload["answer"]["tools"], calls), CRITERIA["tool_use"])
+    done = completed(payload["chain"], results)
+    rubric["tool_use"] = (tool_use_score(calls, done), CRITERIA["tool_use"])
     return {name: rubric[name] for name in CRITERIA}
 
 
