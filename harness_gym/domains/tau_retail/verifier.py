@@ -5,8 +5,9 @@ A plan is one JSON object ``{"calls": [{"name": <tool or "respond">, "kwargs": {
 
 What earns nothing on the rubric: writes that fail or touch another user's orders or address, unknown
 tools (``policy`` 0; their failed writes leave the DB as it was, so ``db_match`` only pays for the right
-end state); writes beyond the gold ones (``writes`` divides by the longer list, so calling every write
-tool dilutes it); and responses that list candidates: when the respond messages state more than
+end state); writes beyond the gold ones (``writes`` divides by the longer list, and a plan with more
+wrong writes than right ones is guessing and earns 0, so calling every write tool on every order
+earns nothing); and responses that list candidates: when the respond messages state more than
 ``MAX_EXTRA_NUMBERS`` numbers besides the required outputs' own, ``outputs`` is 0 (upstream's native
 score keeps its plain substring check). Argument values of any JSON type are tolerated (an unhashable
 order id is an error of that call, not of the verifier).
@@ -111,12 +112,12 @@ def artifact_scores(base, payload: Mapping[str, Any], text: str) -> dict[str, tu
     plan_writes = [_key(c) for c in calls if c["name"] in WRITE_TOOLS]
     if gold_writes or plan_writes:
         remaining = list(plan_writes)
-        matched = 0
         for key in gold_writes:
             if key in remaining:
                 remaining.remove(key)
-                matched += 1
-        writes = matched / max(len(gold_writes), len(plan_writes))
+        matched = len(plan_writes) - len(remaining)
+        guessing = len(remaining) > matched
+        writes = 0.0 if guessing else matched / max(len(gold_writes), len(plan_writes))
     else:
         writes = 1.0
     allowed = frozenset(
