@@ -20,9 +20,9 @@ normalised exact match (case, punctuation and the filler words *the, a, an, at, 
 value, the latest update), cited alone: an answer citing several sessions names no source and earns no
 credit (citing every session would otherwise always find the right one).
 
-What earns nothing: a second answer field (the first one counts), a list of candidate values or
-padding around the value (it no longer normalises to the gold value), several cited sessions, session
-ids the history does not have (the strict layout fails).
+What earns nothing: a second answer field with another value or a repeated JSON key (no answer is
+read), a list of candidate values or padding around the value (it no longer normalises to the gold
+value), several cited sessions, session ids the history does not have (the strict layout fails).
 """
 
 from __future__ import annotations
@@ -134,6 +134,24 @@ _LOOSE_ANSWER = (
 )
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` refusing repeated keys (json.loads would keep the last silently)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise ValueError("repeated key in a JSON object")
+    return obj
+
+
+def _loose_answer(text: str) -> str | None:
+    """The answer a lenient reader finds: the first pattern that matches decides; several different
+    values under it (``ANSWER: x`` then ``ANSWER: y``) are no answer."""
+    for pattern in _LOOSE_ANSWER:
+        values = {m.group("answer").strip() for m in pattern.finditer(text)} - {""}
+        if values:
+            return values.pop() if len(values) == 1 else None
+    return None
+
+
 @dataclass(frozen=True)
 class Parsed:
     """What an artifact says: its answer, the cited session ids, whether it is in the required layout."""
@@ -148,7 +166,7 @@ def _strict(fmt: AnswerFormat, text: str) -> tuple[str, tuple[str, ...]] | None:
     stripped = text.strip()
     if fmt.pattern is None:
         try:
-            obj = json.loads(stripped)
+            obj = json.loads(stripped, object_pairs_hook=_unique_keys)
         except (ValueError, RecursionError):
             return None
         if not (isinstance(obj, dict) and set(obj) == {"answer", "source"}):
@@ -183,11 +201,7 @@ def parse_answer(text: str, format_name: str, session_ids: tuple[str, ...]) -> P
             answer = loose[0]
             break
     if answer is None:
-        for pattern in _LOOSE_ANSWER:
-            match = pattern.search(text)
-            if match and match.group("answer").strip():
-                answer = match.group("answer").strip()
-                break
+        answer = _loose_answer(text)
     sources = tuple(dict.fromkeys(SESSION_ID.findall(text)))
     problems = [f"not in the required {format_name} layout: {fmt.instruction}"]
     if answer is None:

@@ -22,8 +22,9 @@ Rubric (``CRITERIA``, maxima):
 retrieved documents, no more citations than the longest chain has hops, the answer appearing in a cited
 retrieved document): it never reads the gold answer or the hop facts.
 
-What earns nothing: an answer that is not the one parsed value (two answer fields: the first counts; a
-list of candidates or padding around the value does not normalise to the gold answer), citations of ids
+What earns nothing: an answer that is not the one parsed value (two answer fields, or a JSON object
+with a repeated key, leave no answer; a list of candidates or padding around the value does not
+normalise to the gold answer), citations of ids
 that are not in the corpus, and citing many documents to cover every hop.
 """
 
@@ -123,8 +124,17 @@ class Parsed:
 
 
 def _field(label: str, text: str) -> str | None:
-    match = re.search(rf"^[ \t]*{re.escape(label)}[ \t]*[:=\-][ \t]*(.*?)[ \t]*$", text, re.I | re.M)
-    return match.group(1) if match else None
+    """The value of the one line labelled ``label`` (None when there is none or more than one)."""
+    found = re.findall(rf"^[ \t]*{re.escape(label)}[ \t]*[:=\-][ \t]*(.*?)[ \t]*$", text, re.I | re.M)
+    return found[0] if len(found) == 1 else None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` refusing repeated keys (json.loads would keep the last silently)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise ValueError("repeated key in a JSON object")
+    return obj
 
 
 def _tokens(field: str) -> tuple[str, ...]:
@@ -134,13 +144,13 @@ def _tokens(field: str) -> tuple[str, ...]:
 def _parse_json(text: str) -> tuple[Any, bool]:
     stripped = text.strip()
     try:
-        return json.loads(stripped), True
+        return json.loads(stripped, object_pairs_hook=_unique_keys), True
     except (ValueError, RecursionError):
         pass
     match = re.search(r"\{.*\}", text, re.S)
     if match:
         try:
-            return json.loads(match.group(0)), False
+            return json.loads(match.group(0), object_pairs_hook=_unique_keys), False
         except (ValueError, RecursionError):
             pass
     return None, False
@@ -173,9 +183,9 @@ def parse(fmt: AnswerFormat, text: str) -> Parsed:
         )
         return Parsed(answer, sources, loose, bool(strict))
     if fmt.kind == "tags":
-        a = re.search(r"<answer>(.*?)</answer>", text, re.I | re.S)
+        a = re.findall(r"<answer>(.*?)</answer>", text, re.I | re.S)
         s = re.search(r"<sources>(.*?)</sources>", text, re.I | re.S)
-        answer = a.group(1).strip() or None if a else None
+        answer = a[0].strip() or None if len(a) == 1 else None
         sources = _tokens(s.group(1)) if s else None
         strict = (
             len(lines) == 2
