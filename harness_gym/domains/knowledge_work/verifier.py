@@ -17,8 +17,8 @@ source *texts*: numbers and dates are extracted from them, tables are parsed and
 What earns nothing: citing more sources than the answer rests on (``sources`` must be exactly the
 supporting set; every citation beyond the task's count of supporting sources cancels one supported
 claim in ``evidence_support``), a conflict note that lists sources or figures other than the conflicting
-ones, a second copy of a field (the first counts, the format fails), candidate lists in a field (the
-first number / the one date is read), ids that do not exist.
+ones, a second copy of a field or a repeated JSON key (the field is read as missing), candidate lists
+in a field (the first number / the one date is read), ids that do not exist.
 
 Two users: ``artifact_scores`` (the rubric, which may use the task's gold values) and
 ``observable_check`` (what a harness may check: format, fields, grounding in the sources it has
@@ -322,6 +322,7 @@ def parse_report(fmt: Mapping[str, Any], text: str) -> Report:
     sep = ":" if fmt["style"] == "colon" else "="
     exact = {label for _, label in fmt["fields"]}
     values: dict[str, Any] = {}
+    repeated: set[str] = set()
     problem = ""
     for raw in text.splitlines():
         line = raw.strip()
@@ -333,8 +334,10 @@ def parse_report(fmt: Mapping[str, Any], text: str) -> Report:
             problem = problem or f"unexpected line {line[:40]!r}"
             continue
         assert m is not None
-        if role in values:
+        if role in values or role in repeated:
             problem = problem or f"duplicate field {m.group(1).strip()}"
+            repeated.add(role)
+            values.pop(role, None)
             continue
         values[role] = m.group(3).strip()
         strict = re.match(rf"^(\S+?)\s*{re.escape(sep)}\s*(.*)$", line)
@@ -345,24 +348,34 @@ def parse_report(fmt: Mapping[str, Any], text: str) -> Report:
     return Report(values, not problem, problem)
 
 
+class _Pairs(list):
+    """A JSON object as its (key, value) pairs in order, repeated keys kept (``object_pairs_hook``)."""
+
+
 def _parse_json(fmt: Mapping[str, Any], labels: dict[str, str], text: str) -> Report:
     stripped = text.strip()
     start, end = stripped.find("{"), stripped.rfind("}")
     if start < 0 or end < start:
         return Report({}, False, "no JSON object found")
     try:
-        obj = json.loads(stripped[start : end + 1])
+        obj = json.loads(stripped[start : end + 1], object_pairs_hook=_Pairs)
     except (json.JSONDecodeError, RecursionError):
         return Report({}, False, "the JSON object does not parse")
-    if not isinstance(obj, dict):
+    if not isinstance(obj, _Pairs):
         return Report({}, False, "the report is not a JSON object")
     values: dict[str, Any] = {}
+    repeated: set[str] = set()
     problem = "" if (start == 0 and end == len(stripped) - 1) else "text outside the JSON object"
     exact = {label for _, label in fmt["fields"]}
-    for key, value in obj.items():
+    for key, value in obj:
         role = labels.get(str(key).casefold())
         if role is None:
             problem = problem or f"unexpected key {key!r}"
+            continue
+        if role in values or role in repeated:
+            problem = problem or f"duplicate key {key!r}"
+            repeated.add(role)
+            values.pop(role, None)
             continue
         values[role] = value
         if key not in exact:
