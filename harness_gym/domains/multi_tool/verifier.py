@@ -21,9 +21,10 @@ Criteria (``CRITERIA``):
   and placement), a ``TOOLS:`` line naming known tools that contains the required chain in order, and
   the layout (exactly two lines: the labelled answer line, then the TOOLS line).
 
-The number is read once: the first number next to a known unit outside the ``TOOLS:`` line, so a
-second answer line, a list of candidate values or an answer padded with other figures commits to its
-first number; a unit other than the required one (or no unit) earns nothing, whatever the number.
+The number is read once: a number next to a known unit outside the ``TOOLS:`` line. An artifact that
+states several different such numbers (a second answer line, a list of candidates, the value in two
+units) has no answer; a unit other than the required one (or no unit) earns nothing, whatever the
+number.
 
 ``claim_support`` (an HMS signal) is the fraction of the artifact's claims that the episode's successful
 tool outputs back: the number (some calculator/convert output equals it within tolerance) and each tool
@@ -102,6 +103,8 @@ class Parsed:
 
 
 def _lenient_answer(lines: Sequence[str]) -> tuple[float | None, str | None]:
+    """The one (number, unit) the artifact states; (None, None) when it states none or several."""
+    found: set[tuple[float, str]] = set()
     for line in lines:
         if line.upper().startswith("TOOLS"):
             continue
@@ -114,10 +117,14 @@ def _lenient_answer(lines: Sequence[str]) -> tuple[float | None, str | None]:
                     unit = canonical_unit(tokens[j])
                     if unit is not None:
                         try:
-                            return float(token.replace(",", "")), unit
+                            found.add((float(token.replace(",", "")), unit))
                         except ValueError:
                             return None, None
-    return None, None
+                        break
+    if len(found) != 1:
+        return None, None
+    number, unit = found.pop()
+    return number, unit
 
 
 @lru_cache(maxsize=256)
