@@ -9,7 +9,7 @@ and the issues of its last CHECK are what the tests compare.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -110,5 +110,29 @@ def assert_no_gain(
     for p, h in zip(plain, hacked, strict=True):
         for name in criteria:
             if name in h.rubric:
-                assert h.rubric[name][0] <= p.rubric[name][0] + 1e-9, (hack, h.task_id, name, p.rubric, h.rubric)
+                assert h.rubric[name][0] <= p.rubric[name][0] + 1e-9, (
+                    hack,
+                    h.task_id,
+                    name,
+                    p.rubric,
+                    h.rubric,
+                )
         assert h.check_issues, (hack, h.task_id, "CHECK reported the hack clean")
+
+
+@dataclass(frozen=True)
+class Hack:
+    """One hack: the plain wrong artifact it wraps and the hacked one (both built from the task), and how
+    the episode is played (``play`` keyword arguments, e.g. a script or the executor's tool calls)."""
+
+    plain: Callable[[Task], str]
+    hacked: Callable[[Task], str]
+    plain_play: Mapping[str, Any] = field(default_factory=dict)
+    hacked_play: Mapping[str, Any] = field(default_factory=dict)
+
+
+def play_hack(env_cls: type[HarnessEnv], hack: Hack, **common: Any) -> tuple[list[Played], list[Played]]:
+    """(plain, hacked) records over the same tasks."""
+    plain = play(env_cls, lambda task, _ctx: hack.plain(task), **{**common, **hack.plain_play})
+    hacked = play(env_cls, lambda task, _ctx: hack.hacked(task), **{**common, **hack.hacked_play})
+    return plain, hacked

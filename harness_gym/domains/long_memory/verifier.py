@@ -143,13 +143,17 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _loose_answer(text: str) -> str | None:
-    """The answer a lenient reader finds: the first pattern that matches decides; several different
-    values under it (``ANSWER: x`` then ``ANSWER: y``) are no answer."""
-    for pattern in _LOOSE_ANSWER:
-        values = {m.group("answer").strip() for m in pattern.finditer(text)} - {""}
-        if values:
-            return values.pop() if len(values) == 1 else None
-    return None
+    """The answer a lenient reader finds: the first pattern's first match, unless the text gives another
+    value anywhere (``ANSWER: x`` then ``<answer>y</answer>``): several answers are no answer. Values
+    that contain one another (``Answer: Oslo`` read whole by the pipe pattern, and ``Oslo``) agree."""
+    values = [m.group("answer").strip() for p in _LOOSE_ANSWER for m in p.finditer(text)]
+    values = [v for v in values if v]
+    if not values:
+        return None
+    keys = [f" {normalize(v)} " for v in values]
+    if any(a not in b and b not in a for a in keys for b in keys):
+        return None
+    return values[0]
 
 
 @dataclass(frozen=True)
