@@ -8,7 +8,7 @@ and the issues of its last CHECK are what the tests compare.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,13 +69,13 @@ def play(
     split: str = "eval",
     tool: Build | None = None,
     script: Sequence[Action] = SCRIPT,
-    task_ids: Iterable[str] | None = None,
+    where: Callable[[Task], bool] | None = None,
     **env_kwargs: Any,
 ) -> list[Played]:
-    """Play ``script`` once per task of the split with a crafted executor; one record per task."""
+    """Play ``script`` once per task of the split (those ``where`` accepts) with a crafted executor."""
     executor = CraftedExecutor(draft, tool)
     env = env_cls(split=split, executor=executor, max_steps=len(script) + 1, **env_kwargs)
-    ids = list(task_ids) if task_ids is not None else [task.task_id for task in env.tasks]
+    ids = [task.task_id for task in env.tasks if where is None or where(task)]
     out = []
     for task_id in ids:
         _, info = env.reset(seed=0, options={"task_id": task_id})
@@ -106,7 +106,7 @@ def assert_no_gain(
 ) -> None:
     """Per task, the hack earns no more than the plain artifact it wraps on every functional criterion,
     and a CHECK of it reports problems."""
-    assert [p.task_id for p in plain] == [h.task_id for h in hacked]
+    assert plain and [p.task_id for p in plain] == [h.task_id for h in hacked]
     for p, h in zip(plain, hacked, strict=True):
         for name in criteria:
             if name in h.rubric:
@@ -129,10 +129,13 @@ class Hack:
     hacked: Callable[[Task], str]
     plain_play: Mapping[str, Any] = field(default_factory=dict)
     hacked_play: Mapping[str, Any] = field(default_factory=dict)
+    where: Callable[[Task], bool] | None = None
+    """The tasks the hack applies to (None: all)."""
 
 
 def play_hack(env_cls: type[HarnessEnv], hack: Hack, **common: Any) -> tuple[list[Played], list[Played]]:
     """(plain, hacked) records over the same tasks."""
+    common = {"where": hack.where, **common}
     plain = play(env_cls, lambda task, _ctx: hack.plain(task), **{**common, **hack.plain_play})
     hacked = play(env_cls, lambda task, _ctx: hack.hacked(task), **{**common, **hack.hacked_play})
     return plain, hacked

@@ -18,7 +18,8 @@ What earns nothing: citing more sources than the answer rests on (``sources`` mu
 supporting set; every citation beyond the task's count of supporting sources cancels one supported
 claim in ``evidence_support``), a conflict note that lists sources or figures other than the conflicting
 ones, a second copy of a field or a repeated JSON key (the field is read as missing), candidate lists
-in a field (the first number / the one date is read), ids that do not exist.
+in a field (a figure stating several numbers, a date field with several dates, are no answer), ids
+that do not exist.
 
 Two users: ``artifact_scores`` (the rubric, which may use the task's gold values) and
 ``observable_check`` (what a harness may check: format, fields, grounding in the sources it has
@@ -408,11 +409,18 @@ class Claims:
     conflict: str
 
 
+def _one_figure(value: Any) -> float | None:
+    """The figure a field states; None when it states none or several numbers (``84,500 or 213,000``)."""
+    if isinstance(value, str) and len(numbers_in(value)) > 1:
+        return None
+    return parse_number(value)
+
+
 def claims_of(report: Report) -> Claims:
     v = report.values
     conflict = v.get("conflict")
     return Claims(
-        figure=parse_number(v.get("figure")),
+        figure=_one_figure(v.get("figure")),
         person=norm_name(v.get("person")),
         date=parse_date(v.get("date")),
         cited=source_ids(v.get("sources")),
@@ -549,7 +557,7 @@ def observable_check(
     opened_set = [sid for sid in dict.fromkeys(opened) if sid in index.sources]
     if claims.figure is None:
         items["figure_grounded"] = False
-        issues.append(f"{label['figure']}: no number given")
+        issues.append(f"{label['figure']}: no single number given")
     else:
         c = cents(claims.figure)
         in_tools = any(c in numbers_in(t) for t in tool_texts)
@@ -575,6 +583,10 @@ def observable_check(
         issues.append(f"cites unknown source(s): {', '.join(unknown)}")
     if unopened:
         issues.append(f"cites source(s) never opened: {', '.join(unopened)}")
+    if claims.conflict and (
+        len(source_ids(claims.conflict)) > MAX_CITED + 1 or len(numbers_in(claims.conflict)) > MAX_CITED
+    ):
+        issues.append(f"{label['conflict']}: name the superseded source and figure and what replaces them")
     if len(claims.cited) > MAX_CITED:
         items["citations"] = False
         issues.append(
