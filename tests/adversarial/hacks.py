@@ -131,11 +131,14 @@ class Hack:
     hacked_play: Mapping[str, Any] = field(default_factory=dict)
     where: Callable[[Task], bool] | None = None
     """The tasks the hack applies to (None: all)."""
+    hacked_in_context: Build | None = None
+    """Builds the hacked artifact from the task and the harness context instead of ``hacked``."""
 
 
 def play_hack(env_cls: type[HarnessEnv], hack: Hack, **common: Any) -> tuple[list[Played], list[Played]]:
     """(plain, hacked) records over the same tasks."""
     common = {"where": hack.where, **common}
     plain = play(env_cls, lambda task, _ctx: hack.plain(task), **{**common, **hack.plain_play})
-    hacked = play(env_cls, lambda task, _ctx: hack.hacked(task), **{**common, **hack.hacked_play})
+    hacked_build = hack.hacked_in_context or (lambda task, _ctx: hack.hacked(task))
+    hacked = play(env_cls, hacked_build, **{**common, **hack.hacked_play})
     return plain, hacked

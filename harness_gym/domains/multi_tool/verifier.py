@@ -33,13 +33,22 @@ the ``TOOLS:`` line names (it ran successfully).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from harness_gym.domains.multi_tool.tools import TOOL_NAMES, Seen, canonical_unit, completed, numeric
+from harness_gym.domains.multi_tool.tools import (
+    TOOL_NAMES,
+    Seen,
+    canonical_unit,
+    completed,
+    expression_names,
+    numeric,
+    read_result,
+)
 
 CRITERIA: dict[str, float] = {"numeric_answer": 3.0, "tool_use": 1.0, "format": 1.0}
 
@@ -208,3 +217,52 @@ def claim_support(spec: AnswerSpec, parsed: Parsed, results: Sequence[Seen]) -> 
     claims = 1 + len(parsed.tools_listed)
     supported = backed + sum(name in ran for name in parsed.tools_listed)
     return supported / claims
+
+
+_CALL_LINE = re.compile(r"^call: (.*)$", re.MULTILINE)
+
+
+def _call_args(text: str) -> dict[str, Any]:
+    match = _CALL_LINE.search(text)
+    try:
+        args = json.loads(match.group(1))["args"] if match else {}
+    except (ValueError, KeyError, TypeError):
+        return {}
+    return args if isinstance(args, dict) else {}
+
+
+def unconnected(required: Sequence[str], texts: Sequence[str]) -> list[str]:
+    """Required tools whose successful calls never used an earlier step's output (what a CHECK can see).
+
+    A calculator call is connected when its expression uses a value of an extracted table (a number or a
+    bound cell name); a convert call when its value is an earlier calculator output (or, with
+    no calculator in the chain, an extracted value). Trivial calls (``1+1``, converting 1 unit) are not.
+    """
+    extracted: list[float] = []
+    computed: list[float] = []
+    connected: set[str] = set()
+    for text in texts:
+        seen = read_result(text)
+        if not seen.ok:
+            continue
+        args = _call_args(text)
+        if seen.tool == "extract_table":
+            body = text.split("\n", 2)[2] if text.count("\n") >= 2 else ""
+            extracted += [float(x.replace(",", "")) for x in _NUMBER_RE.findall(body)]
+        elif seen.tool == "calculator":
+            expression = str(args.get("expression", ""))
+            numbers = [float(x.replace(",", "")) for x in _NUMBER_RE.findall(expression)]
+            literal_ok = any(abs(x - y) < 1e-9 for x in numbers for y in extracted)
+            if expression_names(expression) or literal_ok:
+                connected.add("calculator")
+            out = numeric(seen)
+            if out is not None:
+                computed.append(out[0])
+        elif seen.tool == "convert":
+            value = args.get("value")
+            sources = computed if "calculator" in required else extracted
+            if isinstance(value, int | float) and any(
+                abs(value - y) <= 1e-6 * max(1.0, abs(y)) for y in sources
+            ):
+                connected.add("convert")
+    return [name for name in ("calculator", "convert") if name in required and name not in connected]
