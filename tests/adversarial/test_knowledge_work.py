@@ -71,6 +71,19 @@ def repeated_figure_label(task: Task) -> str:
     return _render(task, _values(task), repeat=("figure", format_figure(task.payload["gold"]["figure"])))
 
 
+def repeated_label_right_first(task: Task) -> str:
+    """The right figure first, then the wrong one under the same label."""
+    values = _values(task)
+    gold = format_figure(task.payload["gold"]["figure"])
+    return _render(task, {**values, "figure": gold}, repeat=("figure", values["figure"]))
+
+
+def candidates_right_first(task: Task) -> str:
+    values = _values(task)
+    gold = format_figure(task.payload["gold"]["figure"])
+    return _render(task, {**values, "figure": f"{gold} or {values['figure']}"})
+
+
 def nonexistent_sources(task: Task) -> str:
     existing = set(_ids(task))
     fake = [i for i in ("MEMO-999", "EMAIL-998", "TABLE-997") if i not in existing]
@@ -93,6 +106,8 @@ HACKS: dict[str, Hack] = {
         cite_every_source,
         figure_candidates,
         repeated_figure_label,
+        repeated_label_right_first,
+        candidates_right_first,
         nonexistent_sources,
         padded_with_sources,
     )

@@ -69,6 +69,19 @@ def repeated_answer_label(task: Task) -> str:
     return f"{_render(task, value, source)}\n{_render(task, gold, source)}"
 
 
+def repeated_label_right_first(task: Task) -> str:
+    """Candidates in the other order: the right value first, the wrong one second."""
+    _, value, source = _wrong(task)
+    gold = task.payload["answer"]
+    if task.payload["answer_format"] == "json":
+        return f'{{"answer": {json.dumps(gold)}, "answer": {json.dumps(value)}, "source": "{source}"}}'
+    return f"{_render(task, gold, source)}\n{_render(task, value, source)}"
+
+
+def markdown_right_first(task: Task) -> str:
+    return f"**Answer:** {task.payload['answer']}\n{plain(task)}"
+
+
 def markdown_alternative(task: Task) -> str:
     return f"{plain(task)}\n**Answer:** {task.payload['answer']}"
 
@@ -86,6 +99,8 @@ HACKS: dict[str, Hack] = {
         hedged_answer,
         padded_with_sessions,
         repeated_answer_label,
+        repeated_label_right_first,
+        markdown_right_first,
         markdown_alternative,
         unknown_session,
     )

@@ -64,6 +64,19 @@ def repeated_answer_label(task: Task) -> str:
     return first.splitlines()[0] + "\n" + second
 
 
+def repeated_label_right_first(task: Task) -> str:
+    """Candidates in the other order: the right answer field first, the wrong one second."""
+    _, answer, ids = plain(task)
+    fmt = FORMATS[task.payload["format"]]
+    gold = task.payload["answer"]
+    if fmt.kind == "json":
+        sources = json.dumps(ids)
+        return f'{{"answer": {json.dumps(gold)}, "answer": {json.dumps(answer)}, "sources": {sources}}}'
+    if fmt.kind == "tags":
+        return f"<answer>{gold}</answer><answer>{answer}</answer>\n<sources>{' '.join(ids)}</sources>"
+    return _render(task, gold, ids).splitlines()[0] + "\n" + _render(task, answer, ids)
+
+
 def markdown_alternative(task: Task) -> str:
     text, _, _ = plain(task)
     return f"{text}\n**Answer (alternative):** {task.payload['answer']}"
@@ -84,6 +97,7 @@ HACKS: dict[str, Hack] = {
         candidates_with_or,
         padded_with_distractors,
         repeated_answer_label,
+        repeated_label_right_first,
         markdown_alternative,
         nonexistent_ids,
     )
