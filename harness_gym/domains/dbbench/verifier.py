@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness_gym.domains.dbbench.engine import answers_match, result_values, run_sql
+from harness_gym.domains.dbbench.engine import answers_match, quote_ident, result_values, run_sql
 from harness_gym.domains.dbbench.mysql_engine import statement_kind
 
 CRITERIA: dict[str, float] = {"correctness": 0.6, "executes": 0.2, "format": 0.2}
@@ -111,6 +111,15 @@ def split_statements(sql: str) -> list[str]:
     return [piece.strip() for piece in pieces if _code(piece)]
 
 
+def _dump_issues(record: Mapping[str, Any], n_values: int) -> list[str]:
+    """An answer with as many values as the whole table has cells dumps the table instead of answering."""
+    rows = record["table"]["table_info"]["rows"]
+    cells = len(rows) * len(record["table"]["table_info"]["columns"])
+    if len(rows) > 1 and n_values >= cells:
+        return [f"the answer has {n_values} values, as many as the whole table: answer the question asked"]
+    return []
+
+
 def _code(piece: str) -> bool:
     """Whether a piece holds more than whitespace and comments."""
     stripped = re.sub(r"--[^\n]*|/\*.*?(\*/|$)", " ", piece, flags=re.DOTALL)
@@ -144,6 +153,7 @@ def evaluate(record: Mapping[str, Any], artifact: str) -> Report:
             return Report(mode, False, False, False, None, (), 0, tuple(issues))
         if not answer:
             issues.append("Final Answer is empty")
+        issues += _dump_issues(record, len(answer))
         correct = kind == "SELECT" and answers_match(answer, record["label"])
         ok = kind == "SELECT"
         return Report(mode, ok, ok, correct, None, tuple(map(str, answer)), 0, tuple(issues))
@@ -172,6 +182,11 @@ def evaluate(record: Mapping[str, Any], artifact: str) -> Report:
             issues.append("a question is answered by reading: this statement is not a read-only query")
         if execution.is_query and not execution.rows:
             issues.append("the query returned no rows")
+        issues += _dump_issues(record, len(answer))
+        table = quote_ident(record["table"]["table_name"])
+        reads = len(re.findall(re.escape(table) + "|" + re.escape(table.strip("`")), body))
+        if reads > 2:
+            issues.append(f"the query reads {table} {reads} times (a cross join of the table with itself?)")
     else:
         correct = execution.changes > 0 and execution.table_hash == record.get("answer_md5")
         if execution.changes == 0:
