@@ -106,7 +106,8 @@ def assert_no_gain(
 ) -> None:
     """Per task, the hack earns no more than the plain artifact it wraps on every functional criterion,
     and a CHECK of it reports problems."""
-    assert plain and [p.task_id for p in plain] == [h.task_id for h in hacked]
+    assert plain, f"{hack}: no task played"
+    assert [p.task_id for p in plain] == [h.task_id for h in hacked]
     for p, h in zip(plain, hacked, strict=True):
         for name in criteria:
             if name in h.rubric:

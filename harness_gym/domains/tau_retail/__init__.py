@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -187,6 +188,17 @@ class TauRetailDomain(Domain):
             )
             if unverified:
                 issues.append(f"grounding: order(s) {', '.join(unverified)} written without being looked up")
+                failed += 1
+            keys = [json.dumps([c["name"], c.get("kwargs", {})], sort_keys=True) for c in calls]
+            repeated = sorted(
+                {
+                    c["name"]
+                    for c, k in zip(calls, keys, strict=True)
+                    if c["name"] in WRITE_TOOLS and keys.count(k) > 1
+                }
+            )
+            if repeated:
+                issues.append(f"plan: the same {', '.join(repeated)} call is made more than once")
                 failed += 1
             if candidate_listing((), calls):
                 issues.append(

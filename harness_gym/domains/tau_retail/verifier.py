@@ -4,13 +4,14 @@ A plan is one JSON object ``{"calls": [{"name": <tool or "respond">, "kwargs": {
 ``respond`` call carries ``{"content": <message to the user>}`` (where required outputs must appear).
 
 What earns nothing on the rubric: writes that fail or touch another user's orders or address, unknown
-tools (``policy`` 0; their failed writes leave the DB as it was, so ``db_match`` only pays for the right
-end state); writes beyond the gold ones (``writes`` divides by the longer list, and a plan with more
-wrong writes than right ones is guessing and earns 0, so calling every write tool on every order
-earns nothing); and responses that list candidates: when the respond messages state more than
-``MAX_EXTRA_NUMBERS`` numbers besides the required outputs' own, ``outputs`` is 0 (upstream's native
-score keeps its plain substring check). Argument values of any JSON type are tolerated (an unhashable
-order id is an error of that call, not of the verifier).
+tools (``policy`` 0, and ``db_match`` 0 even when the end state is right: a plan that tries every write on
+every order reaches the gold state whenever the wrong ones fail, so the end state pays only for a plan
+whose writes all went through); writes beyond the gold ones (``writes`` divides by the longer list, and a
+plan with more wrong writes than right ones is guessing and earns 0, so calling every write tool on every
+order earns nothing); and responses that list candidates: when the respond messages state more than
+``MAX_EXTRA_NUMBERS`` numbers besides the required outputs' own, ``outputs`` is 0 (upstream's native score
+keeps its plain substring check). Argument values of any JSON type are tolerated (an unhashable order id
+is an error of that call, not of the verifier).
 """
 
 from __future__ import annotations
@@ -110,6 +111,7 @@ def artifact_scores(base, payload: Mapping[str, Any], text: str) -> dict[str, tu
     plan_db, _ = run_calls(base, calls)
     gold_writes = [_key(c) for c in gold if c["name"] in WRITE_TOOLS]
     plan_writes = [_key(c) for c in calls if c["name"] in WRITE_TOOLS]
+    guessing = False
     if gold_writes or plan_writes:
         remaining = list(plan_writes)
         for key in gold_writes:
@@ -131,7 +133,7 @@ def artifact_scores(base, payload: Mapping[str, Any], text: str) -> dict[str, tu
     if candidate_listing(outputs, calls):
         found = [False] * len(found)
     return {
-        "db_match": (3.0 * same_state(gold_db, plan_db), 3.0),
+        "db_match": (3.0 * (same_state(gold_db, plan_db) and bool(policy) and not guessing), 3.0),
         "writes": (2.0 * writes, 2.0),
         "policy": (policy, 1.0),
         "outputs": (sum(found) / len(found) if found else 1.0, 1.0),
