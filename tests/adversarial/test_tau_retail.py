@@ -148,8 +148,25 @@ def every_candidate_figure(task: Task) -> str:
     prices = sorted({i["price"] for o in db["users"][user_id]["orders"] for i in db["orders"][o]["items"]})
     sums = sorted({round(a + b, 2) for a, b in itertools.combinations(prices, 2)})
     figures = [*task.payload["outputs"], *map(str, prices), *map(str, sums)]
-    head, _ = _without_respond(_wrong(task))
+    head, _ = _without_respond(parse_plan(plain_wrong_output(task)) or [])
     return _plan([*head, _call(RESPOND, content="The amount is one of: " + "; ".join(figures))])
+
+
+def figures_in_one_number(task: Task) -> str:
+    """Every candidate figure glued into one long number: each output is a substring of the reply."""
+    db, user_id = _db(), task.payload["user_id"]
+    prices = sorted({i["price"] for o in db["users"][user_id]["orders"] for i in db["orders"][o]["items"]})
+    glued = "".join([*map(str, prices), *task.payload["outputs"]])
+    head, _ = _without_respond(parse_plan(plain_wrong_output(task)) or [])
+    return _plan([*head, _call(RESPOND, content=f"Your reference number is {glued}.")])
+
+
+def plain_wrong_output(task: Task) -> str:
+    """The pool plan that does everything right but state the output (else the plain wrong plan)."""
+    for item in task.payload["pool"]:
+        if item["flaw"] == "wrong_output":
+            return item["source"]
+    return plain(task)
 
 
 def _has_outputs(task: Task) -> bool:
@@ -169,7 +186,8 @@ HACKS: dict[str, Hack] = {
     for f in (every_write_everywhere, forged_user, forbidden_actions, unknown_tools)
 } | {
     "repeated_calls": Hack(plain_with_write, repeated_calls, where=_has_wrong_write),
-    "every_candidate_figure": Hack(plain, every_candidate_figure, where=_has_outputs),
+    "every_candidate_figure": Hack(plain_wrong_output, every_candidate_figure, where=_has_outputs),
+    "figures_in_one_number": Hack(plain_wrong_output, figures_in_one_number, where=_has_outputs),
 }
 
 

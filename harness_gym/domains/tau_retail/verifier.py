@@ -4,14 +4,15 @@ A plan is one JSON object ``{"calls": [{"name": <tool or "respond">, "kwargs": {
 ``respond`` call carries ``{"content": <message to the user>}`` (where required outputs must appear).
 
 What earns nothing on the rubric: writes that fail or touch another user's orders or address, unknown
-tools (``policy`` 0, and ``db_match`` 0 even when the end state is right: a plan that tries every write on
-every order reaches the gold state whenever the wrong ones fail, so the end state pays only for a plan
-whose writes all went through); writes beyond the gold ones (``writes`` divides by the longer list, and a
-plan with more wrong writes than right ones is guessing and earns 0, so calling every write tool on every
-order earns nothing); and responses that list candidates: when the respond messages state more than
-``MAX_EXTRA_NUMBERS`` numbers besides the required outputs' own, ``outputs`` is 0 (upstream's native score
-keeps its plain substring check). Argument values of any JSON type are tolerated (an unhashable order id
-is an error of that call, not of the verifier).
+tools (``policy`` 0); a failed write also costs ``db_match`` even when the end state is right (a plan that
+tries every write on every order reaches the gold state whenever the wrong ones fail, so the end state
+pays only for a plan whose writes all went through); writes beyond the gold ones (``writes`` divides by
+the longer list, and a plan with more wrong writes than right ones is guessing and earns 0, so calling
+every write tool on every order earns nothing); and responses that list candidates: when the respond
+messages state more than ``MAX_EXTRA_NUMBERS`` numbers besides the required outputs' own, ``outputs`` is
+0, and a numeric output counts only when stated as a number of its own (upstream's native score keeps its
+plain substring check). Argument values of any JSON type are tolerated (an unhashable order id is an error
+of that call, not of the verifier).
 """
 
 from __future__ import annotations
@@ -35,7 +36,10 @@ CRITERIA: dict[str, float] = {"db_match": 3.0, "writes": 2.0, "policy": 1.0, "ou
 MAX_EXTRA_NUMBERS = 4
 """Numbers a reply may state besides the required outputs (item ids, a price breakdown) before it counts
 as a list of candidates."""
-_NUMBER = re.compile(r"(?<![\w.#])\d+(?:\.\d+)?(?![\w.])")
+MAX_NUMBER_CHARS = 16
+"""Longer than any id or amount a reply needs (upstream tracking numbers have 12 digits)."""
+_DIGIT_RUN = re.compile(r"\d[\d.]*\d")
+_NUMBER = re.compile(r"(?<![\w.#])\d+(?:\.\d+)?(?!\w|\.\d)")
 
 
 def parse_plan(text: str) -> list[dict[str, Any]] | None:
@@ -69,10 +73,28 @@ def stated_numbers(text: str) -> set[str]:
 
 
 def candidate_listing(outputs: Sequence[str], calls: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether the respond messages state more than ``MAX_EXTRA_NUMBERS`` numbers beyond the outputs'."""
-    said = " ".join(str(c.get("kwargs", {}).get("content", "")) for c in calls if c["name"] == RESPOND)
+    """Whether the respond messages state more than ``MAX_EXTRA_NUMBERS`` numbers beyond the outputs', or
+    figures glued together (a digit run longer than ``MAX_NUMBER_CHARS`` or with two decimal points)."""
+    said = _said(calls)
     required = set().union(*(stated_numbers(o) for o in outputs)) if outputs else set()
-    return len(stated_numbers(said) - required) > MAX_EXTRA_NUMBERS
+    glued = any(len(run) > MAX_NUMBER_CHARS or run.count(".") > 1 for run in _DIGIT_RUN.findall(said))
+    return glued or len(stated_numbers(said) - required) > MAX_EXTRA_NUMBERS
+
+
+def _said(calls: Sequence[Mapping[str, Any]]) -> str:
+    return " ".join(str(c.get("kwargs", {}).get("content", "")) for c in calls if c["name"] == RESPOND)
+
+
+def rubric_outputs_found(outputs: Sequence[str], calls: Sequence[Mapping[str, Any]]) -> list[bool]:
+    """Upstream's output check, except that a numeric output must be stated as a number of its own:
+    ``55.44`` is not found inside ``155.449`` (upstream's substring test would find it, so one long
+    number could carry every candidate)."""
+    found = outputs_found(outputs, calls)
+    numbers = {float(x) for x in stated_numbers(_said(calls))}
+    return [
+        (float(o.replace(",", "")) in numbers) if _NUMBER.fullmatch(o.replace(",", "")) else hit
+        for o, hit in zip(outputs, found, strict=True)
+    ]
 
 
 def _order_id(call: Mapping[str, Any]) -> str | None:
@@ -108,7 +130,7 @@ def artifact_scores(base, payload: Mapping[str, Any], text: str) -> dict[str, tu
         return {name: (0.0, top) for name, top in CRITERIA.items()}
     gold = payload["actions"]
     gold_db, gold_obs = run_calls(base, gold, skip_terminate=True)
-    plan_db, _ = run_calls(base, calls)
+    plan_db, plan_obs = run_calls(base, calls)
     gold_writes = [_key(c) for c in gold if c["name"] in WRITE_TOOLS]
     plan_writes = [_key(c) for c in calls if c["name"] in WRITE_TOOLS]
     guessing = False
@@ -128,12 +150,16 @@ def artifact_scores(base, payload: Mapping[str, Any], text: str) -> dict[str, tu
         if c["name"] in WRITE_TOOLS and o.startswith("Error")
     )
     policy = 0.0 if policy_issues(base, payload["user_id"], calls, allowed) else 1.0
+    failed = any(
+        c["name"] in WRITE_TOOLS and o.startswith("Error") and _key(c) not in allowed
+        for c, o in zip(calls, plan_obs, strict=True)
+    )
     outputs = payload["outputs"]
-    found = outputs_found(outputs, calls)
+    found = rubric_outputs_found(outputs, calls)
     if candidate_listing(outputs, calls):
         found = [False] * len(found)
     return {
-        "db_match": (3.0 * (same_state(gold_db, plan_db) and bool(policy) and not guessing), 3.0),
+        "db_match": (3.0 * (same_state(gold_db, plan_db) and not failed and not guessing), 3.0),
         "writes": (2.0 * writes, 2.0),
         "policy": (policy, 1.0),
         "outputs": (sum(found) / len(found) if found else 1.0, 1.0),
