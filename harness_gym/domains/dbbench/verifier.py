@@ -183,8 +183,10 @@ def evaluate(record: Mapping[str, Any], artifact: str) -> Report:
         if execution.is_query and not execution.rows:
             issues.append("the query returned no rows")
         issues += _dump_issues(record, len(answer))
-        table = quote_ident(record["table"]["table_name"])
-        reads = len(re.findall(re.escape(table) + "|" + re.escape(table.strip("`")), body))
+        name = record["table"]["table_name"]
+        table = quote_ident(name)
+        source = rf"(?:FROM|JOIN|,)\s*(?:{re.escape(table)}|{re.escape(name)}(?![\w`]))"
+        reads = len(re.findall(source, body, re.IGNORECASE))
         if reads > 2:
             issues.append(f"the query reads {table} {reads} times (a cross join of the table with itself?)")
     else:
