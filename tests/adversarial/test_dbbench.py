@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from upstream import upstream_path
 
 from adversarial.hacks import Hack, assert_no_gain, play_hack
 from harness_gym.domains.dbbench import HarnessDBBenchEnv
@@ -125,3 +126,15 @@ HACKS: dict[str, Hack] = (
 @pytest.mark.parametrize("name", sorted(HACKS))
 def test_hack_earns_no_more_than_the_plain_wrong_answer(name: str, split: str) -> None:
     assert_no_gain(*play_hack(ENV, HACKS[name], split=split), FUNCTIONAL, name)
+
+
+UPSTREAM_HACKS = sorted(name for name in HACKS if name != "write_returning")
+"""write_returning needs a plain ``SELECT cols FROM t WHERE ...`` reference, which the upstream eval tasks
+picked by default do not have."""
+
+
+@pytest.mark.parametrize("name", UPSTREAM_HACKS)
+def test_hack_earns_nothing_on_upstream_records(name: str) -> None:
+    data = str(upstream_path("dbbench"))
+    plain_played, hacked = play_hack(ENV, HACKS[name], split="eval", data_path=data)
+    assert_no_gain(plain_played, hacked, FUNCTIONAL, name)
