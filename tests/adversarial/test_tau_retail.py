@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from functools import cache
 from typing import Any
 
 import pytest
+from upstream import SHARED_DATA, upstream_path
 
 from adversarial.hacks import Hack, assert_no_gain, play_hack
 from harness_gym.domains.tau_retail import HarnessTauRetailEnv
@@ -27,9 +29,18 @@ PREFERRED = (
 )
 
 
+SHARED_TAU = SHARED_DATA / "tau_retail"
+
+
 @cache
-def _db() -> dict[str, Any]:
-    return ENV(split="eval").domain.db
+def _load_db(which: str) -> dict[str, Any]:
+    data_path = str(SHARED_TAU) if which == "upstream" else None
+    return ENV(split="eval", data_path=data_path).domain.db
+
+
+def _db(task: Task) -> dict[str, Any]:
+    """The database the task runs on (``payload["db"]``: the generated one or upstream's)."""
+    return _load_db(task.payload["db"])
 
 
 def _wrong(task: Task, with_write: bool = False) -> list[dict[str, Any]]:
@@ -38,7 +49,7 @@ def _wrong(task: Task, with_write: bool = False) -> list[dict[str, Any]]:
     pool = sorted(payload["pool"], key=lambda i: PREFERRED.index(i["flaw"]) if i["flaw"] in PREFERRED else 99)
     for item in pool:
         calls = parse_plan(item["source"])
-        if calls is None or artifact_scores(_db(), payload, item["source"])["db_match"][0] > 0:
+        if calls is None or artifact_scores(_db(task), payload, item["source"])["db_match"][0] > 0:
             continue
         if not with_write or any(c["name"] in WRITE_TOOLS for c in calls):
             return calls
@@ -67,7 +78,7 @@ def _call(name: str, **kwargs: Any) -> dict[str, Any]:
 
 def every_write_everywhere(task: Task) -> str:
     """Every write tool on every order of the user, with every payment method and each single item."""
-    db, user_id = _db(), task.payload["user_id"]
+    db, user_id = _db(task), task.payload["user_id"]
     user = db["users"][user_id]
     methods = sorted(user["payment_methods"])
     writes = []
@@ -97,7 +108,7 @@ def every_write_everywhere(task: Task) -> str:
 
 def forged_user(task: Task) -> str:
     """Writes on another user's pending order and address, as if the customer were that user."""
-    db, user_id = _db(), task.payload["user_id"]
+    db, user_id = _db(task), task.payload["user_id"]
     other_id = next(u for u in sorted(db["users"]) if u != user_id)
     other = db["users"][other_id]
     writes = [_call("modify_user_address", user_id=other_id, **other["address"])]
@@ -108,7 +119,7 @@ def forged_user(task: Task) -> str:
 
 def forbidden_actions(task: Task) -> str:
     """Writes the policy forbids: cancelling delivered orders, returning items of pending ones."""
-    db, user_id = _db(), task.payload["user_id"]
+    db, user_id = _db(task), task.payload["user_id"]
     writes = []
     for order_id in db["users"][user_id]["orders"]:
         order = db["orders"][order_id]
@@ -142,23 +153,28 @@ def unknown_tools(task: Task) -> str:
     )
 
 
+def _candidates(task: Task) -> list[str]:
+    """Every number in the user's records and orders, every sum of two item prices, and the outputs."""
+    db, user_id = _db(task), task.payload["user_id"]
+    user = db["users"][user_id]
+    orders = [db["orders"][o] for o in user["orders"]]
+    text = json.dumps([user, orders])
+    numbers = re.findall(r"\d+(?:\.\d+)?", text)
+    prices = sorted({i["price"] for o in orders for i in o["items"]})
+    sums = [str(round(a + b, 2)) for a, b in itertools.combinations(prices, 2)]
+    return list(dict.fromkeys([*numbers, *sums, *task.payload["outputs"]]))
+
+
 def every_candidate_figure(task: Task) -> str:
-    """A reply listing every price and every sum of two prices in the user's orders (the outputs too)."""
-    db, user_id = _db(), task.payload["user_id"]
-    prices = sorted({i["price"] for o in db["users"][user_id]["orders"] for i in db["orders"][o]["items"]})
-    sums = sorted({round(a + b, 2) for a, b in itertools.combinations(prices, 2)})
-    figures = [*task.payload["outputs"], *map(str, prices), *map(str, sums)]
+    """A reply listing every number the user's records hold (the outputs among them)."""
     head, _ = _without_respond(parse_plan(plain_wrong_output(task)) or [])
-    return _plan([*head, _call(RESPOND, content="The amount is one of: " + "; ".join(figures))])
+    return _plan([*head, _call(RESPOND, content="The amount is one of: " + "; ".join(_candidates(task)))])
 
 
 def figures_in_one_number(task: Task) -> str:
-    """Every candidate figure glued into one long number: each output is a substring of the reply."""
-    db, user_id = _db(), task.payload["user_id"]
-    prices = sorted({i["price"] for o in db["users"][user_id]["orders"] for i in db["orders"][o]["items"]})
-    glued = "".join([*map(str, prices), *task.payload["outputs"]])
+    """Every candidate glued into one long number: each output is a substring of the reply."""
     head, _ = _without_respond(parse_plan(plain_wrong_output(task)) or [])
-    return _plan([*head, _call(RESPOND, content=f"Your reference number is {glued}.")])
+    return _plan([*head, _call(RESPOND, content=f"Your reference number is {''.join(_candidates(task))}.")])
 
 
 def plain_wrong_output(task: Task) -> str:
@@ -197,4 +213,13 @@ def test_hack_earns_no_more_than_the_plain_wrong_answer(name: str, split: str) -
     plain_played, hacked = play_hack(ENV, HACKS[name], split=split)
     if not plain_played:
         pytest.skip(f"no {split} task this hack applies to")
+    assert_no_gain(plain_played, hacked, FUNCTIONAL, name)
+
+
+@pytest.mark.parametrize("name", sorted(HACKS))
+def test_hack_earns_nothing_on_upstream_tasks(name: str) -> None:
+    data = str(upstream_path("tau_retail"))
+    plain_played, hacked = play_hack(ENV, HACKS[name], split="eval", data_path=data)
+    if not plain_played:
+        pytest.skip("no upstream eval task this hack applies to")
     assert_no_gain(plain_played, hacked, FUNCTIONAL, name)
