@@ -151,7 +151,7 @@ class HarnessLongMemoryEnv(HarnessEnv):
     - CALL_TOOL: not available (always masked).
 
     Rubric: ``answer_correctness`` (2, normalised exact match), ``source_match`` (1, the cited session
-    is the one establishing the asked value; half if it is one of several cited), ``output_format``
+    is the one establishing the asked value, cited alone; several cited earn 0), ``output_format``
     (0.5, the required layout with valid session ids); G is their sum over 3.5. The verdict's
     ``claim_support`` signal (EvidenceBeforeClaim) is 1 when a cited session names the answer. Default
     ``max_steps`` 12.

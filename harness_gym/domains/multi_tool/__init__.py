@@ -33,6 +33,7 @@ from harness_gym.domains.multi_tool.verifier import (
     parse_artifact,
     tolerance,
     tool_use_score,
+    unconnected,
 )
 from harness_gym.env import HarnessEnv
 from harness_gym.executors.base import Context, Feedback
@@ -213,8 +214,11 @@ class MultiToolDomain(Domain):
                 )
         ran = {s.tool for s in seen if s.ok}
         missing = [name for name in spec.tools if name not in ran]
+        loose = [name for name in unconnected(spec.tools, ep.context.tool_results) if name not in missing]
         if missing:
             issues.append(f"tools: required tool(s) not run successfully yet: {', '.join(missing)}")
+        elif loose:
+            issues.append(f"tools: {', '.join(loose)} never ran on the output of the previous step")
         _, judge_issue = ep.judge()
         if judge_issue is not None:
             issues.append(judge_issue)
@@ -233,7 +237,7 @@ class MultiToolDomain(Domain):
         calls = [s["tool"] for s in ep.steps if "tool" in s]
         rubric = {
             "numeric_answer": base["numeric_answer"],
-            "tool_use": (tool_use_score(payload["answer"]["tools"], calls), CRITERIA["tool_use"]),
+            "tool_use": (tool_use_score(calls, self._done(ep.task, ep.context)), CRITERIA["tool_use"]),
             "format": base["format"],
         }
         spec, parsed = self._parsed(ep, artifact)

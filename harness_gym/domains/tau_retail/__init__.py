@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,6 +14,7 @@ from harness_gym.domains.tau_retail.tools import WRITE_TOOLS
 from harness_gym.domains.tau_retail.verifier import (
     CRITERIA,
     artifact_scores,
+    candidate_listing,
     native,
     parse_plan,
     policy_issues,
@@ -167,7 +169,7 @@ class TauRetailDomain(Domain):
             seen = set(ep.context.evidence)
             unverified = sorted(
                 {
-                    c["kwargs"]["order_id"]
+                    str(c["kwargs"]["order_id"])
                     for c in calls
                     if c["name"] in WRITE_TOOLS
                     and "order_id" in c.get("kwargs", {})
@@ -176,6 +178,22 @@ class TauRetailDomain(Domain):
             )
             if unverified:
                 issues.append(f"grounding: order(s) {', '.join(unverified)} written without being looked up")
+                failed += 1
+            keys = [json.dumps([c["name"], c.get("kwargs", {})], sort_keys=True) for c in calls]
+            repeated = sorted(
+                {
+                    c["name"]
+                    for c, k in zip(calls, keys, strict=True)
+                    if c["name"] in WRITE_TOOLS and keys.count(k) > 1
+                }
+            )
+            if repeated:
+                issues.append(f"plan: the same {', '.join(repeated)} call is made more than once")
+                failed += 1
+            if candidate_listing((), calls):
+                issues.append(
+                    "reply: the respond messages list many numbers; state the outcome and the figures asked"
+                )
                 failed += 1
         _, judge_issue = ep.judge()
         if judge_issue is not None:
