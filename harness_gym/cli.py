@@ -126,9 +126,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_one(env_id: str, args: argparse.Namespace, config: OpenAIConfig | None) -> None:
+    from baselines.scripted import bind_policy
+
     policy = _make_policy(args.policy, env_id)
     kwargs = {} if config is None else {"executor": config}
     env = gym.make(env_id, split=args.split, render_mode="ansi" if args.show else None, **kwargs)
+    policy = bind_policy(policy, env)  # the oracle reads this env's hidden state; others are unchanged
     if args.protocol:
         task_ids = [task.task_id for task in env.unwrapped.tasks]
         episodes = [
@@ -310,6 +313,24 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scripted_names() -> tuple[str, ...]:
+    from baselines.scripted import SCRIPTED
+
+    return SCRIPTED
+
+
+def _behavior_names() -> tuple[str, ...]:
+    from harness_gym.collect import BEHAVIORS
+
+    return BEHAVIORS
+
+
+def _cmd_headroom(args: argparse.Namespace) -> int:
+    from harness_gym.headroom import cli_main
+
+    return cli_main(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="harness-gym", description=harness_gym.__doc__)
     parser.add_argument("--version", action="version", version=harness_gym.__version__)
@@ -320,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="roll a scripted policy and print G, HMS_norm and event rates")
     run.add_argument("--env", required=True, help="environment id (e.g. HarnessCoding-v0) or 'all'")
-    run.add_argument("--policy", default="base", choices=["base", "exploratory", "forced-check", "random"])
+    run.add_argument("--policy", default="base", choices=_scripted_names())
     run.add_argument("--episodes", type=int, default=20)
     run.add_argument("--seed", type=int, default=0, help="episode i uses seed S + i")
     run.add_argument(
@@ -335,9 +356,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     col = sub.add_parser("collect", help="roll a behaviour policy and write a Minari dataset")
     col.add_argument("--env", required=True, help="environment id")
-    col.add_argument(
-        "--policy", default="mixed", choices=["base", "exploratory", "forced-check", "mixed", "random"]
-    )
+    col.add_argument("--policy", default="mixed", choices=_behavior_names())
     col.add_argument("--episodes", type=int, required=True)
     col.add_argument("--dataset-id", required=True, help="harness/<domain>/<name>-v<N>")
     col.add_argument("--seed", type=int, default=0, help="episode i uses seed S + i")
@@ -365,7 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("evaluate", help="the evaluation protocol (tasks x 3 seeds x 3 rollouts)")
     ev.add_argument("--env", required=True)
-    ev.add_argument("--policy", required=True, help="base | forced-check | exploratory | random | PATH.d3")
+    ev.add_argument("--policy", required=True, help=f"{' | '.join(_scripted_names())} | PATH.d3")
     ev.add_argument("--split", default="eval", choices=["train", "eval", "all"])
     ev.add_argument("--out", default=None, help="write per-episode results as JSON")
     _add_executor_args(ev)
@@ -378,6 +397,22 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--quiet", action="store_true")
     _add_executor_args(be)
     be.set_defaults(func=_cmd_bench)
+
+    hr = sub.add_parser(
+        "headroom", help="reference policies (random to expert, and the oracle) on the eval protocol"
+    )
+    hr.add_argument("--env", default="all", help="environment id or 'all'")
+    hr.add_argument("--out", default=None, help="also write the table (Markdown) and the raw numbers (JSON)")
+    hr.add_argument("--policies", nargs="*", default=None, help="a subset of the reference policies")
+    hr.add_argument("--seeds", type=int, nargs="*", default=None, help="protocol seeds (default 0 1 2)")
+    hr.add_argument("--rollouts", type=int, default=None, help="rollouts per task and seed (default 3)")
+    hr.add_argument("--tasks", type=int, default=None, help="only the first N eval tasks (a quick check)")
+    hr.add_argument(
+        "--write-reference-scores",
+        action="store_true",
+        help="rewrite harness_gym/data/reference_scores.json from this run (full protocol, every env id)",
+    )
+    hr.set_defaults(func=_cmd_headroom)
     return parser
 
 

@@ -40,6 +40,7 @@ import numpy as np
 
 import harness_gym
 from harness_gym.hms import EVENTS
+from harness_gym.reference_scores import reference_scores
 from harness_gym.registry import env_class
 from harness_gym.rollout import USAGE_KEYS
 from harness_gym.task import SPLITS
@@ -47,7 +48,7 @@ from harness_gym.task import SPLITS
 if TYPE_CHECKING:
     from harness_gym.executors.openai_executor import OpenAIConfig
 
-BEHAVIORS = ("base", "exploratory", "forced-check", "random", "mixed")
+BEHAVIORS = ("base", "exploratory", "forced-check", "check-revise", "expert", "random", "mixed")
 """Behaviour policies: ``mixed`` alternates base (even episodes) and exploratory (odd episodes)."""
 
 DATASET_ID = re.compile(r"^harness/(?P<domain>[a-z_]+)/(?P<name>[a-z0-9][a-z0-9_-]*)-v(?P<version>\d+)$")
@@ -363,27 +364,6 @@ def collect(config: CollectConfig) -> CollectReport:
     return report
 
 
-def reference_scores(
-    env_id: str, split: str, episodes_per_task: int = 2, **env_kwargs: Any
-) -> tuple[float, float]:
-    """Minari's normalisation bounds: a masked uniform-random controller's mean G, and 1 (the rubric max).
-
-    Run with the dataset's executor (``env_kwargs``), so with a chat LLM it costs 2 episodes per task.
-    """
-    from baselines.scripted import RandomPolicy
-    from harness_gym.rollout import run_episode
-
-    env = gym.make(env_id, split=split, **env_kwargs)
-    ids = [task.task_id for task in env.unwrapped.tasks]
-    policy = RandomPolicy()
-    gs = [
-        run_episode(env, policy, seed=10_000 + k * len(ids) + i, task_id=task_id)["G"]
-        for k in range(episodes_per_task)
-        for i, task_id in enumerate(ids)
-    ]
-    return float(np.mean(gs)), 1.0
-
-
 def _write_dataset(config: CollectConfig, episodes: list[dict[str, np.ndarray]], target: Path) -> None:
     import minari
     from minari.data_collector.episode_buffer import EpisodeBuffer
@@ -406,7 +386,7 @@ def _write_dataset(config: CollectConfig, episodes: list[dict[str, np.ndarray]],
         )
         for i, ep in enumerate(episodes)
     ]
-    ref_min, ref_max = reference_scores(config.env_id, config.split, **config.env_kwargs())
+    ref_min, ref_max = reference_scores(config.env_id)
     staging = root / f".staging-{uuid.uuid4().hex}"
     previous = os.environ.get("MINARI_DATASETS_PATH")
     os.environ["MINARI_DATASETS_PATH"] = str(staging)
