@@ -291,6 +291,11 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     config = replace(
         base, settings=settings, out=args.out, show_progress=not args.quiet, executor=_executor_config(args)
     )
+    if args.references:
+        unknown = [name for name in args.references if name not in _scripted_names()]
+        if unknown:
+            raise SystemExit(f"unknown reference policy {unknown}; known: {', '.join(_scripted_names())}")
+        config = replace(config, references=tuple(args.references))
     try:
         results = run(config)
     except ValueError as exc:
@@ -395,6 +400,9 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--settings", nargs="*", default=None, help="env ids (default: all)")
     be.add_argument("--out", default="results", help="output directory")
     be.add_argument("--quiet", action="store_true")
+    be.add_argument(
+        "--references", nargs="*", default=None, help="reference policies to evaluate too, e.g. expert oracle"
+    )
     _add_executor_args(be)
     be.set_defaults(func=_cmd_bench)
 

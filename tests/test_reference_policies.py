@@ -184,3 +184,24 @@ def test_reference_policies_run_from_the_command_line(name: str, capsys) -> None
 def test_unknown_policy_names_the_known_ones() -> None:
     with pytest.raises(ValueError, match="check-revise"):
         make_policy("cheque-revise", PLANNING)
+
+
+def test_bench_evaluates_named_reference_policies(tmp_path) -> None:
+    from harness_gym.bench import BenchConfig, run
+
+    names = ("check-revise", "expert", "oracle")
+    config = BenchConfig(
+        settings=(PLANNING,),
+        seeds=(0,),
+        rollouts=1,
+        episodes_per_task=1,
+        epochs=1,
+        other_algos=(),
+        n_boot=200,
+        references=names,
+        out=str(tmp_path / "results"),
+        show_progress=False,
+    )
+    policies = run(config)["settings"][PLANNING]["compare"]["policies"]
+    assert set(names) <= set(policies)
+    assert all(policies[name]["pairs"] == 20 for name in names)
