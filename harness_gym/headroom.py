@@ -175,18 +175,19 @@ def headroom_markdown(summaries: Mapping[str, Mapping[str, Any]]) -> str:
         cells = [f"{s['mean_G'][n]:.3f}" for n in names]
         cells += [f"{paper.base_G:.3f}", f"{paper.aw_G:.3f}"] if paper else ["", ""]
         lines.append(f"| {env_id} | " + " | ".join(cells) + " |")
-    expert = "expert" if "expert" in names else names[-1]
+    shown = [n for n in ("base", "expert") if n in names] or names[-1:]
+    best_cols = [f"{n} best of rollouts | {n} best per task" for n in shown]
     lines += [
         "",
-        f"| setting | tasks | {expert} best of rollouts | {expert} best per task | ceiling "
-        "(best per task, any policy) | tasks solved, observation-only | tasks solved, any incl. oracle |",
-        "|---|---|---|---|---|---|---|",
+        f"| setting | tasks | {' | '.join(best_cols)} | ceiling (best per task, any policy) | "
+        "tasks solved, observation-only | tasks solved, any incl. oracle |",
+        "|" + "---|" * (5 + 2 * len(shown)),
     ]
     for env_id, s in summaries.items():
         honest = s["solved_by_observation_only"]
+        best = [f"{s['best_of_rollouts'][n]:.3f} | {s['best_per_task'][n]:.3f}" for n in shown]
         lines.append(
-            f"| {env_id} | {s['tasks']} | {s['best_of_rollouts'][expert]:.3f} | "
-            f"{s['best_per_task'][expert]:.3f} | {s['ceiling_G']:.3f} | "
+            f"| {env_id} | {s['tasks']} | {' | '.join(best)} | {s['ceiling_G']:.3f} | "
             f"{'' if honest is None else f'{honest:.0%}'} | {s['solved_by_any']:.0%} |"
         )
     return "\n".join(lines)

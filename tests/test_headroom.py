@@ -56,6 +56,7 @@ def test_headroom_command_on_a_reduced_protocol(tmp_path: Path, capsys) -> None:
         "paper AW",
     ):
         assert f" {name} |" in header
+    assert "| base best of rollouts | base best per task | expert best of rollouts |" in table
     raw = json.loads(out.with_suffix(".json").read_text())
     episodes = raw["episodes"][PLANNING]
     assert set(episodes) == set(policy_names())
