@@ -205,3 +205,21 @@ def test_bench_evaluates_named_reference_policies(tmp_path) -> None:
     policies = run(config)["settings"][PLANNING]["compare"]["policies"]
     assert set(names) <= set(policies)
     assert all(policies[name]["pairs"] == 20 for name in names)
+
+
+def test_observation_only_references_collect_as_behaviours_and_the_oracle_does_not(tmp_path) -> None:
+    from harness_gym.collect import CollectConfig, collect
+
+    report = collect(
+        CollectConfig(
+            env_id=PLANNING,
+            policy="expert",
+            episodes=4,
+            dataset_id="harness/planning/expert-v0",
+            root=str(tmp_path),
+            show_progress=False,
+        )
+    )
+    assert report.stats["episodes"] == 4
+    with pytest.raises(SystemExit):  # argparse refuses it: the oracle is no behaviour policy
+        main(["collect", "--env", PLANNING, "--policy", "oracle", "--episodes", "2", "--dataset-id", "x"])
