@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import harness_gym
-from harness_gym import reference_scores
+from harness_gym import headroom, reference_scores
 from harness_gym.cli import main
 from harness_gym.headroom import (
     Protocol,
@@ -27,6 +27,7 @@ SMALL = Protocol(seeds=(0,), rollouts=2, max_tasks=3)
 
 def test_headroom_command_on_a_reduced_protocol(tmp_path: Path, capsys) -> None:
     out = tmp_path / "headroom.md"
+    names = ["random", "base", "forced-check", "check-revise", "expert", "oracle"]  # without optional ones
     args = [
         "headroom",
         "--env",
@@ -39,30 +40,37 @@ def test_headroom_command_on_a_reduced_protocol(tmp_path: Path, capsys) -> None:
         "2",
         "--out",
         str(out),
+        "--policies",
+        *names,
     ]
     assert main(args) == 0
     printed = capsys.readouterr().out
     table = out.read_text()
     assert table.strip() in printed
     header = table.splitlines()[0]
-    for name in (
-        "random",
-        "base",
-        "forced-check",
-        "check-revise",
-        "expert",
-        "oracle",
-        "paper Base",
-        "paper AW",
-    ):
+    for name in (*names, "paper Base", "paper AW"):
         assert f" {name} |" in header
     assert "| base best of rollouts | base best per task | expert best of rollouts |" in table
     raw = json.loads(out.with_suffix(".json").read_text())
     episodes = raw["episodes"][PLANNING]
-    assert set(episodes) == set(policy_names())
+    assert list(episodes) == names
     assert all(len(records) == 2 * 1 * 2 for records in episodes.values())  # tasks x seeds x rollouts
     summary = raw["summaries"][PLANNING]
     assert summary["mean_G"]["expert"] == pytest.approx(np.mean([r["G"] for r in episodes["expert"]]))
+
+
+def test_optional_references_join_only_when_installed(monkeypatch) -> None:
+    optional = {
+        "gone": ("baselines.no_such_module", "Nope"),
+        "fc-again": ("baselines.scripted", "ForcedCheckPolicy"),
+    }
+    monkeypatch.setattr(headroom, "OPTIONAL_POLICIES", optional)
+    names = policy_names()
+    assert names[:6] == ("random", "base", "forced-check", "check-revise", "expert", "oracle")
+    assert "fc-again" in names and "gone" not in names
+    assert measure(PLANNING, ("fc-again",), Protocol(seeds=(0,), rollouts=1, max_tasks=1))["fc-again"]
+    with pytest.raises(ValueError, match="unknown reference policy"):
+        measure(PLANNING, ("gone-too",), SMALL)
 
 
 def test_reference_scores_are_written_only_from_the_full_protocol() -> None:
