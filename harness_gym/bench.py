@@ -41,6 +41,8 @@ class BenchConfig:
     epochs: int = 20
     other_algos: tuple[str, ...] = ("cql", "bcq", "dqn", "sac")
     """d3rlpy algorithms trained once (first seed) on the same buffer."""
+    references: tuple[str, ...] = ()
+    """Reference policies (``baselines.scripted`` names) evaluated beside Base, e.g. expert, oracle."""
     workers: int = 2
     """Settings evaluated in parallel processes."""
     n_boot: int = 10_000
@@ -75,7 +77,7 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
 
     from baselines.d3rlpy_bridge import to_d3rlpy
     from baselines.masked import MaskedPolicy
-    from baselines.scripted import BasePolicy, ForcedCheckPolicy
+    from baselines.scripted import BasePolicy, ForcedCheckPolicy, make_policy
     from baselines.train import train
     from harness_gym.collect import CollectConfig, collect, dataset_root, iter_episodes
     from harness_gym.evaluation import buffer_arrays, buffer_stats, compare, evaluate
@@ -122,6 +124,9 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
             ForcedCheckPolicy(env_id), env_id, seeds=config.seeds, rollouts=config.rollouts, **env_kwargs
         ),
     }
+    for name in config.references:  # evaluate binds the oracle to its env
+        policy = make_policy(name, env_id)
+        results[name] = evaluate(policy, env_id, seeds=config.seeds, rollouts=config.rollouts, **env_kwargs)
     mark = time.perf_counter()
     trained: dict[str, list[tuple[int, Any]]] = {"base": [(s, BasePolicy(env_id)) for s in config.seeds]}
     for algo in ("awr", "bc"):

@@ -128,11 +128,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_one(env_id: str, args: argparse.Namespace, config: OpenAIConfig | None) -> None:
+    from baselines.scripted import bind_policy
+
     policy = _make_policy(args.policy, env_id)
     kwargs = {} if config is None else {"executor": config}
     if args.executor_profile is not None:
         kwargs["executor_profile"] = args.executor_profile
     env = gym.make(env_id, split=args.split, render_mode="ansi" if args.show else None, **kwargs)
+    policy = bind_policy(policy, env)  # the oracle reads this env's hidden state; others are unchanged
     if args.protocol:
         task_ids = [task.task_id for task in env.unwrapped.tasks]
         episodes = [
@@ -331,6 +334,11 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         base, settings=settings, out=args.out, show_progress=not args.quiet, executor=_executor_config(args)
     )
     config = replace(config, train_profile=args.train_profile, eval_profiles=tuple(args.eval_profile or ()))
+    if args.references:
+        unknown = [name for name in args.references if name not in _scripted_names()]
+        if unknown:
+            raise SystemExit(f"unknown reference policy {unknown}; known: {', '.join(_scripted_names())}")
+        config = replace(config, references=tuple(args.references))
     try:
         results = run(config)
     except ValueError as exc:
@@ -375,6 +383,9 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         raise SystemExit(f"harness-gym calibrate: {exc}") from None
     profile.save(args.out)
     print(f"wrote {args.out} (use: gym.make(id, executor_profile={args.out!r}))")
+    return 0
+
+
 def _cmd_view(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -389,6 +400,24 @@ def _cmd_view(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scripted_names() -> tuple[str, ...]:
+    from baselines.scripted import SCRIPTED
+
+    return SCRIPTED
+
+
+def _behavior_names() -> tuple[str, ...]:
+    from harness_gym.collect import BEHAVIORS
+
+    return BEHAVIORS
+
+
+def _cmd_headroom(args: argparse.Namespace) -> int:
+    from harness_gym.headroom import cli_main
+
+    return cli_main(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="harness-gym", description=harness_gym.__doc__)
     parser.add_argument("--version", action="version", version=harness_gym.__version__)
@@ -399,7 +428,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="roll a scripted policy and print G, HMS_norm and event rates")
     run.add_argument("--env", required=True, help="environment id (e.g. HarnessCoding-v0) or 'all'")
-    run.add_argument("--policy", default="base", choices=["base", "exploratory", "forced-check", "random"])
+    run.add_argument("--policy", default="base", choices=_scripted_names())
     run.add_argument("--episodes", type=int, default=20)
     run.add_argument("--seed", type=int, default=0, help="episode i uses seed S + i")
     run.add_argument(
@@ -420,9 +449,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     col = sub.add_parser("collect", help="roll a behaviour policy and write a Minari dataset")
     col.add_argument("--env", required=True, help="environment id")
-    col.add_argument(
-        "--policy", default="mixed", choices=["base", "exploratory", "forced-check", "mixed", "random"]
-    )
+    col.add_argument("--policy", default="mixed", choices=_behavior_names())
     col.add_argument("--episodes", type=int, required=True)
     col.add_argument("--dataset-id", required=True, help="harness/<domain>/<name>-v<N>")
     col.add_argument("--seed", type=int, default=0, help="episode i uses seed S + i")
@@ -458,7 +485,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("evaluate", help="the evaluation protocol (tasks x 3 seeds x 3 rollouts)")
     ev.add_argument("--env", required=True)
-    ev.add_argument("--policy", required=True, help="base | forced-check | exploratory | random | PATH.d3")
+    ev.add_argument("--policy", required=True, help=f"{' | '.join(_scripted_names())} | PATH.d3")
     ev.add_argument("--split", default="eval", choices=["train", "eval", "all"])
     ev.add_argument("--out", default=None, help="write per-episode results as JSON")
     ev.add_argument(
@@ -477,6 +504,9 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--train-profile", default=None, help="executor profile to collect and train against")
     be.add_argument(
         "--eval-profile", nargs="+", default=None, help="also evaluate against these profiles (transfer gap)"
+    )
+    be.add_argument(
+        "--references", nargs="*", default=None, help="reference policies to evaluate too, e.g. expert oracle"
     )
     _add_executor_args(be)
     be.set_defaults(func=_cmd_bench)
@@ -499,6 +529,21 @@ def build_parser() -> argparse.ArgumentParser:
     vw.add_argument("--root", default=None, help="datasets directory for a dataset id (default: Minari's)")
     vw.add_argument("--max-episodes", type=int, default=40, help="episodes shown per setting")
     vw.set_defaults(func=_cmd_view)
+    hr = sub.add_parser(
+        "headroom", help="reference policies (random to expert, and the oracle) on the eval protocol"
+    )
+    hr.add_argument("--env", default="all", help="environment id or 'all'")
+    hr.add_argument("--out", default=None, help="also write the table (Markdown) and the raw numbers (JSON)")
+    hr.add_argument("--policies", nargs="*", default=None, help="a subset of the reference policies")
+    hr.add_argument("--seeds", type=int, nargs="*", default=None, help="protocol seeds (default 0 1 2)")
+    hr.add_argument("--rollouts", type=int, default=None, help="rollouts per task and seed (default 3)")
+    hr.add_argument("--tasks", type=int, default=None, help="only the first N eval tasks (a quick check)")
+    hr.add_argument(
+        "--write-reference-scores",
+        action="store_true",
+        help="rewrite harness_gym/data/reference_scores.json from this run (full protocol, every env id)",
+    )
+    hr.set_defaults(func=_cmd_headroom)
     return parser
 
 

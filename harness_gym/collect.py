@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
     from harness_gym.executors.openai_executor import OpenAIConfig
 
-BEHAVIORS = ("base", "exploratory", "forced-check", "random", "mixed")
+BEHAVIORS = ("base", "exploratory", "forced-check", "check-revise", "expert", "random", "mixed")
 """Behaviour policies: ``mixed`` alternates base (even episodes) and exploratory (odd episodes)."""
 
 DATASET_ID = re.compile(r"^harness/(?P<domain>[a-z_]+)/(?P<name>[a-z0-9][a-z0-9_-]*)-v(?P<version>\d+)$")
