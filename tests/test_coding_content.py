@@ -447,3 +447,50 @@ def test_structural_check_and_scores_on_good_and_bad_code(tasks):
     assert report.visible.passed == 0 and report.visible.error.startswith("not run")
     starter = verifier.artifact_scores(payload, payload["starter_code"])
     assert starter["unit_tests"] == (0.0, 3.0) and starter["parseability"] == (1.0, 1.0)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Typed values
+
+
+def test_typed_values_round_trip_and_compare_strictly():
+    tricky = [None, True, 0, -(2**70), 0.1, float("inf"), "", b"\x00\xff", (1, [2]), {1, "1"}]
+    tricky += [frozenset({(1, 2)}), {(1, 2): {"k": [None]}, 3: 4.5}, [[[]]]]
+    for value in tricky:
+        encoded = values.encode(value)
+        assert values.decode(json.loads(json.dumps(encoded))) == value and values.same(
+            value, values.decode(encoded)
+        )
+    assert values.same(float("nan"), values.decode(values.encode(float("nan"))))
+    for expected, actual in [
+        (1, True),
+        ([1], (1,)),
+        ({1}, {True}),
+        ({1: 0}, {True: 0}),
+        (1, 1.0),
+        (b"a", "a"),
+    ]:
+        assert not values.same(expected, actual), (expected, actual)
+    assert values.same(0.3, 0.1 + 0.2, rel=1e-12) and not values.same(0.3, 0.1 + 0.2)
+
+
+class _Sly(int):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = int.__hash__
+
+
+def test_subclasses_are_encoded_as_their_builtin_base_and_the_rest_is_refused():
+    assert values.encode(_Sly(3)) == 3 and values.encode([_Sly(1)]) == [1]
+    cyclic: list = []
+    cyclic.append(cyclic)
+    deep: list = []
+    for _ in range(values.MAX_DEPTH + 2):
+        deep = [deep]
+    for bad in (object(), cyclic, deep, list(range(values.MAX_ITEMS + 1)), iter([1])):
+        with pytest.raises(values.Unsupported):
+            values.encode(bad)
+    for malformed in ({"float": 1}, {"tuple": [1], "set": []}, {"set": [[1]]}, {"what": []}):
+        with pytest.raises(values.Unsupported):
+            values.decode(malformed)

@@ -12,8 +12,9 @@ other type is a one-key JSON object naming it (so any JSON object is a tag, neve
 
 Instances of subclasses of these types are encoded as their builtin base type, read through the base
 type's own methods (``int.__repr__``, ``dict.items``, ...), so a subclass's ``__eq__``, ``__iter__`` or
-``__repr__`` never runs and never matters. objectthing else (other classes, cycles, nesting deeper than
-``MAX_DEPTH``, ints beyond ``sys.int_info``'s digit limit) raises :class:`Unsupported`.
+``__repr__`` never runs and never matters. Anything else (other classes, cycles, nesting deeper than
+``MAX_DEPTH``, more than ``MAX_ITEMS`` values in all, ints beyond ``sys.int_info``'s digit limit)
+raises :class:`Unsupported`.
 
 This module is standard library only and imports nothing heavy: its source is also the first part of the
 sandboxed child's script, where interpreter start-up dominates the cost of a test run.
@@ -25,6 +26,7 @@ import json
 import math
 
 MAX_DEPTH = 64
+MAX_ITEMS = 100_000
 
 
 class Unsupported(ValueError):
@@ -48,12 +50,15 @@ def _base(value: object) -> type | None:
 
 def encode(value: object) -> object:
     """``value`` as JSON-ready data; raises :class:`Unsupported` for what has no encoding."""
-    return _encode(value, 0, set())
+    return _encode(value, 0, set(), [MAX_ITEMS])
 
 
-def _encode(value: object, depth: int, active: set[int]) -> object:
+def _encode(value: object, depth: int, active: set[int], budget: list[int]) -> object:
     if depth > MAX_DEPTH:
         raise Unsupported(f"nested deeper than {MAX_DEPTH} levels")
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise Unsupported(f"more than {MAX_ITEMS} values")
     base = _base(value)
     if base is None:
         raise Unsupported(f"unsupported type {type(value).__name__}")
@@ -78,7 +83,8 @@ def _encode(value: object, depth: int, active: set[int]) -> object:
     try:
         if base is dict:
             items = [
-                [_encode(k, depth + 1, active), _encode(v, depth + 1, active)] for k, v in dict.items(value)
+                [_encode(k, depth + 1, active, budget), _encode(v, depth + 1, active, budget)]
+                for k, v in dict.items(value)
             ]
             return {"dict": items}
         if base is list:
@@ -89,7 +95,7 @@ def _encode(value: object, depth: int, active: set[int]) -> object:
             members = set.copy(value)
         else:
             members = frozenset.copy(value)
-        encoded = [_encode(member, depth + 1, active) for member in members]
+        encoded = [_encode(member, depth + 1, active, budget) for member in members]
         if base in (set, frozenset):
             encoded.sort(key=json.dumps)  # iteration order depends on the hash seed; the text must not
     finally:
@@ -132,7 +138,8 @@ def same(expected: object, actual: object, rel: float = 0.0, abs_: float = 0.0) 
     """Strict equality of two decoded values: equal types at every level (bool is not int, tuple is not
     list), floats equal (``nan`` equals ``nan``) or, when a tolerance is given, ``math.isclose``.
 
-    With a tolerance an ``int`` and a ``float`` compare as numbers (``bool`` never does).
+    With a tolerance an ``int`` and a ``float`` compare as numbers (``bool`` never does). Set members and
+    dict keys are always compared exactly (with their types).
     """
     tolerant = rel > 0 or abs_ > 0
     te, ta = type(expected), type(actual)
@@ -151,9 +158,24 @@ def same(expected: object, actual: object, rel: float = 0.0, abs_: float = 0.0) 
             same(e, a, rel, abs_) for e, a in zip(expected, actual, strict=True)
         )
     if te is dict:
-        # Keys are plain builtin values here, so hashing and == on them run no user code.
-        return expected.keys() == actual.keys() and all(
-            same(expected[key], actual[key], rel, abs_) for key in expected
-        )
-    # None, bool, int, str, bytes, set, frozenset: builtin equality of builtin values.
-    return expected == actual
+        wanted = {_typed(key): value for key, value in expected.items()}
+        got = {_typed(key): value for key, value in actual.items()}
+        return wanted.keys() == got.keys() and all(same(wanted[k], got[k], rel, abs_) for k in wanted)
+    if te in (set, frozenset):
+        return _typed(expected) == _typed(actual)
+    return expected == actual  # None, bool, int, str, bytes of exactly the same type
+
+
+def _typed(value: object) -> object:
+    """A hashable stand-in for a value that is equal only to the stand-in of a same-typed equal value
+    (``True`` and ``1`` are equal, and hash alike, as set members; their stand-ins are not)."""
+    cls = type(value)
+    if cls is float:
+        return ("float", "nan" if math.isnan(value) else value)
+    if cls in (list, tuple):
+        return (cls.__name__, tuple(_typed(item) for item in value))
+    if cls in (set, frozenset):
+        return (cls.__name__, frozenset(_typed(item) for item in value))
+    if cls is dict:
+        return ("dict", frozenset((_typed(k), _typed(v)) for k, v in value.items()))
+    return (cls.__name__, value)

@@ -57,7 +57,7 @@ FORBIDDEN_MODULES: frozenset[str] = frozenset(
         "inspect", "gc", "code", "codeop", "runpy", "pty", "posix", "nt", "fcntl", "resource", "mmap",
         "tempfile", "glob", "io", "urllib", "http", "ftplib", "smtplib", "telnetlib", "ssl", "select",
         "selectors", "webbrowser", "platform", "sysconfig", "zipimport", "pkgutil", "sqlite3", "dbm",
-        "traceback",
+        "traceback", "__main__",
     }
 )  # fmt: skip
 FORBIDDEN_CALLS: frozenset[str] = frozenset(
