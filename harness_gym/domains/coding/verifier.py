@@ -299,8 +299,11 @@ def _judge_code(jobs: list[tuple[int, str, list[Any]]]) -> dict[int, tuple[bool,
     result = run_python(_values_source() + _CHECKER, stdin=json.dumps(payload), limits=_CHECK_LIMITS)
     verdicts: dict[int, tuple[bool, str]] = {}
     for line in result.stdout.splitlines():
-        index, ok, why = json.loads(line)
-        verdicts[index] = (ok is True, why)
+        try:
+            index, ok, why = json.loads(line)
+        except (ValueError, TypeError):
+            continue  # a check's own print
+        verdicts.setdefault(index, (ok is True, str(why)))
     return verdicts
 
 
