@@ -6,8 +6,10 @@ attempt to "win" by reading the grader's data or the harness's secrets. This mod
 several independent layers, so that a run cannot hang the harness, exhaust the host, or change files
 outside its own scratch directory by ordinary Python means:
 
-* a fresh interpreter (``-S -s -P``: no site-packages, no user site, no implicit ``sys.path`` entry) in its
-  own session and process group, with a scrubbed environment (``PATH``, locale, ``HOME``/``TMPDIR`` = the
+* a fresh interpreter (``-S -s -P``: no site-packages, no user site, no implicit ``sys.path`` entry; not
+  ``-I``, which would also ignore the ``PYTHONHASHSEED`` that makes set order, and so verdicts,
+  reproducible — the environment is built from scratch anyway) in its own session and process group,
+  with a scrubbed environment (``PATH``, locale, ``HOME``/``TMPDIR`` = the
   scratch directory, ``PYTHONHASHSEED=0``, ``PYTHONDONTWRITEBYTECODE``) — never the parent's ``os.environ``;
 * a new empty temporary working directory, removed afterwards;
 * rlimits set by the bootstrap before the user code runs: ``RLIMIT_CPU``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``,
@@ -20,17 +22,22 @@ outside its own scratch directory by ordinary Python means:
   ``os.system``, ``subprocess``, ``pty``, ``multiprocessing``) beyond ``max_processes``; opening for writing,
   creating, removing, renaming, linking or changing the metadata of anything outside the scratch directory
   (symbolic links are resolved with primitives captured before the user code runs, so monkeypatching
-  ``os`` does not help); reading other processes' ``/proc/<pid>`` entries (the parent's environment) and
-  the harness package itself (task files with hidden references); importing ``ctypes`` and
-  sub-interpreter/test-API modules; network connects, binds, sends and DNS look-ups; raising rlimits;
-  signalling processes outside the run's process group. ``os.mknod`` and ``os.chroot`` are replaced.
+  ``os`` does not help); reading (``open``, ``os.listdir``/``scandir``, xattrs) anything but the scratch
+  directory, the standard library, time-zone data, the process's own ``/proc`` entry and a few devices —
+  so no copy of the suite's task files or source (installed, checked out, or in any site-packages) and
+  no other process's ``/proc/<pid>`` (the parent's environment) can be read, which file permissions
+  could not ensure for a root user; loading native extension modules from outside the standard library;
+  importing ``ctypes`` and sub-interpreter/test-API modules; network connects, binds, sends and DNS
+  look-ups; raising rlimits; signalling processes outside the run's process group. ``os.mknod`` and
+  ``os.chroot`` are replaced.
 
 What is *not* contained. The audit hook runs inside the untrusted interpreter, so it is defence in depth
 for benchmark code, not a security boundary against a determined attacker: C-level code paths that raise
 no audit event are not seen (e.g. SQL ``ATTACH DATABASE`` in ``sqlite3``), a path-like object whose
 ``__fspath__`` answers differently on each call can race the check, and deliberate interpreter-internals
-tricks may defeat it. Reading world-readable files elsewhere on the machine is allowed (the standard library
-needs it). Disk usage is bounded per file, not in total. With ``max_processes > 0`` the children may
+tricks may defeat it. Calls that raise no audit event, such as ``os.stat`` and ``os.readlink``, still
+reveal whether a file exists and its metadata (never its contents). Disk usage is bounded per file, not
+in total. With ``max_processes > 0`` the children may
 ``exec`` arbitrary programs, which run without the hook (only the rlimits and the process-group kill
 apply, and a child that calls ``setsid`` escapes the kill). For real isolation run the harness itself in a
 container or VM without credentials and without network access.
@@ -40,13 +47,16 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import functools
 import json
 import os
 import selectors
 import shutil
 import signal
+import site
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 import warnings
@@ -66,9 +76,22 @@ _READ_CHUNK = 64 * 2**10
 # against RLIMIT_NPROC on Linux, so a limit of zero would break ordinary threaded code.
 _NPROC_THREAD_ALLOWANCE = 64
 _SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
-# Directories the untrusted code may not read: the harness package holds the task files, including
-# hidden reference solutions.
-_DENY_READ = (os.path.realpath(os.path.dirname(os.path.abspath(__file__))),)
+
+
+@functools.cache
+def _read_lists() -> tuple[list[str], list[str]]:
+    """Directories the child may read besides the standard library and its own directory (time-zone data),
+    and directories it may not read even where they lie inside those: the harness package (task files with
+    hidden references) and every site-packages directory (installed copies of it, other projects)."""
+    allow = [p for p in (sysconfig.get_config_var("TZPATH") or "").split(os.pathsep) if p]
+    deny = {os.path.dirname(os.path.abspath(__file__))}
+    for scheme_vars in ({}, {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}):
+        paths = sysconfig.get_paths(vars=scheme_vars)
+        deny.update(paths[key] for key in ("purelib", "platlib"))
+    deny.update(getattr(site, "getsitepackages", list)())
+    if getattr(site, "ENABLE_USER_SITE", None) is not None:
+        deny.add(site.getusersitepackages())
+    return [os.path.realpath(p) for p in allow], sorted({os.path.realpath(p) for p in deny})
 
 
 @dataclass(frozen=True)
@@ -133,7 +156,8 @@ def run_python(
         config = {
             "source": source,
             "root": root,
-            "deny_read": list(_DENY_READ),
+            "allow_read": _read_lists()[0],
+            "deny_read": _read_lists()[1],
             "cpu_time_s": int(limits.cpu_time_s),
             "memory_bytes": int(limits.memory_bytes),
             "file_size_bytes": int(limits.file_size_bytes),
@@ -447,7 +471,7 @@ def _sandbox_patch_os(max_processes):
         _posixsubprocess.fork_exec = fork_exec
 
 
-def _sandbox_hook(root, deny_read, max_processes):
+def _sandbox_hook(root, stdlib, allow_read, deny_read, max_processes):
     import os
     import posix
     import resource
@@ -462,6 +486,7 @@ def _sandbox_hook(root, deny_read, max_processes):
     write_flags = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
     root_prefix = root + "/"
     deny_prefixes = tuple(d + "/" for d in deny_read)
+    read_devices = frozenset(("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"))
     write_devices = frozenset(
         ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd/1", "/dev/fd/2", "/proc/self/fd/1",
          "/proc/self/fd/2")
@@ -533,13 +558,32 @@ def _sandbox_hook(root, deny_read, max_processes):
         return resolved
 
     def check_read(resolved):
-        if resolved.startswith("/proc/"):
-            head = resolved[6:].partition("/")[0]
-            if head.isdigit() and int_(head) != getpid():
-                deny("access to another process's /proc entry")
+        """Reads are allowed in the sandbox directory, this process's own /proc entry, the standard
+        library (minus site-packages and the harness) and a few devices; nowhere else."""
+        own_proc = "/proc/" + str_(getpid())
+        if inside(resolved) or resolved in read_devices or (resolved + "/").startswith(own_proc + "/"):
+            return
         for prefix in deny_prefixes:
             if resolved.startswith(prefix) or resolved + "/" == prefix:
-                deny("reading harness files")
+                deny("reading harness files or installed packages (" + resolved + ")")
+        for prefix in allow_prefixes:
+            if resolved.startswith(prefix) or resolved + "/" == prefix:
+                return
+        deny("reading outside the sandbox directory and the standard library (" + resolved + ")")
+
+    def on_listing(event, args):
+        path = args[0] if args and args[0] is not None else "."
+        check_read(real(absolute(path)))
+
+    def on_import(event, args):
+        name = args[0]
+        if isinstance_(name, str_) and (name in blocked_modules or name.startswith("ctypes.")):
+            raise ImportError("sandbox: importing " + name + " is not permitted", name=name)
+        # Loading a native extension: only the standard library's (not one written into the directory).
+        if len(args) > 1 and args[1] is not None:
+            resolved = real(absolute(args[1]))
+            if not any(resolved.startswith(prefix) for prefix in stdlib_prefixes):
+                raise ImportError("sandbox: loading native code from " + resolved + " is not permitted")
 
     def on_open(event, args):
         path, mode, flags = args
@@ -550,7 +594,9 @@ def _sandbox_hook(root, deny_read, max_processes):
         writing = (isinstance_(flags, int_) and flags & write_flags) or (
             isinstance_(mode, str_) and ("w" in mode or "a" in mode or "x" in mode or "+" in mode)
         )
-        if writing and not inside(resolved) and lexical not in write_devices:
+        if lexical in write_devices:
+            return
+        if writing and not inside(resolved):
             deny("opening " + resolved + " for writing outside the sandbox directory")
         check_read(resolved)
         if mode is None and not inside(resolved):
@@ -654,11 +700,6 @@ def _sandbox_hook(root, deny_read, max_processes):
             if value == rlim_inf or value > cur_hard:
                 deny("raising a resource limit")
 
-    def on_import(event, args):
-        name = args[0]
-        if isinstance_(name, str_) and (name in blocked_modules or name.startswith("ctypes.")):
-            raise ImportError("sandbox: importing " + name + " is not permitted", name=name)
-
     def refuse(what):
         def refused(event, args):
             deny(what)
@@ -698,6 +739,10 @@ def _sandbox_hook(root, deny_read, max_processes):
         "sqlite3.enable_load_extension": refuse("loading SQLite extensions"),
         "sqlite3.load_extension": refuse("loading SQLite extensions"),
         "import": on_import,
+        "os.listdir": on_listing,
+        "os.scandir": on_listing,
+        "os.listxattr": on_listing,
+        "os.getxattr": on_listing,
         "cpython.PyInterpreterState_New": refuse("creating sub-interpreters"),
         "gc.get_objects": refuse("gc.get_objects()"),
         "gc.get_referrers": refuse("gc.get_referrers()"),
@@ -713,6 +758,8 @@ def _sandbox_hook(root, deny_read, max_processes):
                   "socket.gethostbyname", "socket.gethostbyaddr", "socket.sethostname"):
         handlers[event] = refuse("network access (" + event + ")")
     lookup = handlers.get
+    stdlib_prefixes = tuple(real(p) + "/" for p in stdlib if p.startswith("/"))
+    allow_prefixes = stdlib_prefixes + tuple(p + "/" for p in allow_read)
 
     def hook(event, args):
         handler = lookup(event)
@@ -768,6 +815,7 @@ def _sandbox_main():
     _sandbox_limits(cfg)
     _sandbox_patch_os(cfg["max_processes"])
     _sys.argv[:] = ["<solution>"]
+    stdlib = tuple(_sys.path)  # with -S: only the standard library's directories
     _sys.path.insert(0, root)
     # -S skips site, which is what normally provides exit() and quit(); generated code uses them.
     builtins.exit = _sitebuiltins.Quitter("exit", "Ctrl-D (i.e. EOF)")
@@ -777,8 +825,10 @@ def _sandbox_main():
     main.__file__ = "<solution>"
     main.__builtins__ = builtins
     _sys.modules["__main__"] = main
-    _sys.addaudithook(_sandbox_hook(root, tuple(cfg["deny_read"]), cfg["max_processes"]))
-    del cfg, f, json
+    allow, deny = tuple(cfg["allow_read"]), tuple(cfg["deny_read"])
+    hook = _sandbox_hook(root, stdlib, allow, deny, cfg["max_processes"])
+    _sys.addaudithook(hook)
+    del cfg, f, json, hook, stdlib, allow, deny
     try:
         exec(compile(source, "<solution>", "exec"), main.__dict__)
     except SystemExit:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import string
 import textwrap
 from collections import Counter
@@ -10,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from harness_gym.domains.coding import generate, mutants, verifier
+from harness_gym.domains.coding import generate, mutants, values, verifier
 from harness_gym.domains.coding.problems import FAMILIES, variant_values
 from harness_gym.sandbox import SandboxLimits
 from harness_gym.task import packaged_task_file, read_jsonl, write_jsonl
@@ -46,13 +47,16 @@ def test_task_records_are_well_formed(tasks):
         assert len(payload["visible_tests"]) == 3
         assert 8 <= len(payload["hidden_tests"]) <= 12
         all_tests = payload["visible_tests"] + payload["hidden_tests"]
-        assert len(set(all_tests)) == len(all_tests)
+        assert len({json.dumps(test["args"]) for test in all_tests}) == len(all_tests)
         name = payload["function_name"]
         assert f"`{name}(" in task.prompt
         for test in all_tests:
-            node = ast.parse(test).body
-            assert len(node) == 1 and isinstance(node[0], ast.Assert), test
-            assert test.startswith(f"assert {name}(")
+            verifier.validate_test(test)
+            assert set(test) == {"args", "expected"}, test  # the generated set needs no code tests
+            shown = verifier.describe_test(name, test)
+            node = ast.parse(shown).body
+            assert len(node) == 1 and isinstance(node[0], ast.Assert), shown
+            assert shown.startswith(f"assert {name}(")
         starter = payload["starter_code"]
         assert starter.startswith(payload["signature"]) and "raise NotImplementedError" in starter
         assert verifier.signature_ok(starter, name, payload["signature"])
@@ -124,9 +128,10 @@ def test_every_reference_passes_and_every_flawed_artifact_loses_points(tasks):
                 assert not verifier.parses(entry["source"])
                 assert all(score == 0.0 for score, _ in entry_scores.values())
             else:
+                # Correct code behind a forbidden import: never run, so no test credit either.
                 assert entry["flaw"] == "unsafe_import"
                 assert verifier.safety_violations(entry["source"])
-                assert entry_scores["unit_tests"] == (3.0, 3.0) and entry_scores["safety"] == (0.0, 1.0)
+                assert entry_scores["unit_tests"] == (0.0, 3.0) and entry_scores["safety"] == (0.0, 1.0)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -239,11 +244,13 @@ def test_syntax_error_and_unsafe_variants():
     assert len(slips) > 1
     for slip in slips:
         assert not verifier.parses(slip)
+    tests = [{"args": [[5, 1, 7, 9], 0], "expected": [8]}, {"args": [[], 1], "expected": []}]
     for salt in range(4):
         unsafe = mutants.unsafe_import_variant(reference, "clip", salt)
         assert verifier.safety_violations(unsafe)
-        tests = ["assert clip([5, 1, 7, 9], 0) == [8]", "assert clip([], 1) == []"]
-        assert verifier.run_tests(unsafe, tests).passed == 2
+        assert verifier.execute_tests(unsafe, "clip", tests).passed == 2
+        refused = verifier.run_tests(unsafe, "clip", tests)
+        assert refused.passed == 0 and refused.error.startswith("not run: the safety scan rejects")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -296,63 +303,133 @@ def test_signature_ok():
 ADD = "def add(a, b):\n    print('noise')\n    return a + b\n"
 
 
+def data(args, expected, **extra):
+    return {"args": values.encode(list(args)), "expected": values.encode(expected), **extra}
+
+
 def test_run_tests_counts_passes_failures_and_exceptions():
-    tests = ["assert add(1, 2) == 3", "assert add(1, 1) == 3", "assert add(1, 'x') == 0", "assert no(1) == 1"]
-    report = verifier.run_tests(ADD, tests)
+    tests = [data((1, 2), 3), data((1, 1), 3), data((1, "x"), 0), data(([1], (2,)), [1, 2])]
+    report = verifier.run_tests(ADD, "add", tests)
     assert (report.passed, report.total, report.error) == (1, 4, None)
     assert report.pass_rate == 0.25
     assert len(report.failures) == 3
     assert "add(1, 1) == 3" in report.failures[0] and "got 2" in report.failures[0]
-    assert "TypeError" in report.failures[1] and "NameError" in report.failures[2]
+    assert "TypeError" in report.failures[1] and "TypeError" in report.failures[2]
+    missing = verifier.run_tests(ADD, "plus", tests[:1])
+    assert missing.passed == 0 and "defines no function plus" in missing.error
+
+
+def test_comparison_is_strict_about_types_and_tolerant_only_where_declared():
+    source = "def f(kind):\n    return {'bool': True, 'tuple': (1, 2), 'float': 0.1 + 0.2, 'int': 3}[kind]\n"
+    tests = [
+        data(("bool",), 1),  # True is not 1
+        data(("tuple",), [1, 2]),  # a tuple is not a list
+        data(("float",), 0.3),  # no tolerance declared
+        data(("int",), 3.0),  # an int is not a float
+        data(("float",), 0.3, tolerance={"rel": 1e-9}),
+        data(("int",), 3.0, tolerance={}),  # with a tolerance, numbers are numbers
+        data(("tuple",), (1, 2)),
+        data(("bool",), True),
+    ]
+    report = verifier.run_tests(source, "f", tests)
+    assert report.passed == 4 and len(report.failures) == 4
+    assert "got True" in report.failures[0] and "got (1, 2)" in report.failures[1]
+
+
+def test_unencodable_results_fail_their_call_only():
+    source = (
+        "class Anything:\n    def __eq__(self, other):\n        return True\n\n"
+        "def f(kind):\n"
+        "    if kind == 'object':\n        return Anything()\n"
+        "    if kind == 'cycle':\n        out = []\n        out.append(out)\n        return out\n"
+        "    if kind == 'huge':\n        return 'x' * 200000\n"
+        "    return kind\n"
+    )
+    tests = [data((kind,), kind) for kind in ("object", "cycle", "huge", "fine")]
+    report = verifier.run_tests(source, "f", tests)
+    assert (report.passed, report.error) == (1, None)
+    assert "unsupported type Anything" in report.failures[0]
+    assert "contains itself" in report.failures[1] and "too large" in report.failures[2]
+
+
+def test_code_tests_run_apart_from_the_candidate():
+    tests = [
+        {"calls": [[1, 2], [2, 1]], "check": "assert results[0] == results[1] == 3", "text": "commutes"},
+        {"calls": [[1, 2]], "check": "assert results[0] > 5"},
+        data((2, 2), 4),
+    ]
+    for test in tests:
+        verifier.validate_test(test)
+    report = verifier.run_tests(ADD, "add", tests)
+    assert (report.passed, report.total) == (2, 3)
+    assert report.failures == ("assert results[0] > 5  -> AssertionError",)
+    assert verifier.describe_test("add", tests[0]) == "commutes"
+
+
+@pytest.mark.parametrize(
+    "test",
+    [
+        {"args": [1]},
+        {"args": 1, "expected": 1},
+        {"args": [1], "expected": 1, "tolerance": {"rel": -1}},
+        {"args": [1], "expected": {"float": "x"}},
+        {"calls": [[1]], "check": "assert (", "text": "t"},
+        {"calls": [[1]], "check": "pass", "extra": 1},
+    ],
+)
+def test_malformed_tests_are_rejected(test):
+    with pytest.raises((ValueError, SyntaxError)):
+        verifier.validate_test(test)
 
 
 def test_run_tests_reports_module_errors():
-    syntax = verifier.run_tests("def add(a, b)\n    return a + b\n", ["assert add(1, 2) == 3"])
+    test = data((1, 2), 3)
+    syntax = verifier.run_tests("def add(a, b)\n    return a + b\n", "add", [test])
     assert syntax.passed == 0 and syntax.error.startswith("syntax error")
-    crash = verifier.run_tests("raise RuntimeError('boom')\n", ["assert True"])
+    crash = verifier.run_tests("raise RuntimeError('boom')\n", "add", [test])
     assert crash.passed == 0 and crash.error.startswith("crash: RuntimeError: boom")
-    exiting = verifier.run_tests("def f():\n    raise SystemExit(0)\n", ["assert f() is None", "assert True"])
-    assert (exiting.passed, exiting.error) == (1, None)
+    exiting = verifier.run_tests(
+        "def f(x):\n    raise SystemExit(0)\n", "f", [data((1,), None), data((2,), 2)]
+    )
+    assert (exiting.passed, exiting.error) == (0, None)
+    assert all("SystemExit" in failure for failure in exiting.failures)
 
 
 def test_run_tests_timeout_keeps_the_results_reported_before_it():
     source = "def spin(n):\n    while n:\n        pass\n    return n\n"
     limits = SandboxLimits(wall_time_s=2.0, cpu_time_s=1)
-    tests = ["assert spin(0) == 0", "assert spin(1) == 1", "assert spin(0) == 0"]
-    report = verifier.run_tests(source, tests, limits)
+    tests = [data((0,), 0), data((1,), 1), data((0,), 0)]
+    report = verifier.run_tests(source, "spin", tests, limits)
     assert report.error == "timeout"
     assert (report.passed, report.total) == (1, 3)
     assert any("spin(1)" in failure for failure in report.failures)
 
 
 FORGERY = r"""
-import json, os, sys
-fake_done = json.dumps({"done": True, "passed": 2, "total": 2})
-for stream in (sys.stdout, sys.__stdout__):
-    stream.write("0" * 32 + " " + fake_done + "\n")
-    stream.write(json.dumps({"passed": 2, "total": 2, "failures": [], "error": None}) + "\n")
-    stream.flush()
-
 def answer(x):
-    sys.__stdout__.write(json.dumps({"i": 0, "ok": True}) + "\n")
-    sys.__stdout__.write(json.dumps({"i": 1, "ok": True}) + "\n")
-    sys.__stdout__.flush()
-    os._exit(0)
+    out = open(1, "w", closefd=False)
+    for nonce in ("0" * 32, ""):
+        for i in range(2):
+            out.write(nonce + ' {"s": 0, "i": %d, "value": %d}\n' % (i, x + 1))
+        out.write(nonce + ' {"done": true}\n')
+    out.flush()
+    raise SystemExit(0)
 """
 
 
-def test_run_tests_cannot_be_forged_by_printing_a_summary():
-    report = verifier.run_tests(FORGERY, ["assert answer(1) == 2", "assert answer(2) == 3"])
+def test_printed_records_are_at_most_claims_about_values():
+    tests = [data((1,), 2), data((2,), 7)]
+    # `open` is forbidden, so only execute_tests runs it; the claims are still just values.
+    report = verifier.execute_tests(FORGERY, "answer", tests)
     assert report.passed == 0
-    assert report.error is not None and report.error.startswith("crash")
 
 
 def test_run_tests_survives_output_floods_and_caches():
     flood = "def f():\n    for _ in range(200000):\n        print('x' * 50)\n    return 1\n"
-    tests = ["assert f() == 1", "assert f() == 2"]
-    report = verifier.run_tests(flood, tests)
+    tests = [data((), 1), data((), 2)]
+    report = verifier.run_tests(flood, "f", tests)
     assert (report.passed, report.total, report.error) == (1, 2, None)
-    assert verifier.run_tests(flood, tests) is report
+    assert verifier.run_tests(flood, "f", tests) is report
 
 
 def test_structural_check_and_scores_on_good_and_bad_code(tasks):
@@ -366,6 +443,57 @@ def test_structural_check_and_scores_on_good_and_bad_code(tasks):
     assert not wrong_name.signature_ok and wrong_name.coverage == 0.5
     unsafe = next(e["source"] for e in payload["pool"] if e["flaw"] == "unsafe_import")
     report = verifier.structural_check(payload, unsafe)
-    assert report.coverage == 0.75 and any(issue.startswith("unsafe:") for issue in report.issues)
+    assert report.coverage == 0.5 and any(issue.startswith("unsafe:") for issue in report.issues)
+    assert report.visible.passed == 0 and report.visible.error.startswith("not run")
     starter = verifier.artifact_scores(payload, payload["starter_code"])
     assert starter["unit_tests"] == (0.0, 3.0) and starter["parseability"] == (1.0, 1.0)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Typed values
+
+
+def test_typed_values_round_trip_and_compare_strictly():
+    tricky = [None, True, 0, -(2**70), 0.1, float("inf"), "", b"\x00\xff", (1, [2]), {1, "1"}]
+    tricky += [frozenset({(1, 2)}), {(1, 2): {"k": [None]}, 3: 4.5}, [[[]]]]
+    for value in tricky:
+        encoded = values.encode(value)
+        assert values.decode(json.loads(json.dumps(encoded))) == value and values.same(
+            value, values.decode(encoded)
+        )
+    assert values.same(float("nan"), values.decode(values.encode(float("nan"))))
+    for expected, actual in [
+        (1, True),
+        ([1], (1,)),
+        ({1}, {True}),
+        ({1: 0}, {True: 0}),
+        (1, 1.0),
+        (b"a", "a"),
+    ]:
+        assert not values.same(expected, actual), (expected, actual)
+    assert values.same(0.3, 0.1 + 0.2, (1e-12, 0.0)) and not values.same(0.3, 0.1 + 0.2)
+    assert values.same(2, 2.0, (0.0, 0.0)) and not values.same(2, 2.5, (0.0, 0.0))
+    assert not values.same(True, 1.0, (0.1, 0.1)) and not values.same(1, 2.0)
+    assert not values.same(1.0, 10**400, (0.1, 0.1))
+
+
+class _Sly(int):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = int.__hash__
+
+
+def test_subclasses_are_encoded_as_their_builtin_base_and_the_rest_is_refused():
+    assert values.encode(_Sly(3)) == 3 and values.encode([_Sly(1)]) == [1]
+    cyclic: list = []
+    cyclic.append(cyclic)
+    deep: list = []
+    for _ in range(values.MAX_DEPTH + 2):
+        deep = [deep]
+    for bad in (object(), cyclic, deep, list(range(values.MAX_ITEMS + 1)), iter([1])):
+        with pytest.raises(values.Unsupported):
+            values.encode(bad)
+    for malformed in ({"float": 1}, {"tuple": [1], "set": []}, {"set": [[1]]}, {"what": []}):
+        with pytest.raises(values.Unsupported):
+            values.decode(malformed)

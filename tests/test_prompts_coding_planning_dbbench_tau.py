@@ -17,6 +17,7 @@ import pytest
 import harness_gym  # noqa: F401  (registers the environments)
 from harness_gym.actions import Action
 from harness_gym.domains.base import artifact_hash
+from harness_gym.domains.coding.verifier import describe_test
 from harness_gym.domains.dbbench.verifier import artifact_scores as dbbench_scores
 from harness_gym.domains.planning.world import constraint_label
 from harness_gym.executors.base import Context, ExecutorRequest, Feedback
@@ -127,10 +128,11 @@ def test_coding_messages_hide_hidden_tests_and_show_observed_inputs() -> None:
         assert task.prompt in blind and task.prompt in observed
         assert "NotImplementedError" not in blind
         assert payload["starter_code"].rstrip() in observed
-        assert all(test in observed for test in payload["visible_tests"])
+        name = payload["function_name"]
+        assert all(describe_test(name, test) in observed for test in payload["visible_tests"])
         for text in (blind, observed):
             assert ref.rstrip() not in text
-            assert not any(test in text for test in payload["hidden_tests"])
+            assert not any(describe_test(name, test) in text for test in payload["hidden_tests"])
 
 
 # -- planning ----------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import os
 import resource
 import signal
 import sys
+import sysconfig
 import tempfile
 import textwrap
 import time
@@ -489,6 +490,75 @@ def test_harness_files_cannot_be_read() -> None:
     result = run(f"print(open({sandbox.__file__!r}).read()[:20])")
     assert result.returncode == 1 and "PermissionError: sandbox:" in result.stderr
     assert result.stdout == ""
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        str(REPO / "harness_gym" / "data" / "coding-v0.jsonl"),  # the source checkout's copy of a task file
+        str(REPO / "tests" / "test_sandbox.py"),
+        str(REPO / "pyproject.toml"),
+        "/etc/hostname",
+        sysconfig.get_paths()["purelib"],  # installed packages (a copy of the harness may live there)
+        "/",
+        tempfile.gettempdir(),
+    ],
+)
+def test_only_the_stdlib_and_its_own_directory_are_readable(target: str) -> None:
+    """Every copy of the suite's data and source is out of reach, not just the installed package."""
+    attacks = [
+        f"open({target!r}, 'rb').read(1)",
+        f"import os\nos.listdir({target!r})",
+        f"import os\nlist(os.scandir({target!r}))",
+        f"import os\nos.close(os.open({target!r}, os.O_RDONLY))",
+        f"import os\nos.chdir({target!r})\nos.listdir()",
+        f"import pathlib\nlist(pathlib.Path({target!r}).iterdir())",
+        f"import os\nos.symlink({target!r}, 'link')\nopen('link', 'rb').read(1)",
+    ]
+    for attack in attacks:
+        if os.path.isdir(target) == ("read(1)" in attack):
+            continue  # files are opened, directories listed
+        result = run(attack)
+        assert result.returncode == 1 and "PermissionError: sandbox:" in result.stderr, (
+            attack,
+            result.stderr,
+        )
+
+
+def test_the_standard_library_and_its_own_proc_entry_stay_readable() -> None:
+    result = run(
+        """
+        import json, os, zoneinfo
+        print(len(open(json.__file__).read()) > 0, len(os.listdir(os.path.dirname(os.__file__))) > 10)
+        print(open('/proc/self/status').read().startswith('Name:'), len(open('/dev/urandom', 'rb').read(4)))
+        print(zoneinfo.ZoneInfo('UTC').key if zoneinfo.available_timezones() else 'UTC')
+        """
+    )
+    assert result.ok, result.stderr
+    assert result.stdout == "True True\nTrue 4\nUTC\n"
+
+
+def test_native_code_outside_the_standard_library_cannot_be_loaded() -> None:
+    """An extension module written into the directory (or copied there) would run without the hook."""
+    import importlib
+
+    modules = ("_bisect", "_heapq", "array", "math", "_json")
+    found = [(m, importlib.import_module(m)) for m in modules]
+    name, extension = next(((m, mod.__file__) for m, mod in found if getattr(mod, "__file__", None)), (0, 0))
+    if not extension:
+        pytest.skip("this interpreter has its extension modules built in")
+    result = run(
+        f"""
+        import importlib.util, shutil
+        shutil.copyfile({extension!r}, 'copied.so')
+        spec = importlib.util.spec_from_file_location({name!r}, 'copied.so')
+        importlib.util.module_from_spec(spec)
+        """
+    )
+    assert result.returncode == 1 and "ImportError: sandbox: loading native code" in result.stderr
 
 
 @pytest.mark.parametrize("module", ["ctypes", "_ctypes", "ctypes.util", "_xxsubinterpreters"])

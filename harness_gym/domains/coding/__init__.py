@@ -1,4 +1,4 @@
-"""Coding: implement a Python function from a spec and starter code; real tests run in the sandbox."""
+"""Coding: implement a Python function from a spec and starter code; judged by real unit tests."""
 
 from __future__ import annotations
 
@@ -74,8 +74,10 @@ class CodingDomain(Domain):
 
     def call_tool(self, ep: Episode) -> Outcome:
         assert ep.draft is not None and ep.draft_hash is not None
-        tests = ep.task.payload["visible_tests"]
-        report = VERIFIER_CACHE.get("visible_tests", ep.task, ep.draft, lambda: run_tests(ep.draft, tests))
+        name, tests = ep.task.payload["function_name"], ep.task.payload["visible_tests"]
+        report = VERIFIER_CACHE.get(
+            "visible_tests", ep.task, ep.draft, lambda: run_tests(ep.draft, name, tests)
+        )
         issues = ((report.error,) if report.error else ()) + tuple(report.failures)
         ok = report.passed == report.total
         return Outcome(
@@ -121,16 +123,18 @@ class HarnessCodingEnv(HarnessEnv):
 
     Each task gives a spec, starter code and three visible tests; hidden tests (never shown to the
     harness) decide the score. The executor writes the function; the harness decides when to read
-    the spec, run the visible tests, check, revise and submit. Tests run in the sandbox
-    (``harness_gym.sandbox``); results are cached by (task, artifact hash).
+    the spec, run the visible tests, check, revise and submit. The code runs in the sandbox
+    (``harness_gym.sandbox``), which only reports the values it returns; pass/fail is decided outside
+    it (``domains.coding.verifier``). Results are cached by (task, artifact hash).
 
     - OBSERVE: read the spec, starter code and visible tests (raises the executor's P(correct draft)).
     - CALL_TOOL: run the visible tests on the current draft (needs a draft).
     - CHECK: structural verifier: parses, safety scan, signature, visible tests; never hidden tests.
     - RETRIEVE: not available (always masked).
 
-    Rubric: ``unit_tests`` (3 x pass rate over visible + hidden tests), ``parseability``, ``safety``
-    (no forbidden imports or calls), ``cost_compliance`` (harness cost within the budget of 14 units,
+    Rubric: ``unit_tests`` (3 x pass rate over visible + hidden tests; 0 for code that fails the safety
+    scan, which is never run), ``parseability``, ``safety`` (no forbidden imports or calls),
+    ``cost_compliance`` (harness cost within the budget of 14 units,
     linearly to 0 at 28). Default ``max_steps`` 12. Base harness: OBSERVE, DRAFT, CALL_TOOL, SUBMIT.
     """
 

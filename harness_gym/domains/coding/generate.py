@@ -1,8 +1,9 @@
 """Deterministic generator of the coding task set (``harness_gym/data/coding-v0.jsonl``).
 
-Each family of :mod:`problems` gives two tasks. Test expectations come from running the reference on the
-visible, edge-case and seeded random inputs; the artifact pool holds AST mutants that the sandbox shows
-to fail at least one test, plus a syntax slip and a harmless-but-forbidden import. Mutants are screened
+Each family of :mod:`problems` gives two tasks. Tests are data (arguments and the expected value, in the
+verifier's format): the expected values come from running the reference on the visible, edge-case and
+seeded random inputs. The artifact pool holds AST mutants that the verifier shows to fail at least one
+test, plus a syntax slip and a harmless-but-forbidden import. Mutants are screened
 under a CPU-time limit (not a wall-clock one) so that a loaded machine cannot change which are kept:
 regenerating gives a byte-identical file.
 
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import json
 import os
 import random
 import sys
@@ -24,10 +24,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from harness_gym.domains.coding import values
 from harness_gym.domains.coding.mutants import ast_mutants, syntax_error_variant, unsafe_import_variant
 from harness_gym.domains.coding.problems import FAMILIES, Args, Problem, render
-from harness_gym.domains.coding.verifier import run_tests, safety_violations
-from harness_gym.sandbox import SandboxLimits, run_python
+from harness_gym.domains.coding.verifier import evaluate_calls, execute_tests, judge, safety_violations
+from harness_gym.sandbox import SandboxLimits
 from harness_gym.task import packaged_task_file, stratified_split, write_jsonl
 
 VERSION = "v0"
@@ -45,19 +46,12 @@ def _normalize(source: str) -> str:
     return ast.unparse(ast.parse(source)) + "\n"
 
 
-def _literal(value: Any) -> str:
-    text = repr(value)
-    back = ast.literal_eval(text)
-    if back != value or type(back) is not type(value):
-        raise ValueError(f"value does not round-trip as a literal: {text}")
-    return text
-
-
-def _assertion(function_name: str, args: Args, expected: Any) -> str:
-    call = f"{function_name}({', '.join(_literal(arg) for arg in args)})"
-    if expected is None or isinstance(expected, bool):
-        return f"assert {call} is {expected!r}"
-    return f"assert {call} == {_literal(expected)}"
+def _data_test(args: Args, expected: Any) -> dict[str, Any]:
+    record = {"args": values.encode(list(args)), "expected": values.encode(expected)}
+    for encoded, value in ((record["args"], list(args)), (record["expected"], expected)):
+        if not values.same(values.decode(encoded), value):
+            raise ValueError(f"value does not round-trip through the typed encoding: {value!r:.80}")
+    return record
 
 
 def _load(reference: str, function_name: str) -> Callable[..., Any]:
@@ -66,13 +60,13 @@ def _load(reference: str, function_name: str) -> Callable[..., Any]:
     return namespace[function_name]
 
 
-def build_tests(problem: Problem) -> tuple[list[str], list[str]]:
+def build_tests(problem: Problem) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Visible tests (the family's typical cases) and hidden tests (edge cases, then seeded random ones)."""
     family = problem.family
     func = _load(problem.reference, problem.function_name)
     seen: set[str] = set()
 
-    def case(args: Args) -> str | None:
+    def case(args: Args) -> dict[str, Any] | None:
         key = repr(args)
         if key in seen:
             return None
@@ -81,7 +75,7 @@ def build_tests(problem: Problem) -> tuple[list[str], list[str]]:
         except Exception:
             return None
         seen.add(key)
-        return _assertion(problem.function_name, args, expected)
+        return _data_test(args, expected)
 
     visible = [case(problem.adapt(args)) for args in family.visible]
     if None in visible:
@@ -128,82 +122,33 @@ class Screened:
         return self.visible_passed + self.hidden_passed < self.visible_total + self.hidden_total
 
 
-# Screens many mutants of one task in one sandboxed interpreter: a fresh namespace per mutant and a CPU
-# timer (ITIMER_VIRTUAL) per mutant, so an endless loop costs SCREEN_CPU_S rather than a whole run. The
-# mutants are our own code, so no output nonce is needed; a mutant that kills the interpreter is found as
-# the first job without a result line and the rest are screened again.
-_SCREEN_RUNNER = r"""
-import json, signal, sys
-
-
-class _Timeout(BaseException):
-    pass
-
-
-def _expire(signum, frame):
-    raise _Timeout()
-
-
-class _Sink:
-    def write(self, text):
-        return len(text)
-
-    def flush(self):
-        pass
-
-
-def _main(jobs, tests, budget):
-    out = sys.stdout
-    sys.stdout = _Sink()
-    signal.signal(signal.SIGVTALRM, _expire)
-    for index, source in jobs:
-        results = []
-        status = "ok"
-        signal.setitimer(signal.ITIMER_VIRTUAL, budget)
-        try:
-            namespace = {"__name__": "__candidate__"}
-            try:
-                exec(compile(source, "<mutant>", "exec"), namespace)
-            except _Timeout:
-                raise
-            except BaseException:
-                status = "crash"
-            for test in tests if status == "ok" else ():
-                try:
-                    exec(compile(test, "<test>", "exec", optimize=0), namespace)
-                    results.append(1)
-                except _Timeout:
-                    raise
-                except BaseException:
-                    results.append(0)
-        except _Timeout:
-            status = "timeout"
-        finally:
-            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
-        out.write(json.dumps([index, status, results]) + "\n")
-        out.flush()
-"""
+# Screens many mutants of one task in one sandboxed child with a CPU timer (ITIMER_VIRTUAL) per mutant, so
+# an endless loop costs SCREEN_CPU_S rather than a whole run; the values are judged as the verifier does.
+# A mutant that kills the interpreter is found as the first one without an end record, and the rest are
+# screened again.
 SCREEN_CPU_S = 0.3
-_BATCH_LIMITS = SandboxLimits(wall_time_s=300.0, cpu_time_s=120)
+_BATCH_LIMITS = SandboxLimits(wall_time_s=300.0, cpu_time_s=120, output_bytes=2**24)
 
 
 def screen_mutants(
-    mutants: Sequence[tuple[str, str]], visible: list[str], hidden: list[str]
+    mutants: Sequence[tuple[str, str]], function_name: str, visible: list[dict], hidden: list[dict]
 ) -> list[Screened]:
     """Run every mutant against the visible and hidden tests in the sandbox (batched, see above)."""
     tests = visible + hidden
+    calls = [test["args"] for test in tests]
     outcomes: dict[int, tuple[str, list[int]]] = {}
     pending = list(range(len(mutants)))
     while pending:
-        jobs = [(i, mutants[i][1]) for i in pending]
-        script = f"{_SCREEN_RUNNER}\n_main({jobs!r}, {tests!r}, {SCREEN_CPU_S!r})\n"
-        result = run_python(script, limits=_BATCH_LIMITS)
-        for line in result.stdout.splitlines():
-            try:
-                index, status, results = json.loads(line)
-            except ValueError:
+        sources = [mutants[i][1] for i in pending]
+        found, ends, _ = evaluate_calls(sources, function_name, calls, _BATCH_LIMITS, budget=SCREEN_CPU_S)
+        for s, index in enumerate(pending):
+            if s not in ends:
                 continue
-            outcomes[index] = (status, results)
+            status = ends[s] if ends[s] in ("ok", "timeout") else "crash"
+            results = [
+                int(judge(test, [found[(s, i)]])[0]) if (s, i) in found else 0 for i, test in enumerate(tests)
+            ]
+            outcomes[index] = (status, results if status == "ok" else [])
         missing = [i for i in pending if i not in outcomes]
         if missing:
             outcomes[missing[0]] = ("timeout", [])
@@ -250,7 +195,7 @@ def choose_mutants(candidates: Sequence[Screened], seed: str, limit: int = MAX_M
     return chosen
 
 
-def _special_variants(reference: str, problem: Problem, tests: list[str], salt: int) -> list[dict[str, str]]:
+def _special_variants(reference: str, problem: Problem, tests: list[dict], salt: int) -> list[dict[str, str]]:
     """The syntax slip and the unsafe import; the latter must still pass every test in the sandbox."""
     broken = syntax_error_variant(reference, salt)
     try:
@@ -261,7 +206,7 @@ def _special_variants(reference: str, problem: Problem, tests: list[str], salt: 
         raise ValueError(f"{problem.function_name}: syntax_error variant parses")
     for attempt in range(4):
         unsafe = unsafe_import_variant(reference, problem.function_name, salt + attempt) + "\n"
-        report = run_tests(unsafe, tests, SCREEN_LIMITS)
+        report = execute_tests(unsafe, problem.function_name, tests, SCREEN_LIMITS)
         if report.passed == report.total and safety_violations(unsafe):
             break
     else:
@@ -289,10 +234,13 @@ def generate_records(stats: dict[str, Any] | None = None, workers: int | None = 
     workers = workers or max(2, os.cpu_count() or 2)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         reference_runs = [
-            pool.submit(run_tests, reference, visible + hidden, SCREEN_LIMITS)
-            for _, reference, visible, hidden, _ in prepared
+            pool.submit(execute_tests, reference, p.function_name, visible + hidden, SCREEN_LIMITS)
+            for p, reference, visible, hidden, _ in prepared
         ]
-        screens = [pool.submit(screen_mutants, m, visible, hidden) for _, _, visible, hidden, m in prepared]
+        screens = [
+            pool.submit(screen_mutants, m, p.function_name, visible, hidden)
+            for p, _, visible, hidden, m in prepared
+        ]
         reference_reports = [future.result() for future in reference_runs]
         screened = [future.result() for future in screens]
 

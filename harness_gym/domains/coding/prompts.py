@@ -11,6 +11,7 @@ import ast
 import re
 import textwrap
 
+from harness_gym.domains.coding.verifier import describe_test
 from harness_gym.executors.prompts import ParseError, Prompts, fenced_blocks
 from harness_gym.task import Task
 
@@ -64,7 +65,7 @@ class CodingPrompts(Prompts):
         if not observed:
             return task.prompt
         payload = task.payload
-        tests = "\n".join(payload["visible_tests"])
+        tests = "\n".join(describe_test(payload["function_name"], t) for t in payload["visible_tests"])
         return (
             f"{task.prompt}\n\nStarter code:\n```python\n{payload['starter_code'].rstrip()}\n```\n\n"
             f"Visible tests (more hidden tests decide the score):\n```python\n{tests}\n```"

@@ -1,10 +1,38 @@
-"""Judging candidate code: sandboxed unit tests, a static safety scan, structural checks, rubric scores.
+"""Judging candidate code: a static safety scan, structural checks, unit tests judged outside the candidate.
 
-Tests run in :mod:`harness_gym.sandbox`, one interpreter per candidate with every test in it. The runner
-reports each result on its own stdout line tagged with a random nonce that is handed over on stdin, so
-the candidate can neither see it in the script nor forge a result line by printing; candidate output goes
-to a sink. The candidate shares the runner's interpreter, so frame introspection could still reach the
-nonce: that takes ``sys``/``inspect`` or frame attributes, which the safety scan rejects. ``structural_check``
+Tests are data. A task's ``visible_tests`` and ``hidden_tests`` are lists of JSON records, each either a
+*data test* (one call of the entry point and the value it must return)::
+
+    {"args": [<value>, ...], "expected": <value>}
+    {"args": [...], "expected": <value>, "tolerance": {"rel": 1e-09, "abs": 1e-06}}
+
+or, only for a check that cannot be written as one expected value, a *code test*::
+
+    {"calls": [[<args>], [<args>], ...], "check": "assert results[0] < results[1]", "text": "<shown>"}
+
+Values are in the typed JSON of :mod:`harness_gym.domains.coding.values` (``{"tuple": [1, 2]}``,
+``{"float": "0.5"}``, ...). A data test passes when the call returns a value strictly equal to
+``expected``: same types at every level (``True`` is not ``1``, a tuple is not a list), floats equal;
+only a test that declares a ``tolerance`` compares floats by ``math.isclose`` and lets an int match a
+float (``{}``: exact values, loose number types, as Python's ``2 == 2.0``). A code test passes when
+``check`` runs without raising with ``results`` bound to the values its ``calls`` returned (it fails if
+any call raised).
+``text`` is what a harness is shown for a code test; data tests are shown as ``assert f(...) == ...``.
+Another source (e.g. HumanEval: docstring examples as visible data tests, ``check()`` asserts as hidden
+ones) only has to produce these records: ``validate_test`` checks one, ``describe_test`` renders it.
+Arguments are positional; a check sees only ``results`` and may import the standard library.
+
+Who decides. The candidate runs in a sandboxed child (:mod:`harness_gym.sandbox`) that only defines the
+code, calls the entry point with each test's arguments and prints the returned values, typed and
+non-executable (:mod:`child`, never pickle); it never sees an expected value. The verdict is computed
+here, in the harness's interpreter, from plain decoded values, so no candidate ``__eq__``, rebound builtin,
+frame walk, exit or forged output line can change it: at most it changes which values are reported, and
+returning the right values is the task. Code tests run in a second sandboxed process that holds the
+decoded values and the check, never the candidate. A value with no typed encoding (another class, a
+cycle, too large) fails its call.
+
+Unsafe code earns nothing from tests: an artifact that fails the safety scan is never executed, so its
+``unit_tests`` score is 0 (the scan's verdict is also its own ``safety`` criterion). ``structural_check``
 is what a harness CHECK may see (never hidden tests); ``artifact_scores`` is the terminal judgement.
 """
 
@@ -18,8 +46,11 @@ import signal
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any
 
+from harness_gym.domains.coding import values
 from harness_gym.sandbox import SandboxLimits, run_python
 
 FORBIDDEN_MODULES: frozenset[str] = frozenset(
@@ -29,6 +60,7 @@ FORBIDDEN_MODULES: frozenset[str] = frozenset(
         "inspect", "gc", "code", "codeop", "runpy", "pty", "posix", "nt", "fcntl", "resource", "mmap",
         "tempfile", "glob", "io", "urllib", "http", "ftplib", "smtplib", "telnetlib", "ssl", "select",
         "selectors", "webbrowser", "platform", "sysconfig", "zipimport", "pkgutil", "sqlite3", "dbm",
+        "traceback", "__main__",
     }
 )  # fmt: skip
 FORBIDDEN_CALLS: frozenset[str] = frozenset(
@@ -38,85 +70,31 @@ FORBIDDEN_ATTRIBUTES: frozenset[str] = frozenset(
     {
         "__globals__", "__builtins__", "__subclasses__", "__code__", "__closure__", "__loader__", "__spec__",
         "__import__", "__bases__", "__mro__", "f_back", "f_globals", "f_locals", "f_builtins", "gi_frame",
-        "cr_frame", "tb_frame",
+        "cr_frame", "tb_frame", "tb_next", "__traceback__", "_getframe", "ag_frame", "f_code",
     }
 )  # fmt: skip
 
 # Builtins whose names are also ordinary variable names.
 _SHADOWABLE = frozenset({"input", "vars"})
 
-TEST_LIMITS = SandboxLimits(wall_time_s=3.0, cpu_time_s=3)
+TEST_LIMITS = SandboxLimits(wall_time_s=3.0, cpu_time_s=3, output_bytes=2**20)
 MAX_FAILURES_REPORTED = 8
 _CACHE_SIZE = 4096
 # Exit codes of a run stopped by RLIMIT_CPU (soft limit, then the hard one): a timeout by CPU time.
 _CPU_LIMIT_CODES = frozenset({-signal.SIGXCPU, -signal.SIGKILL})
-
-# The runner: reads the nonce from stdin, silences the candidate's stdout, execs the candidate and then
-# every test in the candidate's namespace, and reports through functions bound before any candidate code
-# runs. ``os._exit`` at the end skips atexit handlers the candidate might have registered.
-_RUNNER = r"""
-import ast as _ast
-import json as _json
-import os as _os
-import sys as _sys
+_HERE = Path(__file__).parent
 
 
-def _main(source, tests):
-    nonce = _sys.stdin.readline().strip()
-    real_out = _sys.stdout
-    write, flush, dumps, parse, builtin_repr = real_out.write, real_out.flush, _json.dumps, _ast.parse, repr
+@cache
+def _values_source() -> str:
+    return (_HERE / "values.py").read_text()
 
-    def emit(record):
-        write(nonce + " " + dumps(record) + "\n")
-        flush()
 
-    def describe(exc):
-        try:
-            text = str(exc)
-        except BaseException:
-            text = ""
-        name = type(exc).__name__
-        return (name + ": " + text)[:200] if text else name
-
-    def actual_value(test, namespace):
-        # For `assert call == expected`, what the call returned: the feedback a developer would want.
-        try:
-            node = parse(test).body[0]
-            if isinstance(node, _ast.Assert) and isinstance(node.test, _ast.Compare):
-                got = eval(compile(_ast.Expression(node.test.left), "<got>", "eval"), namespace)
-                return "got " + builtin_repr(got)[:200]
-        except BaseException as exc:
-            return describe(exc)
-        return "assertion failed"
-
-    class Sink:
-        def write(self, text):
-            return len(text)
-
-        def flush(self):
-            pass
-
-    _sys.stdout = Sink()
-    namespace = {"__name__": "__candidate__"}
-    try:
-        exec(compile(source, "<candidate>", "exec"), namespace)
-    except BaseException as exc:
-        emit({"done": True, "error": "crash: " + describe(exc)})
-        _os._exit(0)
-    passed = 0
-    for index, test in enumerate(tests):
-        try:
-            exec(compile(test, "<test %d>" % index, "exec", optimize=0), namespace)
-        except AssertionError:
-            emit({"i": index, "ok": False, "why": actual_value(test, namespace)})
-        except BaseException as exc:
-            emit({"i": index, "ok": False, "why": describe(exc)})
-        else:
-            passed += 1
-            emit({"i": index, "ok": True})
-    emit({"done": True, "passed": passed, "total": len(tests)})
-    _os._exit(0)
-"""
+@cache
+def _child_script() -> str:
+    """The typed encoding and the child's loop in one script (no extra file, no extra import)."""
+    child = (_HERE / "child.py").read_text()
+    return f"{_values_source()}\n{child}\nimport sys as _sys\n\nmain(_sys.modules[__name__])\n"
 
 
 @dataclass(frozen=True)
@@ -153,79 +131,246 @@ def _syntax_message(source: str) -> str:
     return ""
 
 
-def _short(test: str, limit: int = 120) -> str:
-    text = " ".join(test.split())
+def _short(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-_Results = dict[int, tuple[bool, str]]
+# ---------------------------------------------------------------------------------------------------------
+# The test format
 
 
-def _parse_output(stdout: str, nonce: str, tests: Sequence[str]) -> tuple[_Results, dict[str, Any] | None]:
-    """Per-test results and the final summary from the nonce-tagged lines; everything else is ignored."""
-    results: _Results = {}
+def _calls(test: Mapping[str, Any]) -> list[Any]:
+    """The encoded argument lists of the entry-point calls a test needs."""
+    if "check" in test:
+        return list(test["calls"])
+    return [test["args"]]
+
+
+def describe_test(function_name: str, test: Mapping[str, Any]) -> str:
+    """The test as a line of Python a harness or an LLM is shown."""
+    if "check" in test:
+        return str(test.get("text") or test["check"])
+    call = f"{function_name}({', '.join(repr(arg) for arg in values.decode(test['args']))})"
+    expected = values.decode(test["expected"])
+    if expected is None or isinstance(expected, bool):
+        return f"assert {call} is {expected!r}"
+    tolerance = test.get("tolerance")
+    if tolerance:
+        return (
+            f"assert math.isclose({call}, {expected!r}, rel_tol={tolerance.get('rel', 0.0)!r}, "
+            f"abs_tol={tolerance.get('abs', 0.0)!r})"
+        )
+    return f"assert {call} == {expected!r}"
+
+
+def validate_test(test: Mapping[str, Any]) -> None:
+    """Raise ValueError naming the problem if ``test`` is not a record of the format above."""
+    if not isinstance(test, Mapping):
+        raise ValueError(f"a test must be a JSON object, got {test!r:.80}")
+    if "check" in test:
+        if set(test) - {"calls", "check", "text"} or not isinstance(test.get("calls"), list):
+            raise ValueError(f"a code test has keys calls, check and optionally text: {test!r:.120}")
+        ast.parse(test["check"])
+        for args in test["calls"]:
+            if not isinstance(values.decode(args), list):
+                raise ValueError(f"a call's arguments must be a list: {args!r:.80}")
+        return
+    if not {"args", "expected"} <= set(test) <= {"args", "expected", "tolerance"}:
+        raise ValueError(f"a data test has keys args, expected and optionally tolerance: {test!r:.120}")
+    if not isinstance(values.decode(test["args"]), list):
+        raise ValueError(f"a test's args must be a list: {test['args']!r:.80}")
+    values.decode(test["expected"])
+    tolerance = test.get("tolerance")
+    if tolerance is not None and (
+        not isinstance(tolerance, Mapping)
+        or not set(tolerance) <= {"rel", "abs"}
+        or not all(isinstance(v, (int, float)) and v >= 0 for v in tolerance.values())
+    ):
+        raise ValueError(f"tolerance must be {{'rel': >= 0, 'abs': >= 0}}, got {tolerance!r}")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Running tests
+
+# One call's outcome: ("value", decoded value) or ("raised", message).
+_Outcome = tuple[str, Any]
+
+
+def _read_records(stdout: str, nonce: str, sources: int, calls: int) -> tuple[dict, dict, bool]:
+    """Call outcomes ``(s, i) -> outcome`` and end statuses ``s -> status`` from the nonce-tagged lines.
+
+    The first record for a call wins; records are claims about returned values, nothing more.
+    """
+    outcomes: dict[tuple[int, int], _Outcome] = {}
+    ends: dict[int, str] = {}
+    done = False
     prefix = nonce + " "
     for line in stdout.splitlines():
         if not line.startswith(prefix):
             continue
         try:
             record = json.loads(line[len(prefix) :])
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             continue
         if not isinstance(record, dict):
             continue
-        if record.get("done"):
-            return results, record
-        index = record.get("i")
-        if isinstance(index, int) and 0 <= index < len(tests) and index not in results:
-            results[index] = (bool(record.get("ok")), str(record.get("why", "")))
-    return results, None
+        if record.get("done") is True:
+            done = True
+            break
+        s, i = record.get("s"), record.get("i")
+        if type(s) is not int or not 0 <= s < sources:
+            continue
+        if "end" in record:
+            ends.setdefault(s, str(record["end"])[:300])
+        elif type(i) is int and 0 <= i < calls and (s, i) not in outcomes:
+            if "value" in record:
+                try:
+                    outcomes[(s, i)] = ("value", values.decode(record["value"]))
+                except (values.Unsupported, RecursionError):
+                    outcomes[(s, i)] = ("raised", "returned a value that cannot be compared")
+            else:
+                outcomes[(s, i)] = ("raised", str(record.get("raised", ""))[:200])
+    return outcomes, ends, done
 
 
-def _execute_tests(source: str, tests: Sequence[str], limits: SandboxLimits) -> TestReport:
+def evaluate_calls(
+    sources: Sequence[str],
+    function_name: str,
+    calls: Sequence[Any],
+    limits: SandboxLimits,
+    budget: float | None = None,
+) -> tuple[dict[tuple[int, int], _Outcome], dict[int, str], str | None]:
+    """Run each source in one sandboxed child and call ``function_name`` with every argument list.
+
+    Returns the outcomes per (source, call), the end status per source, and the run's error (timeout or
+    crash of the interpreter itself) if it did not finish.
+    """
+    nonce = secrets.token_hex(16)
+    job = {"nonce": nonce, "function": function_name, "sources": list(sources), "calls": list(calls)}
+    job["budget"] = budget
+    result = run_python(_child_script(), stdin=json.dumps(job) + "\n", limits=limits)
+    outcomes, ends, done = _read_records(result.stdout, nonce, len(sources), len(calls))
+    error = None
+    if result.timed_out or result.returncode in _CPU_LIMIT_CODES:
+        error = "timeout"
+    elif not done:
+        tail = result.stderr.strip().splitlines()[-1:] if result.stderr.strip() else []
+        error = f"crash: exit code {result.returncode}" + (f": {tail[0][:200]}" if tail else "")
+    return outcomes, ends, error
+
+
+def judge(test: Mapping[str, Any], outcomes: Sequence[_Outcome]) -> tuple[bool, str]:
+    """Data test: pass/fail and why, from the outcome of its call (code tests: see ``_judge_code``)."""
+    kind, value = outcomes[0]
+    if kind != "value":
+        return False, value
+    tolerance = test.get("tolerance")
+    if tolerance is not None:
+        tolerance = (float(tolerance.get("rel", 0.0)), float(tolerance.get("abs", 0.0)))
+    if values.same(values.decode(test["expected"]), value, tolerance):
+        return True, ""
+    return False, "got " + _short(repr(value))
+
+
+# The code-test checker, appended to the values module's source: no candidate code, only the decoded
+# values and the task's own checks.
+_CHECKER = r"""
+import json as _json
+import sys as _sys
+
+for _index, _check, _results in _json.loads(_sys.stdin.read()):
+    try:
+        exec(compile(_check, "<check>", "exec"), {"results": decode(_results)})
+    except BaseException as _exc:
+        _why = type(_exc).__name__ + (": " + str(_exc) if str(_exc) else "")
+        print(_json.dumps([_index, False, _why[:200]]))
+    else:
+        print(_json.dumps([_index, True, ""]))
+"""
+_CHECK_LIMITS = SandboxLimits(wall_time_s=10.0, cpu_time_s=5, output_bytes=2**20)
+
+
+def _judge_code(jobs: list[tuple[int, str, list[Any]]]) -> dict[int, tuple[bool, str]]:
+    """Run code tests' checks on the returned values in their own sandboxed process."""
+    if not jobs:
+        return {}
+    payload = [[index, check, values.encode(results)] for index, check, results in jobs]
+    result = run_python(_values_source() + _CHECKER, stdin=json.dumps(payload), limits=_CHECK_LIMITS)
+    verdicts: dict[int, tuple[bool, str]] = {}
+    for line in result.stdout.splitlines():
+        try:
+            index, ok, why = json.loads(line)
+        except (ValueError, TypeError):
+            continue  # a check's own print
+        verdicts.setdefault(index, (ok is True, str(why)))
+    return verdicts
+
+
+def execute_tests(
+    source: str, function_name: str, tests: Sequence[Mapping[str, Any]], limits: SandboxLimits | None = None
+) -> TestReport:
+    """Run ``tests`` against ``source`` even if the safety scan rejects it (trusted code only)."""
     total = len(tests)
     if not parses(source):
         return TestReport(0, total, (), _syntax_message(source))
-    nonce = secrets.token_hex(16)
-    script = f"{_RUNNER}\n_main({source!r}, {list(tests)!r})\n"
-    result = run_python(script, stdin=nonce + "\n", limits=limits)
-    results, summary = _parse_output(result.stdout, nonce, tests)
-    error: str | None = None
-    if result.timed_out or result.returncode in _CPU_LIMIT_CODES:
-        error = "timeout"
-    elif summary is not None and summary.get("error"):
-        error = str(summary["error"])[:300]
-    elif summary is None:
-        tail = result.stderr.strip().splitlines()[-1:] if result.stderr.strip() else []
-        detail = f"exit code {result.returncode}" + (f": {tail[0][:200]}" if tail else "")
-        error = "crash: " + detail
-    passed = sum(1 for ok, _ in results.values() if ok)
+    spans, calls = [], []
+    for test in tests:
+        needed = _calls(test)
+        spans.append((len(calls), len(needed)))
+        calls.extend(needed)
+    outcomes, ends, error = evaluate_calls([source], function_name, calls, limits or TEST_LIMITS)
+    status = ends.get(0, "ok")
+    if error is None and status != "ok":
+        error = status
+    missing: _Outcome = ("raised", error or "not run")
+    results: dict[int, tuple[bool, str]] = {}
+    code_jobs = []
+    for index, (test, (start, count)) in enumerate(zip(tests, spans, strict=True)):
+        got = [outcomes.get((0, start + k), missing) for k in range(count)]
+        if "check" not in test:
+            results[index] = judge(test, got)
+        elif all(kind == "value" for kind, _ in got):
+            code_jobs.append((index, test["check"], [value for _, value in got]))
+        else:
+            results[index] = (False, next(why for kind, why in got if kind != "value"))
+    for index, verdict in _judge_code(code_jobs).items():
+        results[index] = verdict
+    passed = sum(1 for index in range(total) if results.get(index, (False, ""))[0])
+    module_ran = status == "ok" and bool(outcomes)
     failures = []
-    module_ran = bool(results) or (summary is not None and not summary.get("error"))
-    for index, test in enumerate(tests if module_ran or result.timed_out else ()):
-        ok, why = results.get(index, (False, error or "not run"))
+    for index, test in enumerate(tests if module_ran or error == "timeout" else ()):
+        ok, why = results.get(index, (False, "check did not run"))
         if not ok:
-            failures.append(f"{_short(test)}  -> {why}")
+            failures.append(f"{_short(describe_test(function_name, test), 120)}  -> {why}")
     return TestReport(passed, total, tuple(failures[:MAX_FAILURES_REPORTED]), error)
 
 
-_cache: dict[tuple[str, tuple[str, ...], SandboxLimits], TestReport] = {}
+_cache: dict[tuple[str, str, str, SandboxLimits], TestReport] = {}
 _cache_lock = threading.Lock()
 
 
-def run_tests(source: str, tests: Sequence[str], limits: SandboxLimits | None = None) -> TestReport:
-    """Run ``tests`` (assert statements) against ``source`` in one sandbox run; results are cached.
+def run_tests(
+    source: str, function_name: str, tests: Sequence[Mapping[str, Any]], limits: SandboxLimits | None = None
+) -> TestReport:
+    """Run ``tests`` against ``source`` (one sandbox run); results are cached by source and tests.
 
-    A test passes when it runs without raising. If the run times out, the tests it had not reported by
-    then count as failed.
+    Source that fails the safety scan is not executed: every test counts as failed. If the run times
+    out, the calls not reported by then count as failed.
     """
     limits = limits or TEST_LIMITS
-    key = (hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest(), tuple(tests), limits)
+    digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+    key = (digest, function_name, json.dumps(list(tests), sort_keys=True), limits)
     with _cache_lock:
         cached = _cache.get(key)
     if cached is not None:
         return cached
-    report = _execute_tests(source, tests, limits)
+    violations = safety_violations(source) if parses(source) else ()
+    if violations:
+        error = f"not run: the safety scan rejects the code ({violations[0]})"
+        report = TestReport(0, len(tests), (), error)
+    else:
+        report = execute_tests(source, function_name, tests, limits)
     with _cache_lock:
         if len(_cache) >= _CACHE_SIZE:
             del _cache[next(iter(_cache))]
@@ -290,11 +435,11 @@ def safety_violations(source: str) -> tuple[str, ...]:
             if isinstance(func, ast.Name) and name in FORBIDDEN_CALLS:
                 add(f"forbidden call: {name}()")
             if (
-                name in ("getattr", "setattr", "delattr")
+                name in ("getattr", "setattr", "delattr", "hasattr")
                 and len(node.args) > 1
                 and isinstance(node.args[1], ast.Constant)
                 and isinstance(node.args[1].value, str)
-                and node.args[1].value.startswith("__")
+                and (node.args[1].value.startswith("__") or node.args[1].value in FORBIDDEN_ATTRIBUTES)
             ):
                 add(f"forbidden call: {name}(..., {node.args[1].value!r})")
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
@@ -353,11 +498,10 @@ class StructuralReport:
 
 
 def structural_check(payload: Mapping[str, Any], source: str) -> StructuralReport:
-    visible_tests = list(payload["visible_tests"])
     ok_parse = parses(source)
     violations = safety_violations(source) if ok_parse else ()
     ok_signature = ok_parse and signature_ok(source, payload["function_name"], payload["signature"])
-    visible = run_tests(source, visible_tests)
+    visible = run_tests(source, payload["function_name"], payload["visible_tests"])
     issues: list[str] = []
     if not ok_parse:
         issues.append(f"does not parse: {_syntax_message(source)}")
@@ -382,10 +526,13 @@ CRITERIA: dict[str, float] = {"unit_tests": 3.0, "parseability": 1.0, "safety": 
 
 
 def artifact_scores(payload: Mapping[str, Any], source: str) -> dict[str, tuple[float, float]]:
-    """Rubric criteria ``name -> (score, max)`` of the artifact alone (the environment adds cost)."""
+    """Rubric criteria ``name -> (score, max)`` of the artifact alone (the environment adds cost).
+
+    Unparseable or unsafe code is not run, so it passes no test.
+    """
     ok_parse = parses(source)
-    tests = list(payload["visible_tests"]) + list(payload["hidden_tests"])
-    pass_rate = run_tests(source, tests).pass_rate if ok_parse else 0.0
+    tests = [*payload["visible_tests"], *payload["hidden_tests"]]
+    pass_rate = run_tests(source, payload["function_name"], tests).pass_rate if ok_parse else 0.0
     safe = ok_parse and not safety_violations(source)
     return {
         "unit_tests": (CRITERIA["unit_tests"] * pass_rate, CRITERIA["unit_tests"]),
