@@ -6,7 +6,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import gymnasium as gym
@@ -25,7 +25,17 @@ from harness_gym.executors import (
 )
 from harness_gym.executors.prompts import JUDGE_INSTRUCTION
 
-Responder = Callable[[dict], str]
+
+@dataclass(frozen=True)
+class Reply:
+    """A scripted reply with more than text: a finish_reason, or an HTTP error status."""
+
+    text: str
+    finish_reason: str = "stop"
+    status: int = 200
+
+
+Responder = Callable[[dict], "str | Reply"]
 """Request body (model, messages, temperature, seed, ...) -> reply text."""
 
 
@@ -46,10 +56,14 @@ class ChatServer:
                 payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 server.requests.append(payload)
                 text = server.respond(payload)
-                body = json.dumps(
-                    {"choices": [{"message": {"role": "assistant", "content": text}}], "usage": server.usage}
-                ).encode()
-                self.send_response(200)
+                status, finish = 200, "stop"
+                if isinstance(text, Reply):
+                    text, status, finish = text.text, text.status, text.finish_reason
+                choice = {"message": {"role": "assistant", "content": text}, "finish_reason": finish}
+                body = json.dumps({"choices": [choice], "usage": server.usage}).encode()
+                if status != 200:
+                    body = json.dumps({"error": {"message": text}}).encode()
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()

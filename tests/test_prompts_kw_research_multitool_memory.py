@@ -180,8 +180,10 @@ def test_knowledge_work_keeps_the_last_value_and_reads_fences_first() -> None:
     # lines in a different order come back in the format's order
     lines = reference.splitlines()
     assert prompts.parse(request, "\n".join(reversed(lines))) == reference
-    # a partial report keeps what is there
-    assert prompts.parse(request, lines[0]) == lines[0]
+    # a partial report is a format error naming what is missing (never a half artifact)
+    missing = lines[1].split(":", 1)[0]
+    with pytest.raises(ParseError, match=re.escape(f"missing '{missing}:'")):
+        prompts.parse(request, lines[0])
 
 
 # -- multi_tool tool calls --------------------------------------------------------------------------------
