@@ -390,3 +390,14 @@ def test_judge_replies_parse_via_the_base_class(env_id: str) -> None:
         prompts.parse(request, "Looks fine to me.")
     content = user_text(prompts, request)
     assert domain.pool(task).reference in content  # the draft under judgement is shown
+
+
+def test_long_memory_labelled_reply_needs_every_label() -> None:
+    _, tasks, prompts = setup(MEMORY)
+    task = next((t for t in tasks if t.payload["answer_format"] == "final"), None)
+    if task is None:
+        pytest.skip("no task with the FINAL ANSWER / SESSION layout in this split")
+    request = ExecutorRequest("draft", task, Context())
+    with pytest.raises(ParseError, match="missing 'SESSION:'"):
+        prompts.parse(request, "FINAL ANSWER: 42")
+    assert prompts.parse(request, "FINAL ANSWER: 42\nSESSION: s03") == "FINAL ANSWER: 42\nSESSION: s03"
