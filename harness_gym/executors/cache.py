@@ -20,15 +20,19 @@ Modes:
 Parallel collection: several processes may share one file. The database runs in WAL mode with a busy
 timeout, writes are ``INSERT OR IGNORE`` (first writer wins; identical keys give identical responses
 anyway), schema creation is idempotent, and each process holds its own connection: a cache object
-inherited over ``fork`` (or unpickled) notices the pid change and opens a fresh one.
+inherited over ``fork`` (or unpickled) notices the pid change and opens a fresh one. Within a process,
+many threads (episodes in flight) share one cache object: a lock serialises its connection and counters,
+never the model call itself.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -95,6 +99,17 @@ def _canonical_json(value: Any) -> str:
         raise TypeError(f"response-cache key parts must be plain JSON values: {exc}") from exc
 
 
+def _locked(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Run ``method`` holding the cache's lock: one connection and its counters serve many threads."""
+
+    @functools.wraps(method)
+    def wrapper(self: ResponseCache, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
 def _is_locked(exc: sqlite3.OperationalError) -> bool:
     msg = str(exc).lower()
     return "locked" in msg or "busy" in msg
@@ -114,6 +129,7 @@ class ResponseCache:
         self._conn: sqlite3.Connection | None = None
         self._pid: int | None = None
         self._columns: set[str] = set()
+        self._lock = threading.RLock()
         if mode == "off":
             return
         if self.path is None:
@@ -219,6 +235,7 @@ class ResponseCache:
         """``name`` if this file has that column, else a NULL stand-in (old files replayed read-only)."""
         return name if name in self._columns else "NULL"
 
+    @_locked
     def _connection(self) -> sqlite3.Connection:
         pid = os.getpid()
         if self._conn is None or self._pid != pid:
@@ -228,6 +245,7 @@ class ResponseCache:
             self._pid = pid
         return self._conn
 
+    @_locked
     def close(self) -> None:
         """Close this process's connection (a later call reopens it)."""
         if self._conn is not None and self._pid == os.getpid():
@@ -245,10 +263,16 @@ class ResponseCache:
         state = self.__dict__.copy()
         state["_conn"] = None
         state["_pid"] = None
+        del state["_lock"]
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
 
     # -------------------------------------------------------------- entries
 
+    @_locked
     def _lookup(self, key: str) -> CachedResponse | None:
         conn = self._connection()
         row = conn.execute(
@@ -262,6 +286,7 @@ class ResponseCache:
             text=row[0], prompt_tokens=row[1], completion_tokens=row[2], cost_usd=row[3], finish_reason=row[4]
         )
 
+    @_locked
     def request(self, key: str) -> dict[str, Any] | None:
         """The request stored with ``key`` (None when absent or recorded before requests were stored)."""
         if self.mode == "off":
@@ -273,6 +298,7 @@ class ResponseCache:
         )
         return json.loads(row[0]) if row is not None and row[0] else None
 
+    @_locked
     def get(self, key: str) -> CachedResponse | None:
         """The stored response for ``key`` or None; counts a hit or a miss (``off``: always a miss)."""
         found = None if self.mode == "off" else self._lookup(key)
@@ -282,6 +308,7 @@ class ResponseCache:
             self._hits += 1
         return found
 
+    @_locked
     def put(
         self, key: str, response: CachedResponse, model: str = "", request: Mapping[str, Any] | None = None
     ) -> bool:
@@ -329,7 +356,8 @@ class ResponseCache:
         compared with the stored ones and the error says what differs (:meth:`explain_miss`).
         """
         if self.mode == "off":
-            self._misses += 1
+            with self._lock:
+                self._misses += 1
             return compute()
         found = self.get(key)
         if found is not None:
@@ -374,6 +402,7 @@ class ResponseCache:
 
     # ------------------------------------------------------------- reporting
 
+    @_locked
     def stats(self) -> dict[str, int]:
         """This object's counters in this process: ``hits``, ``misses`` and ``stores``."""
         return {"hits": self._hits, "misses": self._misses, "stores": self._stores}
@@ -381,12 +410,15 @@ class ResponseCache:
     def _rows(self, columns: str) -> Iterator[tuple[Any, ...]]:
         if self.mode == "off":
             return iter(())
-        return iter(self._connection().execute(f"SELECT {columns} FROM responses ORDER BY key"))
+        with self._lock:
+            query = f"SELECT {columns} FROM responses ORDER BY key"
+            return iter(self._connection().execute(query).fetchall())
 
     def keys(self) -> list[str]:
         """All stored keys, sorted."""
         return [row[0] for row in self._rows("key")]
 
+    @_locked
     def __len__(self) -> int:
         if self.mode == "off":
             return 0
