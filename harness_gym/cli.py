@@ -29,7 +29,16 @@ def _cmd_envs(args: argparse.Namespace) -> int:
     return 0
 
 
-_LLM_FLAGS = ("model", "base_url", "temperature", "max_tokens", "max_concurrency", "timeout", "cache")
+_LLM_FLAGS = (
+    "model",
+    "base_url",
+    "temperature",
+    "max_tokens",
+    "max_concurrency",
+    "timeout",
+    "cache",
+    "fold_system",
+)
 
 
 def _add_executor_args(parser: argparse.ArgumentParser) -> None:
@@ -45,6 +54,13 @@ def _add_executor_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--max-tokens", type=int, default=None, help="openai: reply length limit (1024)")
     group.add_argument("--max-concurrency", type=int, default=None, help="openai: requests in flight (4)")
     group.add_argument("--timeout", type=float, default=None, help="openai: seconds per request (60)")
+    group.add_argument(
+        "--fold-system",
+        action="store_const",
+        const=True,
+        default=None,
+        help="openai: send the system prompt inside the first user message (templates without a system role)",
+    )
     group.add_argument("--cache", default=None, help="openai: response-cache SQLite file (record/replay)")
     group.add_argument(
         "--cache-mode",
@@ -72,6 +88,7 @@ def _executor_config(args: argparse.Namespace) -> OpenAIConfig | None:
         "max_concurrency": args.max_concurrency,
         "timeout_s": args.timeout,
         "cache": args.cache,
+        "fold_system": args.fold_system,
     }
     try:
         config = OpenAIConfig(

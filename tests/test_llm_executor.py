@@ -602,3 +602,13 @@ def test_cli_run_ends_on_an_endpoint_error_with_one_line_and_the_finished_summar
     assert "context window" in message
     out = capsys.readouterr().out
     assert "summary of the 1 finished episode(s)" in out and "mean G        1.000" in out
+
+
+def test_cli_fold_system_flag(serve, capsys):
+    from harness_gym.cli import main
+
+    srv = serve(lambda payload: "1. nothing")
+    args = ["run", "--env", "HarnessPlanning-v0", "--episodes", "1", "--executor", "openai", "--model", "m"]
+    assert main([*args, "--base-url", srv.base_url, "--fold-system"]) == 0
+    assert srv.requests and all(m["role"] != "system" for r in srv.requests for m in r["messages"])
+    assert "parse failures" in capsys.readouterr().out
