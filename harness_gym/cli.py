@@ -29,7 +29,16 @@ def _cmd_envs(args: argparse.Namespace) -> int:
     return 0
 
 
-_LLM_FLAGS = ("model", "base_url", "temperature", "max_tokens", "max_concurrency", "timeout", "cache")
+_LLM_FLAGS = (
+    "model",
+    "base_url",
+    "temperature",
+    "max_tokens",
+    "max_concurrency",
+    "timeout",
+    "cache",
+    "fold_system",
+)
 
 
 def _add_executor_args(parser: argparse.ArgumentParser) -> None:
@@ -45,6 +54,13 @@ def _add_executor_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--max-tokens", type=int, default=None, help="openai: reply length limit (1024)")
     group.add_argument("--max-concurrency", type=int, default=None, help="openai: requests in flight (4)")
     group.add_argument("--timeout", type=float, default=None, help="openai: seconds per request (60)")
+    group.add_argument(
+        "--fold-system",
+        action="store_const",
+        const=True,
+        default=None,
+        help="openai: send the system prompt inside the first user message (templates without a system role)",
+    )
     group.add_argument("--cache", default=None, help="openai: response-cache SQLite file (record/replay)")
     group.add_argument(
         "--cache-mode",
@@ -72,6 +88,7 @@ def _executor_config(args: argparse.Namespace) -> OpenAIConfig | None:
         "max_concurrency": args.max_concurrency,
         "timeout_s": args.timeout,
         "cache": args.cache,
+        "fold_system": args.fold_system,
     }
     try:
         config = OpenAIConfig(
@@ -99,7 +116,8 @@ def _print_usage(usage: dict, config: OpenAIConfig | None) -> None:
     print(
         f"executor {config.model} @ {config.base_url}: {usage['executor_calls']:.0f} calls, "
         f"{usage['prompt_tokens']:.0f} prompt + {usage['completion_tokens']:.0f} completion tokens, "
-        f"${usage['cost_usd']:.4f}; {cache}"
+        f"${usage['cost_usd']:.4f}; {usage.get('parse_failures', 0):.0f} parse failures, "
+        f"{usage.get('truncations', 0):.0f} truncated replies; {cache}"
     )
 
 
@@ -144,8 +162,13 @@ def _run_one(env_id: str, args: argparse.Namespace, config: OpenAIConfig | None)
     else:
         episodes = [(args.seed + i, None) for i in range(args.episodes)]
     finals = []
+    failure: str | None = None
     for i, (seed, task_id) in enumerate(episodes):
-        finals.append(run_episode(env, policy, seed=seed, task_id=task_id))
+        try:
+            finals.append(run_episode(env, policy, seed=seed, task_id=task_id))
+        except _endpoint_errors() as exc:
+            failure = f"harness-gym run: {env_id} episode {i + 1}/{len(episodes)} stopped the run: {exc}"
+            break
         if args.show and i == 0:
             print(env.render())
     env.close()
@@ -153,6 +176,23 @@ def _run_one(env_id: str, args: argparse.Namespace, config: OpenAIConfig | None)
         from harness_gym.viewer import write_infos
 
         write_infos(finals, args.episodes_out, append=True)
+    if failure is not None:
+        if finals:
+            print(f"summary of the {len(finals)} finished episode(s):")
+            _print_summary(env_id, args, finals, config)
+        raise SystemExit(failure)
+    _print_summary(env_id, args, finals, config)
+
+
+def _endpoint_errors() -> tuple[type[BaseException], ...]:
+    """What a real-LLM run may end with: the endpoint failing for good, or a replay miss."""
+    from harness_gym.executors.cache import CacheError
+    from harness_gym.executors.openai_client import LLMError
+
+    return (LLMError, CacheError)
+
+
+def _print_summary(env_id: str, args: argparse.Namespace, finals: list, config: OpenAIConfig | None) -> None:
     summary = summarize(finals)
     mode = "protocol (tasks x 3 seeds x 3 rollouts)" if args.protocol else f"seeds {args.seed}.."
     print(f"{env_id}  policy={args.policy}  split={args.split}  episodes={summary['episodes']}  {mode}")
@@ -187,6 +227,11 @@ def _cmd_collect(args: argparse.Namespace) -> int:
         report = collect(config)
     except CollectError as exc:
         raise SystemExit(f"harness-gym collect: {exc}") from None
+    except _endpoint_errors() as exc:
+        raise SystemExit(
+            f"harness-gym collect: the run stopped: {exc} (finished episodes are kept as checkpoints; "
+            "rerun the same command to resume)"
+        ) from None
     stats = report.stats
     resumed = f", {report.resumed_episodes} resumed from checkpoints" if report.resumed_episodes else ""
     print(f"wrote {report.dataset_id} to {report.path} in {report.seconds:.1f}s{resumed}")
@@ -303,7 +348,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
         executor = OpenAIExecutor(config)
         kwargs["executor"] = executor
-    results = evaluate(policy, args.env, split=args.split, **kwargs)
+    try:
+        results = evaluate(policy, args.env, split=args.split, **kwargs)
+    except _endpoint_errors() as exc:
+        raise SystemExit(f"harness-gym evaluate: {args.env}: the run stopped: {exc}") from None
     n = len(results)
     mean_g = sum(r.G for r in results) / n
     mean_hms = sum(r.hms_norm for r in results) / n
@@ -313,7 +361,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         stats = executor.stats()
         print(
             f"executor {config.model}: {stats['requests']} requests, {stats['api_calls']} endpoint calls, "
-            f"{stats['parse_failures']} parse failures; cache {stats['cache_hits']} hits, "
+            f"{stats['parse_failures']} parse failures, {stats['truncations']} truncated replies; "
+            f"cache {stats['cache_hits']} hits, "
             f"{stats['cache_misses']} misses"
         )
     if args.out:

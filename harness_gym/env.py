@@ -244,6 +244,8 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             record["evidence"] = list(outcome.evidence)
         if outcome.issues:
             record["issues"] = list(outcome.issues)
+        if ep.pending_io is not None:  # a chat executor's audit record of this step's call
+            record["executor_io"], ep.pending_io = ep.pending_io, None
         ep.steps.append(record)
 
         terminated = a == Action.SUBMIT
@@ -371,6 +373,8 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
                 "cost_usd": ep.cost_usd,
                 "cache_hits": ep.cache_hits,
                 "cache_misses": ep.cache_misses,
+                "parse_failures": ep.parse_failures,
+                "truncations": ep.truncations,
             },
             "task_id": task.task_id,
             "difficulty": task.difficulty,

@@ -17,6 +17,8 @@ USAGE_KEYS = (
     "cost_usd",
     "cache_hits",
     "cache_misses",
+    "parse_failures",
+    "truncations",
 )
 """The executor usage an episode's final ``info["usage"]`` reports."""
 

@@ -6,7 +6,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import gymnasium as gym
@@ -25,7 +25,17 @@ from harness_gym.executors import (
 )
 from harness_gym.executors.prompts import JUDGE_INSTRUCTION
 
-Responder = Callable[[dict], str]
+
+@dataclass(frozen=True)
+class Reply:
+    """A scripted reply with more than text: a finish_reason, or an HTTP error status."""
+
+    text: str
+    finish_reason: str = "stop"
+    status: int = 200
+
+
+Responder = Callable[[dict], "str | Reply"]
 """Request body (model, messages, temperature, seed, ...) -> reply text."""
 
 
@@ -46,10 +56,14 @@ class ChatServer:
                 payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 server.requests.append(payload)
                 text = server.respond(payload)
-                body = json.dumps(
-                    {"choices": [{"message": {"role": "assistant", "content": text}}], "usage": server.usage}
-                ).encode()
-                self.send_response(200)
+                status, finish = 200, "stop"
+                if isinstance(text, Reply):
+                    text, status, finish = text.text, text.status, text.finish_reason
+                choice = {"message": {"role": "assistant", "content": text}, "finish_reason": finish}
+                body = json.dumps({"choices": [choice], "usage": server.usage}).encode()
+                if status != 200:
+                    body = json.dumps({"error": {"message": text}}).encode()
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -436,3 +450,165 @@ def test_cli_bench_on_the_llm_replays_to_the_same_results(serve, tmp_path, capsy
     assert replayed["executor"]["evaluate"]["cache_misses"] == 0
     assert replayed["compare"] == recorded["compare"]
     assert replayed["buffer"] == recorded["buffer"]
+
+
+# -- the real-LLM path audited: truncation, feedback hygiene, audit trail, replay misses ---------------
+
+
+def test_a_truncated_reply_is_an_executor_error_never_an_artifact(serve, tmp_path):
+    env_id = "HarnessCoding-v0"
+    srv = serve(lambda payload: "")
+    env = make_env(env_id, srv.base_url, cache=str(tmp_path / "c.sqlite"))
+    scripted = Scripted(env)
+    srv.respond = lambda payload: Reply(scripted(payload), finish_reason="length")  # parsable, but cut
+    env.reset(seed=0, options={"task_id": env.unwrapped.tasks[0].task_id})
+    env.step(int(Action.DRAFT))
+    record = env.unwrapped._ep.steps[-1]
+    assert record["text"].startswith("executor error: truncated reply")
+    assert record["draft_hash"] is None
+    assert record["executor_io"]["finish_reason"] == "length"
+    assert env.unwrapped.executor.stats()["truncations"] == 1
+    _, _, _, _, info = env.step(int(Action.SUBMIT))
+    assert info["usage"]["truncations"] == 1 and info["usage"]["parse_failures"] == 0
+    # the cache row keeps the finish_reason: a replay is a truncation too
+    cache = env.unwrapped.executor.cache
+    [key] = cache.keys()
+    assert cache._lookup(key).finish_reason == "length"
+
+
+def test_harness_errors_never_reach_the_model_as_feedback(serve):
+    env_id = "HarnessResearch-v0"
+    srv = serve(lambda payload: "")
+    env = make_env(env_id, srv.base_url)
+    scripted = Scripted(env)
+    srv.respond = lambda payload: (
+        "Hmm, hard to say." if kind_of(payload["messages"]) == "judge" else scripted(payload)
+    )
+    env.reset(seed=0, options={"task_id": env.unwrapped.tasks[0].task_id})
+    env.step(int(Action.DRAFT))
+    env.step(int(Action.CHECK))  # the judge reply does not parse: a harness error
+    assert any("judge error" in issue for issue in env.unwrapped._ep.steps[-1]["issues"])
+    env.step(int(Action.REVISE))
+    revise_prompt = srv.requests[-1]["messages"][-1]["content"]
+    assert "judge error" not in revise_prompt and "parse failure" not in revise_prompt
+
+
+def test_a_failed_tool_call_parse_is_not_shown_as_a_tool_result(serve):
+    env_id = "HarnessMultiTool-v0"
+    srv = serve(lambda payload: "I would rather not call a tool.")
+    env = make_env(env_id, srv.base_url)
+    env.reset(seed=0, options={"task_id": env.unwrapped.tasks[0].task_id})
+    env.step(int(Action.CALL_TOOL))
+    assert "executor error" in env.unwrapped._ep.steps[-1]["text"]
+    env.step(int(Action.DRAFT))
+    draft_prompt = srv.requests[-1]["messages"][-1]["content"]
+    assert "executor error" not in draft_prompt and "## Tool results so far" not in draft_prompt
+
+
+def test_step_records_and_the_cache_keep_the_request_and_reply(serve, tmp_path):
+    env_id = "HarnessPlanning-v0"
+    srv = serve(lambda payload: "")
+    env = make_env(env_id, srv.base_url, cache=str(tmp_path / "c.sqlite"))
+    srv.respond = Scripted(env)
+    env.reset(seed=0, options={"task_id": env.unwrapped.tasks[0].task_id})
+    env.step(int(Action.OBSERVE))
+    env.step(int(Action.DRAFT))
+    _, _, _, _, info = env.step(int(Action.SUBMIT))
+    steps = info["trajectory"]["steps"]
+    assert "executor_io" not in steps[0]  # OBSERVE calls no executor
+    io = steps[1]["executor_io"]
+    assert set(io) == {"messages", "reply", "finish_reason", "cache_key", "error"}
+    assert io["messages"] == srv.requests[-1]["messages"] and io["error"] is None
+    assert io["finish_reason"] == "stop"
+    json.dumps(io)  # plain JSON for datasets and the viewer
+    stored = env.unwrapped.executor.cache.request(io["cache_key"])
+    assert stored["messages"] == io["messages"] and stored["base_url"] == srv.base_url
+
+
+def test_equal_prompts_share_one_cache_entry_at_temperature_zero(serve, tmp_path):
+    env_id = "HarnessCoding-v0"
+    srv = serve(lambda payload: GARBLED)
+    env = make_env(env_id, srv.base_url, cache=str(tmp_path / "c.sqlite"))
+    env.reset(seed=0, options={"task_id": env.unwrapped.tasks[0].task_id})
+    env.step(int(Action.DRAFT))
+    env.step(int(Action.DRAFT))  # the same request again: a cache hit, no second endpoint call
+    assert len(srv.requests) == 1
+    assert env.unwrapped.executor.stats()["cache_hits"] == 1
+
+
+def test_a_replay_miss_names_the_changed_base_url_and_sampling(serve, tmp_path):
+    env_id = "HarnessPlanning-v0"
+    srv = serve(lambda payload: "")
+    cache = str(tmp_path / "c.sqlite")
+    env = make_env(env_id, srv.base_url, cache=cache)
+    srv.respond = Scripted(env)
+    task_id = env.unwrapped.tasks[0].task_id
+    env.reset(seed=0, options={"task_id": task_id})
+    env.step(int(Action.DRAFT))
+    moved = make_env(env_id, "http://127.0.0.1:9/v1", cache=cache, cache_mode="replay")
+    moved.reset(seed=0, options={"task_id": task_id})
+    with pytest.raises(CacheMissError, match=r"base_url 'http://127.0.0.1:9/v1' \(recorded: 'http://127"):
+        moved.step(int(Action.DRAFT))
+    hotter = make_env(env_id, srv.base_url, cache=cache, cache_mode="replay", max_tokens=64)
+    hotter.reset(seed=0, options={"task_id": task_id})
+    with pytest.raises(CacheMissError, match=r"max_tokens 64 \(recorded: 1024\)"):
+        hotter.step(int(Action.DRAFT))
+
+
+def test_fold_system_sends_no_system_message(serve):
+    srv = serve(lambda payload: "")
+    env = make_env("HarnessPlanning-v0", srv.base_url, fold_system=True)
+    srv.respond = Scripted(env)
+    env.reset(seed=0, options={"task_id": env.unwrapped.tasks[0].task_id})
+    env.step(int(Action.DRAFT))
+    messages = srv.requests[-1]["messages"]
+    assert [m["role"] for m in messages] == ["user"]
+    assert messages[0]["content"].startswith("You are the executor inside an agent harness.")
+
+
+def test_base_stops_redrafting_after_repeated_parse_failures(serve):
+    from baselines.scripted import make_policy
+    from harness_gym.domains.base import BASE_MAX_ERRORS
+    from harness_gym.rollout import run_episode
+
+    srv = serve(lambda payload: GARBLED)
+    env = make_env("HarnessCoding-v0", srv.base_url, cache_mode="off")
+    info = run_episode(env, make_policy("base", "HarnessCoding-v0"), seed=0)
+    actions = [s["action"] for s in info["trajectory"]["steps"]]
+    assert actions.count("DRAFT") == BASE_MAX_ERRORS and actions[-1] == "SUBMIT"
+    assert info["termination_reason"] == "submit" and info["G"] == 0.0
+
+
+def test_cli_run_ends_on_an_endpoint_error_with_one_line_and_the_finished_summary(serve, capsys):
+    from harness_gym.cli import main
+
+    env_id = "HarnessPlanning-v0"
+    probe = gym.make(env_id, split="eval").unwrapped
+    calls = []
+
+    def respond(payload: dict) -> str | Reply:
+        calls.append(1)
+        if len(calls) > 1:
+            return Reply("the request exceeds the context window (n_ctx 2048)", status=400)
+        task = next(t for t in probe.tasks if t.prompt.strip() in payload["messages"][-1]["content"])
+        return wrap(env_id, probe.domain.pool(task).reference)
+
+    srv = serve(respond)
+    args = ["run", "--env", env_id, "--episodes", "3", "--executor", "openai", "--model", "m"]
+    with pytest.raises(SystemExit) as stop:
+        main([*args, "--base-url", srv.base_url])
+    message = str(stop.value)
+    assert "\n" not in message and "episode 2/3" in message and "HTTP 400" in message
+    assert "context window" in message
+    out = capsys.readouterr().out
+    assert "summary of the 1 finished episode(s)" in out and "mean G        1.000" in out
+
+
+def test_cli_fold_system_flag(serve, capsys):
+    from harness_gym.cli import main
+
+    srv = serve(lambda payload: "1. nothing")
+    args = ["run", "--env", "HarnessPlanning-v0", "--episodes", "1", "--executor", "openai", "--model", "m"]
+    assert main([*args, "--base-url", srv.base_url, "--fold-system"]) == 0
+    assert srv.requests and all(m["role"] != "system" for r in srv.requests for m in r["messages"])
+    assert "parse failures" in capsys.readouterr().out

@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from harness_gym.executors.openai_client import ChatResult, LLMError, OpenAIChatClient
+from harness_gym.executors.openai_client import DEFAULT_MAX_TOKENS, ChatResult, LLMError, OpenAIChatClient
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 
@@ -162,7 +162,7 @@ def test_success_with_usage_and_cost(server: ScriptedServer) -> None:
     assert payload["messages"] == MESSAGES
     assert payload["seed"] == 7
     assert payload["temperature"] == 0.2
-    assert payload["max_tokens"] == 512
+    assert payload["max_tokens"] == DEFAULT_MAX_TOKENS  # the same default as OpenAIConfig
     assert server.headers_seen[0]["Authorization"] == "Bearer sk-test"
     assert "sk-test" not in repr(client)
 
@@ -356,3 +356,45 @@ def test_invalid_arguments() -> None:
         OpenAIChatClient(base_url="http://127.0.0.1:1", model="m", max_concurrency=0)
     with pytest.raises(ValueError):
         OpenAIChatClient(base_url="http://127.0.0.1:1", model="m", max_retries=-1)
+
+
+# -- truncation, retry logging, the call's deadline ---------------------------------------------------
+
+
+def test_finish_reason_length_is_reported_as_truncated(server: ScriptedServer) -> None:
+    body = json.dumps(
+        {"choices": [{"message": {"content": "def f(x):\n    return"}, "finish_reason": "length"}]}
+    ).encode()
+    server.script.append(Scripted(body=body))
+    server.script.append(Scripted())  # ok_body: no finish_reason at all
+    client, _ = make_client(server)
+    cut = client.chat(MESSAGES)
+    assert cut.finish_reason == "length" and cut.truncated
+    whole = client.chat(MESSAGES)
+    assert whole.finish_reason is None and not whole.truncated
+
+
+def test_each_retry_is_logged_as_it_happens(server: ScriptedServer, caplog: pytest.LogCaptureFixture) -> None:
+    server.script.extend([Scripted(status=503, body=b"busy"), Scripted(status=429, body=b"slow down")])
+    server.script.append(Scripted())
+    client, sleep = make_client(server)
+    with caplog.at_level("WARNING", logger="harness_gym.executors.openai_client"):
+        assert client.chat(MESSAGES).text == "hello"
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2 == len(sleep.calls)
+    assert "retry 1/3" in lines[0] and "HTTP 503" in lines[0]
+    assert "retry 2/3" in lines[1] and "HTTP 429" in lines[1]
+
+
+def test_a_hung_endpoint_is_bounded_by_the_call_deadline(server: ScriptedServer) -> None:
+    server.default = Scripted(delay_s=5.0)
+    client, _ = make_client(server, timeout_s=0.3, deadline_s=0.5, max_retries=10, backoff_s=0.01)
+    with pytest.raises(LLMError, match=r"deadline|timed out"):
+        client.chat(MESSAGES)
+    # far fewer than the 11 attempts max_retries allows: the deadline stopped the retries
+    assert len(server.requests) <= 3
+
+
+def test_deadline_must_be_positive(server: ScriptedServer) -> None:
+    with pytest.raises(ValueError, match="deadline_s"):
+        make_client(server, deadline_s=0)

@@ -328,3 +328,14 @@ def test_judge_and_tool_replies_go_through_the_base_class(env_id: str) -> None:
         prompts.parse(judge, "Looks fine to me.")
     with pytest.raises(ParseError):
         prompts.parse(ExecutorRequest("tool", task, Context()), "call something")
+
+
+def test_dbbench_takes_exactly_the_first_statement_fenced_or_bare() -> None:
+    """One rule for both forms: the first statement, cut at the first ';' outside quotes."""
+    from harness_gym.domains.dbbench.prompts import DBBenchPrompts
+
+    prompts = DBBenchPrompts(gym.make("HarnessDBBench-v0").unwrapped.domain)
+    task = gym.make("HarnessDBBench-v0", split="eval").unwrapped.tasks[0]
+    first = "SELECT name FROM t WHERE note = 'a;b'"
+    for reply in (f"```sql\n{first}; DROP TABLE t;\n```", f"SQL: {first}; DROP TABLE t;", first + ";"):
+        assert prompts.artifact(task, reply) == first

@@ -180,8 +180,10 @@ def test_knowledge_work_keeps_the_last_value_and_reads_fences_first() -> None:
     # lines in a different order come back in the format's order
     lines = reference.splitlines()
     assert prompts.parse(request, "\n".join(reversed(lines))) == reference
-    # a partial report keeps what is there
-    assert prompts.parse(request, lines[0]) == lines[0]
+    # a partial report is a format error naming what is missing (never a half artifact)
+    missing = lines[1].split(":", 1)[0]
+    with pytest.raises(ParseError, match=re.escape(f"missing '{missing}:'")):
+        prompts.parse(request, lines[0])
 
 
 # -- multi_tool tool calls --------------------------------------------------------------------------------
@@ -388,3 +390,14 @@ def test_judge_replies_parse_via_the_base_class(env_id: str) -> None:
         prompts.parse(request, "Looks fine to me.")
     content = user_text(prompts, request)
     assert domain.pool(task).reference in content  # the draft under judgement is shown
+
+
+def test_long_memory_labelled_reply_needs_every_label() -> None:
+    _, tasks, prompts = setup(MEMORY)
+    task = next((t for t in tasks if t.payload["answer_format"] == "final"), None)
+    if task is None:
+        pytest.skip("no task with the FINAL ANSWER / SESSION layout in this split")
+    request = ExecutorRequest("draft", task, Context())
+    with pytest.raises(ParseError, match="missing 'SESSION:'"):
+        prompts.parse(request, "FINAL ANSWER: 42")
+    assert prompts.parse(request, "FINAL ANSWER: 42\nSESSION: s03") == "FINAL ANSWER: 42\nSESSION: s03"

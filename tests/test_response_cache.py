@@ -297,3 +297,39 @@ def test_read_only_on_a_non_cache_file(tmp_path):
     junk.write_bytes(b"this is not sqlite at all" * 100)
     with pytest.raises(CacheError, match="cannot open response cache"):
         ResponseCache(junk, mode="read_only")
+
+
+def test_many_threads_share_one_cache(tmp_path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    cache = ResponseCache(tmp_path / "threads.sqlite", "read_write")
+
+    def one(i: int) -> str:
+        key = ResponseCache.key("m", None, f"prompt {i % 10}", {}, None)
+        return cache.fetch(key, lambda: CachedResponse(f"reply {i % 10}"), "m").text
+
+    with ThreadPoolExecutor(8) as pool:
+        replies = list(pool.map(one, range(200)))
+    assert replies == [f"reply {i % 10}" for i in range(200)]
+    assert len(cache) == 10
+    stats = cache.stats()
+    assert stats["hits"] + stats["misses"] == 200 and stats["stores"] == 10
+
+
+def test_an_old_cache_file_is_upgraded_and_replays(tmp_path) -> None:
+    path = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "CREATE TABLE responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, text TEXT NOT NULL, "
+        "prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, cost_usd REAL NOT NULL, "
+        "created_at REAL NOT NULL)"
+    )
+    conn.execute("INSERT INTO responses VALUES ('k', 'm', 'old reply', 1, 2, 0.0, 0.0)")
+    conn.commit()
+    conn.close()
+    replay = ResponseCache(path, "read_only")  # read as it is: no new columns needed
+    assert replay.get("k") == CachedResponse("old reply", 1, 2, 0.0, finish_reason=None)
+    assert replay.request("k") is None
+    record = ResponseCache(path, "read_write")  # upgraded in place
+    record.put("k2", CachedResponse("new", finish_reason="stop"), "m", request={"model": "m"})
+    assert record.request("k2") == {"model": "m"} and record.get("k2").finish_reason == "stop"

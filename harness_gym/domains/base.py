@@ -19,6 +19,7 @@ import numpy as np
 
 from harness_gym.actions import N_ACTIONS, Action
 from harness_gym.executors.base import (
+    TRUNCATED_REPLY,
     Context,
     Executor,
     ExecutorRequest,
@@ -28,7 +29,7 @@ from harness_gym.executors.base import (
 )
 from harness_gym.profiles import DraftParams
 from harness_gym.rubric import Rubric
-from harness_gym.state import FEATURE_INDEX, HarnessState
+from harness_gym.state import COUNT_CAPS, FEATURE_INDEX, HarnessState
 from harness_gym.task import Task, TaskFileError, packaged_task_file, read_jsonl
 from harness_gym.trajectory import StepRecord
 
@@ -109,6 +110,10 @@ class Episode:
     cost_usd: float = 0.0
     cache_hits: int = 0
     cache_misses: int = 0
+    parse_failures: int = 0
+    truncations: int = 0
+    pending_io: dict[str, Any] | None = None
+    """The latest executor call's audit record (``ExecutorResponse.io``), until the step records it."""
 
     def ask(self, kind: RequestKind) -> ExecutorResponse:
         """One executor call about the current draft, with its usage added to the episode's."""
@@ -122,6 +127,12 @@ class Episode:
             revision=self.state.revisions,
         )
         response = self.executor.complete(request, self.rng)
+        self.pending_io = response.io
+        if response.error is not None:
+            if response.error.startswith(TRUNCATED_REPLY):
+                self.truncations += 1
+            else:
+                self.parse_failures += 1
         self.executor_calls += 1
         self.prompt_tokens += response.usage.prompt_tokens
         self.completion_tokens += response.usage.completion_tokens
@@ -139,6 +150,10 @@ class Episode:
         verdict = response.text.strip()
         passed = verdict.upper().startswith("PASS")
         return passed, None if passed else f"judge: {verdict}"
+
+
+BASE_MAX_ERRORS = 3
+"""Executor errors (with no draft yet) after which the Base script stops asking for a draft and submits."""
 
 
 DEFAULT_STEP_COSTS: Mapping[Action, float] = {
@@ -303,7 +318,14 @@ class Domain(ABC):
     # -- Base harness --------------------------------------------------------------------------
     @classmethod
     def base_action(cls, obs: np.ndarray, mask: np.ndarray) -> int:
+        """The next step of ``base_script``. On executor errors (an unparsable or truncated reply) the
+        script asks for a draft again, but once ``BASE_MAX_ERRORS`` errors have piled up with no draft it
+        submits (nothing drafted scores 0) rather than re-issue the same request until the budget ends."""
         for action, done in cls.base_script:
             if (done is None or obs[FEATURE_INDEX[done]] <= 0) and mask[action]:
+                if action == Action.DRAFT and obs[FEATURE_INDEX["errors"]] * COUNT_CAPS["errors"] >= (
+                    BASE_MAX_ERRORS - 1e-6
+                ):
+                    return int(Action.SUBMIT)
                 return int(action)
         return int(Action.SUBMIT)

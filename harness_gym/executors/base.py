@@ -7,7 +7,7 @@ has gathered so far and the latest feedback, and gets back an artifact (text) an
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -62,6 +62,10 @@ class Usage:
     cost_usd: float = 0.0
 
 
+TRUNCATED_REPLY = "truncated reply"
+"""How an executor error caused by a reply cut at ``max_tokens`` begins (other errors are format errors)."""
+
+
 @dataclass(frozen=True)
 class ExecutorResponse:
     text: str
@@ -70,6 +74,9 @@ class ExecutorResponse:
     """Set when the executor failed to produce a usable artifact; the harness sees a failure signal."""
     cached: bool | None = None
     """For executors behind a response cache: whether the reply was replayed from it."""
+    io: dict[str, Any] | None = None
+    """For chat executors: the audit record of the call (messages, raw reply, finish_reason, cache key,
+    error), stored as the step record's ``executor_io``; JSON values only."""
 
 
 @runtime_checkable

@@ -8,8 +8,14 @@ Configuration falls back to environment variables: ``HARNESS_GYM_LLM_BASE_URL``,
 since local servers usually need none.
 
 Transient failures (HTTP 408/429/5xx, timeouts, connection errors) are retried with exponential backoff
-and full jitter; a ``Retry-After`` header is honoured, capped at ``max_backoff_s``. Everything else fails
-fast with an :class:`LLMError`. Concurrent calls from many threads are bounded by a semaphore.
+and full jitter; a ``Retry-After`` header is honoured, capped at ``max_backoff_s``. Each retry is logged
+(one ``WARNING`` line on the ``harness_gym.executors.openai_client`` logger) as it happens, and
+``deadline_s`` bounds one call's total time over all its attempts, so a hung endpoint cannot stall a run
+forever. Everything else fails fast with an :class:`LLMError`. Concurrent calls from many threads are
+bounded by a semaphore.
+
+``finish_reason`` is passed through: ``"length"`` means the reply was cut at ``max_tokens`` (the
+executor treats such a reply as an error, never as an artifact).
 """
 
 from __future__ import annotations
@@ -17,8 +23,10 @@ from __future__ import annotations
 import email.utils
 import http.client
 import json
+import logging
 import os
 import random
+import re
 import socket
 import threading
 import time
@@ -37,6 +45,11 @@ RETRYABLE_STATUS = frozenset({408, 429})
 """HTTP statuses retried besides every 5xx."""
 
 _BODY_EXCERPT_CHARS = 300
+DEFAULT_MAX_TOKENS = 1024
+"""Completion budget per call; ``OpenAIConfig.max_tokens`` uses the same default."""
+
+log = logging.getLogger(__name__)
+_CONTEXT_HINT = re.compile(r"context|n_ctx|maximum.{0,20}tokens|too long", re.IGNORECASE)
 
 
 class LLMError(RuntimeError):
@@ -54,6 +67,12 @@ class ChatResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    finish_reason: str | None = None
+    """As the endpoint reported it: ``stop``, ``length`` (cut at ``max_tokens``), ... or None."""
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
 
 
 class _Retryable(Exception):
@@ -115,6 +134,8 @@ class OpenAIChatClient:
     ``max_retries`` counts retries after the first attempt (so at most ``max_retries + 1`` requests).
     The backoff before retry ``k`` (0-based) is ``uniform(0, min(max_backoff_s, backoff_s * 2**k))``
     drawn from ``rng``; a server's ``Retry-After`` replaces it, capped at ``max_backoff_s``.
+    ``deadline_s`` caps one :meth:`chat` call's total time (attempts, backoff and waiting for a slot
+    included): no retry starts past it and each attempt's timeout is cut to what is left.
     """
 
     def __init__(
@@ -123,7 +144,7 @@ class OpenAIChatClient:
         model: str | None = None,
         api_key: str | None = None,
         temperature: float = 0.0,
-        max_tokens: int = 512,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
         timeout_s: float = 60,
         max_retries: int = 5,
         backoff_s: float = 0.5,
@@ -132,6 +153,7 @@ class OpenAIChatClient:
         price_per_1k_completion: float = 0.0,
         *,
         max_backoff_s: float = 30.0,
+        deadline_s: float = 600.0,
         rng: random.Random | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -150,6 +172,8 @@ class OpenAIChatClient:
             raise ValueError("max_concurrency must be >= 1")
         if timeout_s <= 0:
             raise ValueError("timeout_s must be > 0")
+        if deadline_s <= 0:
+            raise ValueError("deadline_s must be > 0")
         assert base_url is not None and model is not None
         self.base_url = base_url.rstrip("/")
         self.url = self.base_url + "/chat/completions"
@@ -161,6 +185,7 @@ class OpenAIChatClient:
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
+        self.deadline_s = deadline_s
         self.max_concurrency = max_concurrency
         self.price_per_1k_prompt = price_per_1k_prompt
         self.price_per_1k_completion = price_per_1k_completion
@@ -214,31 +239,62 @@ class OpenAIChatClient:
             return self._rng.uniform(0.0, ceiling)
 
     def _post_with_retries(self, body: bytes) -> bytes:
+        start = time.monotonic()
         last: _Retryable | None = None
+        attempts = 0
         for attempt in range(self.max_retries + 1):
             if attempt:
                 assert last is not None
-                self._sleep(self._backoff(attempt - 1, last.retry_after))
+                wait = self._backoff(attempt - 1, last.retry_after)
+                if time.monotonic() - start + wait >= self.deadline_s:
+                    raise LLMError(
+                        f"LLM endpoint {self.url} gave up after {attempts} attempt(s): the call's deadline "
+                        f"of {self.deadline_s:g}s would pass before the next retry; "
+                        f"last error: {last.reason}",
+                        status=last.status,
+                        url=self.url,
+                    )
+                log.warning(
+                    "LLM endpoint %s: retry %d/%d in %.2fs after %s",
+                    self.url,
+                    attempt,
+                    self.max_retries,
+                    wait,
+                    last.reason,
+                )
+                self._sleep(wait)
+            remaining = self.deadline_s - (time.monotonic() - start)
+            if remaining <= 0:
+                break
+            attempts += 1
             try:
-                with self._semaphore:
-                    return self._post_once(body)
+                if not self._semaphore.acquire(timeout=remaining):
+                    raise LLMError(
+                        f"LLM endpoint {self.url}: no request slot free within the call's deadline of "
+                        f"{self.deadline_s:g}s (max_concurrency={self.max_concurrency})",
+                        url=self.url,
+                    )
+                try:
+                    timeout = min(self.timeout_s, max(0.001, self.deadline_s - (time.monotonic() - start)))
+                    return self._post_once(body, timeout)
+                finally:
+                    self._semaphore.release()
             except _Retryable as exc:
                 last = exc
-        assert last is not None
-        attempts = self.max_retries + 1
+        reason = last.reason if last is not None else "no attempt could start"
         raise LLMError(
-            f"LLM endpoint {self.url} failed after {attempts} attempt(s): {last.reason}",
-            status=last.status,
+            f"LLM endpoint {self.url} failed after {attempts} attempt(s): {reason}",
+            status=last.status if last is not None else None,
             url=self.url,
         )
 
-    def _post_once(self, body: bytes) -> bytes:
+    def _post_once(self, body: bytes, timeout: float | None = None) -> bytes:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+            with urllib.request.urlopen(request, timeout=timeout or self.timeout_s) as response:
                 return response.read()
         except urllib.error.HTTPError as exc:
             try:
@@ -254,15 +310,21 @@ class OpenAIChatClient:
                     retry_after=_parse_retry_after(exc.headers.get("Retry-After") if exc.headers else None),
                     status=status,
                 ) from exc
+            hint = ""
+            if status == 400 and _CONTEXT_HINT.search(err_body.decode("utf-8", errors="replace")):
+                hint = (
+                    " (the prompt plus max_tokens does not fit the model's context window: give the server "
+                    "a larger context, e.g. llama.cpp's --n_ctx, or lower max_tokens)"
+                )
             raise LLMError(
-                f"LLM endpoint {self.url} returned HTTP {status}: {_excerpt(err_body)}",
+                f"LLM endpoint {self.url} returned HTTP {status}{hint}: {_excerpt(err_body)}",
                 status=status,
                 url=self.url,
             ) from exc
         except (urllib.error.URLError, OSError) as exc:
             # HTTPError is a URLError subclass and handled above; this is transport trouble.
             if _is_timeout(exc):
-                raise _Retryable(f"request timed out after {self.timeout_s}s (timeout)") from exc
+                raise _Retryable(f"request timed out after {timeout or self.timeout_s:g}s (timeout)") from exc
             reason = getattr(exc, "reason", exc)
             raise _Retryable(f"connection error ({type(reason).__name__}: {reason}); unreachable?") from exc
         except (ValueError, http.client.InvalidURL) as exc:  # e.g. unknown url type
@@ -294,6 +356,7 @@ class OpenAIChatClient:
                 f"{_excerpt(json.dumps(first))}",
                 url=self.url,
             )
+        finish_reason = first.get("finish_reason")
         usage = data.get("usage")
         usage = usage if isinstance(usage, dict) else {}
         prompt_tokens = _as_int(usage.get("prompt_tokens"))
@@ -303,4 +366,5 @@ class OpenAIChatClient:
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             cost_usd=self.cost(prompt_tokens, completion_tokens),
+            finish_reason=finish_reason if isinstance(finish_reason, str) else None,
         )

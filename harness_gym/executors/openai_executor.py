@@ -4,15 +4,19 @@ The domain's :class:`~harness_gym.executors.prompts.Prompts` turns each request 
 each reply into an artifact; this module only moves them between the environment, the response cache and
 the endpoint. What it guarantees:
 
-- a reply without an artifact of the required form is an executor error the harness sees (a failure
-  signal in the episode), never an exception;
+- a reply without an artifact of the required form, or one cut at ``max_tokens``
+  (``finish_reason == "length"``: "truncated reply"), is an executor error the harness sees (a failure
+  signal in the episode), never an exception and never an artifact;
 - an endpoint that stays down after the client's retries, or a miss while replaying a cache, *is* an
   exception (:class:`~harness_gym.executors.openai_client.LLMError`,
   :class:`~harness_gym.executors.cache.CacheMissError`): a silently failed call would corrupt a dataset;
 - replaying a recorded cache (``cache_mode="read_only"``) reproduces the recorded episodes exactly, with
-  no network: cache keys depend only on the model, base URL, messages, sampling parameters and the call's
-  index in its episode (plus a per-call seed drawn from the environment's generator when sampling at a
-  temperature above 0, so episodes sample independently and still replay identically).
+  no network: cache keys depend only on the model, base URL, messages and sampling parameters. At
+  temperature 0 (greedy) that is all, so equal prompts share one entry; above 0 the call's index in its
+  episode and a per-call seed drawn from the environment's generator join the key, so episodes sample
+  independently and still replay identically;
+- every call leaves an audit record (``ExecutorResponse.io``, the step record's ``executor_io``): the
+  messages sent, the raw reply, its ``finish_reason``, the cache key and the error if any.
 """
 
 from __future__ import annotations
@@ -25,9 +29,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from harness_gym.executors.base import ExecutorRequest, ExecutorResponse, Usage
+from harness_gym.executors.base import TRUNCATED_REPLY, ExecutorRequest, ExecutorResponse, Usage
 from harness_gym.executors.cache import MODES, CachedResponse, ResponseCache
-from harness_gym.executors.openai_client import ENV_BASE_URL, ENV_MODEL, OpenAIChatClient
+from harness_gym.executors.openai_client import (
+    DEFAULT_MAX_TOKENS,
+    ENV_BASE_URL,
+    ENV_MODEL,
+    OpenAIChatClient,
+)
 from harness_gym.executors.prompts import ParseError, Prompts
 
 if TYPE_CHECKING:
@@ -47,9 +56,15 @@ class OpenAIConfig:
     base_url: str | None = None
     """Endpoint root, e.g. ``http://127.0.0.1:8000/v1``; default ``$HARNESS_GYM_LLM_BASE_URL``."""
     temperature: float = 0.0
-    max_tokens: int = 1024
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    """Completion budget per call; a reply that reaches it is a "truncated reply" executor error."""
     timeout_s: float = 60.0
     """Per request; a timed-out request is retried."""
+    deadline_s: float = 600.0
+    """Bound on one call's total time over all its retries (a hung endpoint ends the run)."""
+    fold_system: bool = False
+    """Send the system prompt as the head of the first user message instead of a ``system`` message,
+    for chat templates that drop or reject the system role."""
     max_retries: int = 5
     """Retries after the first attempt on 408/429/5xx, timeouts and connection errors."""
     backoff_s: float = 0.5
@@ -92,6 +107,7 @@ class OpenAIConfig:
             "base_url": resolved.base_url,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
+            "fold_system": self.fold_system,
         }
 
 
@@ -123,6 +139,7 @@ class OpenAIExecutor:
             temperature=c.temperature,
             max_tokens=c.max_tokens,
             timeout_s=c.timeout_s,
+            deadline_s=c.deadline_s,
             max_retries=c.max_retries,
             backoff_s=c.backoff_s,
             max_concurrency=c.max_concurrency,
@@ -131,7 +148,7 @@ class OpenAIExecutor:
         )
         self.cache = ResponseCache(c.cache, c.cache_mode if c.cache is not None else "off")
         self.prompts: Prompts | None = None
-        self._counts = {"requests": 0, "api_calls": 0, "parse_failures": 0}
+        self._counts = {"requests": 0, "api_calls": 0, "parse_failures": 0, "truncations": 0}
         self._lock = threading.Lock()
 
     def for_domain(self, domain: Domain) -> OpenAIExecutor:
@@ -152,7 +169,8 @@ class OpenAIExecutor:
         }
 
     def stats(self) -> dict[str, int]:
-        """Counters of this process: requests, endpoint calls, parse failures, cache hits/misses/stores."""
+        """Counters of this process: requests, endpoint calls, parse failures, truncated replies, cache
+        hits/misses."""
         with self._lock:
             counts = dict(self._counts)
         cache = self.cache.stats()
@@ -172,33 +190,79 @@ class OpenAIExecutor:
         if self.prompts is None:
             raise RuntimeError("OpenAIExecutor is not bound to a domain: pass it to gym.make(..., executor=)")
         messages = self.prompts.messages(request)
+        if self.config.fold_system:
+            messages = fold_system(messages)
         seed = int(rng.integers(2**31 - 1))  # drawn every call so the env's random stream never depends on it
         params: dict[str, Any] = {
             "temperature": self.config.temperature,
             "max_tokens": self.config.max_tokens,
         }
+        sample_index: int | None = None  # greedy: equal prompts, equal replies, one cache entry
         if self.config.temperature > 0:
             params["seed"] = seed
-        key = ResponseCache.key(
-            self.client.model, self.client.base_url, messages, params, request.sample_index
+            sample_index = request.sample_index
+        model, base_url = self.client.model, self.client.base_url
+        key = ResponseCache.key(model, base_url, messages, params, sample_index)
+        stored_request = {
+            "model": model,
+            "base_url": base_url,
+            "messages": messages,
+            "params": params,
+            "sample_index": sample_index,
+        }
+        reply = self.cache.fetch(
+            key, lambda: self._call(messages, params.get("seed")), model, request=stored_request
         )
-        reply = self.cache.fetch(key, lambda: self._call(messages, params.get("seed")), self.client.model)
         cached = reply.hit if self.cache.mode != "off" else None
         usage = Usage(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd)
+        io: dict[str, Any] = {
+            "messages": messages,
+            "reply": reply.text,
+            "finish_reason": reply.finish_reason,
+            "cache_key": key if self.cache.mode != "off" else None,
+            "error": None,
+        }
         with self._lock:
             self._counts["requests"] += 1
-        try:
-            artifact = self.prompts.parse(request, reply.text)
-        except ParseError as exc:
+        error: str | None = None
+        artifact = reply.text
+        if reply.finish_reason == "length":
+            error = f"{TRUNCATED_REPLY}: cut off at max_tokens={self.config.max_tokens}"
             with self._lock:
-                self._counts["parse_failures"] += 1
-            return ExecutorResponse(
-                text=reply.text, usage=usage, error=f"parse failure: {exc}", cached=cached
-            )
-        return ExecutorResponse(text=artifact, usage=usage, cached=cached)
+                self._counts["truncations"] += 1
+        else:
+            try:
+                artifact = self.prompts.parse(request, reply.text)
+            except ParseError as exc:
+                error = f"parse failure: {exc}"
+                with self._lock:
+                    self._counts["parse_failures"] += 1
+        io["error"] = error
+        if error is not None:
+            return ExecutorResponse(text=reply.text, usage=usage, error=error, cached=cached, io=io)
+        return ExecutorResponse(text=artifact, usage=usage, cached=cached, io=io)
 
     def _call(self, messages: list[dict[str, str]], seed: int | None) -> CachedResponse:
         result = self.client.chat(messages, seed=seed)  # LLMError once retries are spent
         with self._lock:
             self._counts["api_calls"] += 1
-        return CachedResponse(result.text, result.prompt_tokens, result.completion_tokens, result.cost_usd)
+        return CachedResponse(
+            result.text,
+            result.prompt_tokens,
+            result.completion_tokens,
+            result.cost_usd,
+            finish_reason=result.finish_reason,
+        )
+
+
+def fold_system(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The messages without a ``system`` role: system text goes at the head of the first user message."""
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    rest = [dict(m) for m in messages if m["role"] != "system"]
+    if not system:
+        return rest
+    for message in rest:
+        if message["role"] == "user":
+            message["content"] = f"{system}\n\n{message['content']}"
+            return rest
+    return [{"role": "user", "content": system}, *rest]

@@ -41,6 +41,17 @@ _FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL)
 _JUDGE = re.compile(r"^[\s*_>#`\"']*(PASS|FAIL)\b[\s*_`\"']*[:.\-\u2013\u2014]?\s*(.*)$", re.IGNORECASE)
 
 
+HARNESS_ERROR_MARKERS = ("executor error:", "judge error:", "parse failure:", "truncated reply")
+"""Prefixes the harness puts on its own failures (an unparsable reply, a truncated reply, a judge call
+that failed). They are failure signals for the controller, never feedback on the executor's work, so the
+prompts drop them from the problems and tool results shown to the model."""
+
+
+def is_harness_error(text: str) -> bool:
+    """True for a message about the harness's own failure (see ``HARNESS_ERROR_MARKERS``)."""
+    return any(marker in text for marker in HARNESS_ERROR_MARKERS)
+
+
 class ParseError(ValueError):
     """The reply holds no artifact in the required form; the message says what was expected."""
 
@@ -102,6 +113,37 @@ def last_json_object(reply: str, keys: Collection[str]) -> dict[str, Any] | None
     return hits[-1] if hits else None
 
 
+def required_fields(reply: str, labels: Sequence[str], sep: str = ":") -> dict[str, str]:
+    """:func:`labelled_fields` that insists on every label: a reply missing one is a format error, so
+    parse-failure rates count it (a half-answer is never passed on as an artifact)."""
+    fields = labelled_fields(reply, labels, sep)
+    if not fields:
+        raise ParseError(expected(labels, sep))
+    missing = [label for label in labels if label not in fields]
+    if missing:
+        raise ParseError("missing " + " / ".join(repr(f"{label}{sep}") for label in missing) + " line")
+    return fields
+
+
+def required_json_object(reply: str, keys: Collection[str]) -> dict[str, Any]:
+    """The reply's last JSON object holding every one of ``keys`` (case-insensitive); ParseError naming
+    the missing keys when objects hold only some of them."""
+    wanted = {key.casefold(): key for key in keys}
+    partial = last_json_object(reply, keys)
+    if partial is None:
+        raise ParseError("no JSON object with the keys " + ", ".join(repr(k) for k in keys))
+    full = [
+        obj
+        for obj in json_objects(reply)
+        if isinstance(obj, dict) and set(wanted) <= {str(key).casefold() for key in obj}
+    ]
+    if not full:
+        have = {str(key).casefold() for key in partial}
+        missing = [key for folded, key in wanted.items() if folded not in have]
+        raise ParseError("the JSON object lacks the key(s) " + ", ".join(repr(k) for k in missing))
+    return full[-1]
+
+
 def expected(labels: Sequence[str], sep: str = ":") -> str:
     """The lines a reply lacked, for a :class:`ParseError` message."""
     return "no " + " / ".join(repr(f"{label}{sep}") for label in labels) + " line"
@@ -157,8 +199,9 @@ class Prompts:
                 f"[{item}]\n{self.evidence_text(task, item).strip()}" for item in context.evidence
             )
             parts.append("## Evidence gathered\n" + items)
-        if context.tool_results:
-            results = "\n\n".join(self.tool_text(task, r).strip() for r in context.tool_results)
+        tool_results = [r for r in context.tool_results if not is_harness_error(r)]
+        if tool_results:
+            results = "\n\n".join(self.tool_text(task, r).strip() for r in tool_results)
             parts.append("## Tool results so far\n" + results)
         if request.kind in ("revise", "judge"):
             if request.draft is None:
@@ -166,8 +209,10 @@ class Prompts:
             parts.append("## Current draft\n```\n" + request.draft.rstrip("\n") + "\n```")
         if request.kind == "revise" and self._localized(request):
             assert request.feedback is not None
-            issues = "\n".join(f"- {issue}" for issue in request.feedback.issues)
-            parts.append(f"## Problems reported by the harness ({request.feedback.source})\n{issues}")
+            real = [issue for issue in request.feedback.issues if not is_harness_error(issue)]
+            if real:
+                issues = "\n".join(f"- {issue}" for issue in real)
+                parts.append(f"## Problems reported by the harness ({request.feedback.source})\n{issues}")
         parts.append("## Your turn\n" + self._instruction(request))
         return [{"role": "system", "content": self.system}, {"role": "user", "content": "\n\n".join(parts)}]
 

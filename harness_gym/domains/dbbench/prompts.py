@@ -1,7 +1,12 @@
 """DB-Bench's chat protocol: the question and schema in, one SQL statement (or a Final Answer) out.
 
 The artifact is what ``verifier.extract`` reads: a bare SQL statement (no fence, no trailing ``;``) or
-``Final Answer: [...]`` (the list re-serialised as JSON, as upstream references are written). Tool
+``Final Answer: [...]`` (the list re-serialised as JSON, as upstream references are written).
+
+One rule for fenced and bare replies: the artifact is exactly **one statement**, the first statement of
+the chosen SQL text (the last ```sql fence that starts with a SQL keyword, else the first bare statement),
+cut at its first ``;`` outside quotes. ``SELECT ...; DROP TABLE t`` is therefore scored as ``SELECT ...``;
+the engine, which runs exactly one statement, never sees a second one. Tool
 results hold only a summary of the exploratory query, so the rows are rendered by re-running it on the
 record's SQLite copy; never the gold SQL, label or table hash.
 """
@@ -25,9 +30,18 @@ _MAX_CELL = 60
 
 
 def _statement(body: str) -> str:
-    """A SQL chunk without comment lines, surrounding blanks and one trailing ``;``."""
+    """The first statement of a SQL chunk: comment lines dropped, cut at the first ``;`` outside quotes."""
     lines = [line for line in body.replace("\r\n", "\n").split("\n") if not line.lstrip().startswith("--")]
-    return "\n".join(lines).strip().removesuffix(";").strip()
+    text = "\n".join(lines)
+    quote: str | None = None
+    for i, char in enumerate(text):
+        if quote is not None:
+            quote = None if char == quote else quote
+        elif char in "'\"`":
+            quote = char
+        elif char == ";":
+            return text[:i].strip()
+    return text.strip()
 
 
 def _cell(value: object) -> str:

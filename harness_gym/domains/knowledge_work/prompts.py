@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from harness_gym.executors.prompts import ParseError, Prompts, expected, labelled_fields, last_json_object
+from harness_gym.executors.prompts import Prompts, required_fields, required_json_object
 from harness_gym.task import Task
 
 
@@ -27,13 +27,9 @@ class KnowledgeWorkPrompts(Prompts):
         fmt = task.payload["format"]
         labels = [label for _, label in fmt["fields"]]
         if fmt["style"] == "json":
-            obj = last_json_object(reply, labels)
-            if obj is None:
-                raise ParseError(f"no JSON object with the keys {', '.join(labels)}")
+            obj = required_json_object(reply, labels)
             # the generator's layout: json.dumps defaults (", " and ": ", ASCII escapes), keys as given
             return json.dumps(obj)
         sep, glue = (":", ": ") if fmt["style"] == "colon" else ("=", " = ")
-        fields = labelled_fields(reply, labels, sep)
-        if not fields:
-            raise ParseError(expected(labels, sep))
-        return "\n".join(f"{label}{glue}{fields[label]}" for label in labels if label in fields)
+        fields = required_fields(reply, labels, sep)
+        return "\n".join(f"{label}{glue}{fields[label]}" for label in labels)

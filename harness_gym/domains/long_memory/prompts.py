@@ -12,7 +12,7 @@ import json
 import re
 
 from harness_gym.domains.long_memory.generate import show_date
-from harness_gym.executors.prompts import ParseError, Prompts, expected, labelled_fields, last_json_object
+from harness_gym.executors.prompts import ParseError, Prompts, required_fields, required_json_object
 from harness_gym.task import Task
 
 _LABELS: dict[str, tuple[str, ...]] = {
@@ -50,20 +50,17 @@ class LongMemoryPrompts(Prompts):
         layout = task.payload["answer_format"]
         if layout in _LABELS:
             labels = _LABELS[layout]
-            fields = labelled_fields(reply, labels)
-            if not fields:
-                raise ParseError(expected(labels))
-            return "\n".join(f"{label}: {fields[label]}" for label in labels if label in fields)
+            fields = required_fields(reply, labels)
+            return "\n".join(f"{label}: {fields[label]}" for label in labels)
         if layout == "json":
-            obj = last_json_object(reply, ("answer", "source"))
-            if obj is None:
-                raise ParseError('no JSON object with the keys "answer" and "source"')
+            obj = required_json_object(reply, ("answer", "source"))
             return json.dumps(obj)  # as verifier._json_render writes it
         if layout == "tags":
             parts = [(name, _last_tag(reply, name)) for name in ("answer", "source")]
-            if all(value is None for _, value in parts):
-                raise ParseError("no <answer>...</answer> or <source>...</source> tag")
-            return "".join(f"<{name}>{value}</{name}>" for name, value in parts if value is not None)
+            missing = [f"<{name}>" for name, value in parts if value is None]
+            if missing:
+                raise ParseError(f"no {' or '.join(missing)} tag (both <answer> and <source> are required)")
+            return "".join(f"<{name}>{value}</{name}>" for name, value in parts)
         assert layout == "pipe", layout
         found = [(a, s) for a, s in _PIPE.findall(reply) if a]
         if not found:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import ClassVar
 
-from harness_gym.executors.prompts import ParseError, Prompts, expected, json_objects, labelled_fields
+from harness_gym.executors.prompts import ParseError, Prompts, json_objects, required_fields
 from harness_gym.task import Task
 
 
@@ -33,10 +33,8 @@ class MultiToolPrompts(Prompts):
 
     def artifact(self, task: Task, reply: str) -> str:
         labels = (task.payload["answer"]["label"], "TOOLS")
-        fields = labelled_fields(reply, labels)
-        if not fields:
-            raise ParseError(expected(labels))
-        return "\n".join(f"{label}: {fields[label]}" for label in labels if label in fields)
+        fields = required_fields(reply, labels)
+        return "\n".join(f"{label}: {fields[label]}" for label in labels)
 
     def tool_call(self, task: Task, reply: str) -> str:
         """The first JSON object with a ``tool`` key, as ``tools.canonical_call`` spells it (sorted keys,

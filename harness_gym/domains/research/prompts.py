@@ -11,7 +11,7 @@ import json
 import re
 
 from harness_gym.domains.research.verifier import FORMATS
-from harness_gym.executors.prompts import ParseError, Prompts, expected, labelled_fields, last_json_object
+from harness_gym.executors.prompts import ParseError, Prompts, required_fields, required_json_object
 from harness_gym.task import Task
 
 
@@ -32,17 +32,14 @@ class ResearchPrompts(Prompts):
     def artifact(self, task: Task, reply: str) -> str:
         fmt = FORMATS[task.payload["format"]]
         if fmt.kind == "json":
-            obj = last_json_object(reply, ("answer", "sources"))
-            if obj is None:
-                raise ParseError('no JSON object with the keys "answer" and "sources"')
+            obj = required_json_object(reply, ("answer", "sources"))
             return json.dumps(obj, ensure_ascii=False)  # as AnswerFormat.render writes it
         if fmt.kind == "tags":
             parts = [(name, _last_tag(reply, name)) for name in ("answer", "sources")]
-            if all(value is None for _, value in parts):
-                raise ParseError("no <answer>...</answer> or <sources>...</sources> tag")
-            return "\n".join(f"<{name}>{value}</{name}>" for name, value in parts if value is not None)
+            missing = [f"<{name}>" for name, value in parts if value is None]
+            if missing:
+                raise ParseError(f"no {' or '.join(missing)} tag (both <answer> and <sources> are required)")
+            return "\n".join(f"<{name}>{value}</{name}>" for name, value in parts)
         labels = (fmt.answer_label, fmt.sources_label)
-        fields = labelled_fields(reply, labels)
-        if not fields:
-            raise ParseError(expected(labels))
-        return "\n".join(f"{label}: {fields[label]}" for label in labels if label in fields)
+        fields = required_fields(reply, labels)
+        return "\n".join(f"{label}: {fields[label]}" for label in labels)
