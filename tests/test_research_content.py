@@ -522,7 +522,12 @@ def test_base_harness_is_calibrated() -> None:
             done = terminated or truncated
         finals.append(info)
     assert len(finals) == 180
-    assert [s["action"] for s in finals[0]["trajectory"]["steps"]] == ["OBSERVE", "RETRIEVE", "DRAFT", "SUBMIT"]
+    assert [s["action"] for s in finals[0]["trajectory"]["steps"]] == [
+        "OBSERVE",
+        "RETRIEVE",
+        "DRAFT",
+        "SUBMIT",
+    ]
     assert np.mean([f["G"] for f in finals]) == pytest.approx(
         BASE_G["HarnessResearch-v0"], abs=CALIBRATION_TOLERANCE
     )
