@@ -1,5 +1,10 @@
-"""Controllers for harness-gym environments: scripted harnesses and (with the ``rl`` extra) learners."""
+"""Controllers for harness-gym environments: scripted harnesses and (with the ``rl`` extra) learners.
 
+Importing the package registers its d3rlpy learnables (``baselines.learnables``) so that
+``d3rlpy.load_learnable`` can load a saved AWR model, without importing d3rlpy itself.
+"""
+
+from baselines import learnables
 from baselines.scripted import (
     BasePolicy,
     ExploratoryPolicy,
@@ -8,5 +13,7 @@ from baselines.scripted import (
     RandomPolicy,
     make_policy,
 )
+
+learnables.install()
 
 __all__ = ["BasePolicy", "ExploratoryPolicy", "ForcedCheckPolicy", "Policy", "RandomPolicy", "make_policy"]

@@ -71,8 +71,8 @@ dataset = minari.load_dataset("{config.dataset_id}")
 | max G | {stats["max_G"]:.3f} |
 | buffer slack (max G - mean G) | {stats["buffer_slack"]:.3f} |
 | mean HMS_norm | {stats["mean_hms_norm"]:+.3f} |
-| ref_min_score (masked random controller) | {meta["ref_min_score"]:.3f} |
-| ref_max_score (rubric maximum) | {meta["ref_max_score"]:.1f} |
+| ref_min_score (random controller of the env id, `reference_scores.py`) | {meta["ref_min_score"]:.3f} |
+| ref_max_score (expert reference of the env id) | {meta["ref_max_score"]:.3f} |
 | task set | {meta["harness_task_set_version"]}, {len(meta["harness_task_ids"])} train tasks |
 | build time (this machine, 2 workers) | {seconds:.0f} s |
 

@@ -41,6 +41,8 @@ class BenchConfig:
     epochs: int = 20
     other_algos: tuple[str, ...] = ("cql", "bcq", "dqn", "sac")
     """d3rlpy algorithms trained once (first seed) on the same buffer."""
+    references: tuple[str, ...] = ()
+    """Reference policies (``baselines.scripted`` names) evaluated beside Base, e.g. expert, oracle."""
     workers: int = 2
     """Settings evaluated in parallel processes."""
     n_boot: int = 10_000
@@ -48,6 +50,10 @@ class BenchConfig:
     """A chat LLM executor's settings for buffers and evaluation; ``None`` is the simulated executor."""
     out: str = "results"
     show_progress: bool = True
+    train_profile: str | None = None
+    """Simulated executor profile (name or JSON path) for the buffer, training and main evaluation."""
+    eval_profiles: tuple[str, ...] = ()
+    """Profiles the trained controllers and Base are evaluated against as well (``harness_gym.shift``)."""
 
 
 QUICK = BenchConfig(seeds=(0,), rollouts=1, episodes_per_task=2, epochs=5, other_algos=(), n_boot=2_000)
@@ -71,12 +77,15 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
 
     from baselines.d3rlpy_bridge import to_d3rlpy
     from baselines.masked import MaskedPolicy
-    from baselines.scripted import BasePolicy, ForcedCheckPolicy
+    from baselines.scripted import BasePolicy, ForcedCheckPolicy, make_policy
     from baselines.train import train
     from harness_gym.collect import CollectConfig, collect, dataset_root, iter_episodes
     from harness_gym.evaluation import buffer_arrays, buffer_stats, compare, evaluate
     from harness_gym.executors.openai_executor import OpenAIExecutor
     from harness_gym.registry import env_class
+    from harness_gym.shift import evaluate_shift, training_profile
+
+    leave_training_profile = training_profile(config.train_profile)
 
     env_kwargs: dict[str, Any] = {}
     executor = None
@@ -115,12 +124,17 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
             ForcedCheckPolicy(env_id), env_id, seeds=config.seeds, rollouts=config.rollouts, **env_kwargs
         ),
     }
+    for name in config.references:  # evaluate binds the oracle to its env
+        policy = make_policy(name, env_id)
+        results[name] = evaluate(policy, env_id, seeds=config.seeds, rollouts=config.rollouts, **env_kwargs)
     mark = time.perf_counter()
+    trained: dict[str, list[tuple[int, Any]]] = {"base": [(s, BasePolicy(env_id)) for s in config.seeds]}
     for algo in ("awr", "bc"):
         episodes = []
         for seed in config.seeds:
             model = train(algo, data, seed=seed, n_epochs=config.epochs)
             policy = MaskedPolicy(model, algo, sample=True)
+            trained.setdefault(algo, []).append((seed, policy))
             episodes += evaluate(
                 policy, env_id, seeds=(seed,), rollouts=config.rollouts, policy_name=algo, **env_kwargs
             )
@@ -145,8 +159,16 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
         f"({timings['total_s']:.0f}s)"
     )
     out: dict[str, Any] = {"compare": comparison, "buffer": buffer, "timings": timings}
+    if config.eval_profiles:
+        train_profile = config.train_profile or "default"
+        profiles = [train_profile, *(p for p in config.eval_profiles if p != train_profile)]
+        out["shift"] = {
+            "train_profile": train_profile,
+            "G": evaluate_shift(trained, env_id, profiles, config.rollouts, evaluate, **env_kwargs),
+        }
     if executor is not None:
         out["executor"] = {"collect": collected.usage, "evaluate": executor.stats()}
+    leave_training_profile()
     return out
 
 
@@ -155,6 +177,9 @@ def run(config: BenchConfig) -> dict[str, Any]:
     unknown = [env_id for env_id in config.settings if env_id not in harness_gym.ENV_IDS]
     if unknown:
         raise ValueError(f"unknown setting(s) {unknown}; known: {', '.join(harness_gym.ENV_IDS)}")
+    from harness_gym.shift import check_profiles
+
+    check_profiles(config.train_profile, config.eval_profiles, llm=config.executor is not None)
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()

@@ -120,15 +120,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.episodes < 1:
         raise SystemExit("--episodes must be at least 1")
     config = _executor_config(args)
+    if args.episodes_out:
+        open(args.episodes_out, "w").close()  # every env id of this run appends to it
     for env_id in env_ids:
         _run_one(env_id, args, config)
     return 0
 
 
 def _run_one(env_id: str, args: argparse.Namespace, config: OpenAIConfig | None) -> None:
+    from baselines.scripted import bind_policy
+
     policy = _make_policy(args.policy, env_id)
     kwargs = {} if config is None else {"executor": config}
+    if args.executor_profile is not None:
+        kwargs["executor_profile"] = args.executor_profile
     env = gym.make(env_id, split=args.split, render_mode="ansi" if args.show else None, **kwargs)
+    policy = bind_policy(policy, env)  # the oracle reads this env's hidden state; others are unchanged
     if args.protocol:
         task_ids = [task.task_id for task in env.unwrapped.tasks]
         episodes = [
@@ -142,6 +149,10 @@ def _run_one(env_id: str, args: argparse.Namespace, config: OpenAIConfig | None)
         if args.show and i == 0:
             print(env.render())
     env.close()
+    if args.episodes_out:
+        from harness_gym.viewer import write_infos
+
+        write_infos(finals, args.episodes_out, append=True)
     summary = summarize(finals)
     mode = "protocol (tasks x 3 seeds x 3 rollouts)" if args.protocol else f"seeds {args.seed}.."
     print(f"{env_id}  policy={args.policy}  split={args.split}  episodes={summary['episodes']}  {mode}")
@@ -188,59 +199,93 @@ def _cmd_collect(args: argparse.Namespace) -> int:
 
 
 def _cmd_datasets(args: argparse.Namespace) -> int:
-    import minari
-
     from harness_gym.collect import dataset_root, dataset_stats
+    from harness_gym.dataset_files import DatasetError, local_ids, open_dataset
 
+    if args.datasets_command == "combine":
+        return _cmd_datasets_combine(args)
     root = dataset_root(args.root)
-    ids = sorted(p.parent.relative_to(root).as_posix() for p in root.glob("harness/*/*/data"))
+    ids = local_ids(root)
     if not ids:
         print(f"no harness datasets under {root}")
         return 0
     head = ("dataset", "env", "behaviour", "episodes", "steps", "mean G", "slack")
     print("{:<36} {:<24} {:<12} {:>8} {:>7} {:>7} {:>6}".format(*head))
+    unreadable = 0
     for dataset_id in ids:
-        dataset = minari.load_dataset(str(root / dataset_id))
+        try:
+            dataset = open_dataset(dataset_id, root)
+            stats = dataset_stats(dataset)
+        except (DatasetError, OSError, KeyError) as exc:  # a corrupt file: name it, list the others
+            unreadable += 1
+            print(f"{dataset_id:<36} unreadable: {str(exc).splitlines()[0]}")
+            continue
         meta = dataset.storage.metadata
-        stats = dataset_stats(dataset)
         env_id, behaviour = meta.get("harness_env_id", "?"), meta.get("algorithm_name", "?")
         print(
             f"{dataset_id:<36} {env_id:<24} {behaviour:<12} {stats['episodes']:>8} {stats['steps']:>7} "
             f"{stats['mean_G']:>7.3f} {stats['buffer_slack']:>6.3f}"
         )
+    if unreadable:
+        print(f"{unreadable} of {len(ids)} datasets could not be read", file=sys.stderr)
+    return 1 if unreadable else 0
+
+
+def _cmd_datasets_combine(args: argparse.Namespace) -> int:
+    from harness_gym.collect import CollectError
+    from harness_gym.combine import combine
+    from harness_gym.dataset_files import DatasetError
+
+    try:
+        path = combine(args.sources, args.new_id, root=args.root, overwrite=args.overwrite)
+    except (CollectError, DatasetError) as exc:
+        raise SystemExit(f"harness-gym datasets combine: {exc}") from None
+    print(f"wrote {args.new_id} to {path} ({' + '.join(args.sources)})")
     return 0
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    import minari
-
+    from baselines.models import Provenance, save_model
     from baselines.train import ALGOS, quiet_d3rlpy, train
-    from harness_gym.collect import dataset_root
+    from harness_gym.dataset_files import DatasetError, open_dataset
 
     quiet_d3rlpy()
     if args.algo not in ALGOS:
         raise SystemExit(f"unknown algorithm {args.algo!r}; expected one of {', '.join(ALGOS)}")
-    path = dataset_root(args.root) / args.dataset
-    if not (path / "data").is_dir():
-        raise SystemExit(f"no dataset {args.dataset!r} under {dataset_root(args.root)}")
-    model = train(args.algo, minari.load_dataset(str(path)), seed=args.seed, n_epochs=args.epochs)
-    model.save(args.out)
+    try:
+        dataset = open_dataset(args.dataset, args.root)
+    except DatasetError as exc:
+        raise SystemExit(f"harness-gym train: {exc}") from None
+    env_id = dataset.storage.metadata.get("harness_env_id")
+    if env_id is None:
+        raise SystemExit(
+            f"harness-gym train: {args.dataset!r} is not a harness-gym dataset (no harness_env_id)"
+        )
+    model = train(args.algo, dataset, seed=args.seed, n_epochs=args.epochs)
+    try:
+        save_model(model, args.out, Provenance(env_id, args.dataset, args.algo, args.seed))
+    except OSError as exc:
+        raise SystemExit(f"harness-gym train: cannot write {args.out}: {exc.strerror or exc}") from None
     print(f"trained {args.algo} (seed {args.seed}, {args.epochs} epochs) on {args.dataset}; saved {args.out}")
     return 0
 
 
-def _load_policy(spec: str, env_id: str):
+def _load_policy(spec: str, env_id: str, force: bool = False):
     """A scripted policy by name, or a saved d3rlpy learnable by path (masked at inference)."""
     from pathlib import Path
 
-    if not Path(spec).exists():
+    if not (spec.endswith(".d3") or "/" in spec or Path(spec).exists()):
         return _make_policy(spec, env_id)
-    import d3rlpy
-
-    import baselines.awr  # noqa: F401  (registers DiscreteAWR with d3rlpy.load_learnable)
     from baselines.masked import MaskedPolicy
+    from baselines.models import ModelError, load_model
 
-    return MaskedPolicy(d3rlpy.load_learnable(spec), Path(spec).stem)
+    try:
+        learner, overridden = load_model(spec, env_id, force=force)
+    except ModelError as exc:
+        raise SystemExit(f"harness-gym evaluate: {exc}") from None
+    for why in overridden:
+        print(f"warning: evaluating {spec} on {env_id} although {why} (--force)", file=sys.stderr)
+    return MaskedPolicy(learner, Path(spec).stem)
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
@@ -250,7 +295,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
     if args.env not in harness_gym.ENV_IDS:
         raise SystemExit(f"unknown env id {args.env!r}; known: {', '.join(harness_gym.ENV_IDS)}")
-    policy = _load_policy(args.policy, args.env)
+    policy = _load_policy(args.policy, args.env, force=args.force)
     config = _executor_config(args)
     kwargs = {}
     if config is not None:
@@ -288,6 +333,12 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     config = replace(
         base, settings=settings, out=args.out, show_progress=not args.quiet, executor=_executor_config(args)
     )
+    config = replace(config, train_profile=args.train_profile, eval_profiles=tuple(args.eval_profile or ()))
+    if args.references:
+        unknown = [name for name in args.references if name not in _scripted_names()]
+        if unknown:
+            raise SystemExit(f"unknown reference policy {unknown}; known: {', '.join(_scripted_names())}")
+        config = replace(config, references=tuple(args.references))
     try:
         results = run(config)
     except ValueError as exc:
@@ -310,6 +361,63 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from harness_gym.calibrate import calibrate_profile
+
+    env_ids = harness_gym.ENV_IDS if args.env == "all" else (args.env,)
+    if any(env_id not in harness_gym.ENV_IDS for env_id in env_ids):
+        raise SystemExit(f"unknown env id {args.env!r}; known: all, {', '.join(harness_gym.ENV_IDS)}")
+    config = _executor_config(args)
+    try:
+        profile, _ = calibrate_profile(
+            env_ids,
+            executor=config or "simulated",
+            executor_profile=args.executor_profile,
+            probes=args.probes,
+            seed=args.seed,
+            name=Path(args.out).stem,
+        )
+    except ValueError as exc:
+        raise SystemExit(f"harness-gym calibrate: {exc}") from None
+    profile.save(args.out)
+    print(f"wrote {args.out} (use: gym.make(id, executor_profile={args.out!r}))")
+    return 0
+
+
+def _cmd_view(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from harness_gym.viewer import ViewError, write_view
+
+    out = args.out or (Path(args.target) / "view.html" if Path(args.target).is_dir() else Path("view.html"))
+    try:
+        path = write_view(args.target, out, root=args.root, limit=args.max_episodes)
+    except ViewError as exc:
+        raise SystemExit(f"harness-gym view: {exc}") from None
+    print(f"wrote {path} (open it in a browser; it needs no server)")
+    return 0
+
+
+def _scripted_names() -> tuple[str, ...]:
+    from baselines.scripted import SCRIPTED
+
+    return SCRIPTED
+
+
+def _behavior_names() -> tuple[str, ...]:
+    from harness_gym.collect import BEHAVIORS
+
+    return BEHAVIORS
+
+
+def _cmd_headroom(args: argparse.Namespace) -> int:
+    from harness_gym.headroom import cli_main
+
+    return cli_main(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="harness-gym", description=harness_gym.__doc__)
     parser.add_argument("--version", action="version", version=harness_gym.__version__)
@@ -320,7 +428,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="roll a scripted policy and print G, HMS_norm and event rates")
     run.add_argument("--env", required=True, help="environment id (e.g. HarnessCoding-v0) or 'all'")
-    run.add_argument("--policy", default="base", choices=["base", "exploratory", "forced-check", "random"])
+    run.add_argument("--policy", default="base", choices=_scripted_names())
     run.add_argument("--episodes", type=int, default=20)
     run.add_argument("--seed", type=int, default=0, help="episode i uses seed S + i")
     run.add_argument(
@@ -330,14 +438,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--split", default="eval", choices=["train", "eval", "all"])
     run.add_argument("--show", action="store_true", help="print the first episode's trajectory")
+    run.add_argument(
+        "--executor-profile", default=None, help="simulated executor profile: weak | default | strong | JSON"
+    )
+    run.add_argument(
+        "--episodes-out", default=None, help="write each episode's final info as JSON lines (for 'view')"
+    )
     _add_executor_args(run)
     run.set_defaults(func=_cmd_run)
 
     col = sub.add_parser("collect", help="roll a behaviour policy and write a Minari dataset")
     col.add_argument("--env", required=True, help="environment id")
-    col.add_argument(
-        "--policy", default="mixed", choices=["base", "exploratory", "forced-check", "mixed", "random"]
-    )
+    col.add_argument("--policy", default="mixed", choices=_behavior_names())
     col.add_argument("--episodes", type=int, required=True)
     col.add_argument("--dataset-id", required=True, help="harness/<domain>/<name>-v<N>")
     col.add_argument("--seed", type=int, default=0, help="episode i uses seed S + i")
@@ -353,6 +465,14 @@ def build_parser() -> argparse.ArgumentParser:
     dsets = sub.add_parser("datasets", help="list local harness datasets with their statistics")
     dsets.add_argument("--root", default=None, help="datasets directory (default: Minari's)")
     dsets.set_defaults(func=_cmd_datasets)
+    dsets_sub = dsets.add_subparsers(dest="datasets_command")
+    comb = dsets_sub.add_parser(
+        "combine", help="combine datasets of one env into a new one, keeping the harness metadata"
+    )
+    comb.add_argument("new_id", help="id of the combined dataset, harness/<domain>/<name>-v<N>")
+    comb.add_argument("sources", nargs="+", help="ids of the datasets to combine, in order")
+    comb.add_argument("--root", default=argparse.SUPPRESS, help="datasets directory (default: Minari's)")
+    comb.add_argument("--overwrite", action="store_true", help="replace an existing dataset of that id")
 
     tr = sub.add_parser("train", help="train an offline controller on a harness dataset")
     tr.add_argument("--algo", required=True, help="awr | bc | bc-d3rlpy | cql | bcq | dqn | double-dqn | sac")
@@ -365,9 +485,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("evaluate", help="the evaluation protocol (tasks x 3 seeds x 3 rollouts)")
     ev.add_argument("--env", required=True)
-    ev.add_argument("--policy", required=True, help="base | forced-check | exploratory | random | PATH.d3")
+    ev.add_argument("--policy", required=True, help=f"{' | '.join(_scripted_names())} | PATH.d3")
     ev.add_argument("--split", default="eval", choices=["train", "eval", "all"])
     ev.add_argument("--out", default=None, help="write per-episode results as JSON")
+    ev.add_argument(
+        "--force",
+        action="store_true",
+        help="evaluate a model trained on another env id or observation layout",
+    )
     _add_executor_args(ev)
     ev.set_defaults(func=_cmd_evaluate)
 
@@ -376,14 +501,71 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--settings", nargs="*", default=None, help="env ids (default: all)")
     be.add_argument("--out", default="results", help="output directory")
     be.add_argument("--quiet", action="store_true")
+    be.add_argument("--train-profile", default=None, help="executor profile to collect and train against")
+    be.add_argument(
+        "--eval-profile", nargs="+", default=None, help="also evaluate against these profiles (transfer gap)"
+    )
+    be.add_argument(
+        "--references", nargs="*", default=None, help="reference policies to evaluate too, e.g. expert oracle"
+    )
     _add_executor_args(be)
     be.set_defaults(func=_cmd_bench)
+
+    cal = sub.add_parser("calibrate", help="measure an executor profile by probe episodes on the train split")
+    cal.add_argument("--env", required=True, help="environment id or 'all'")
+    cal.add_argument("--probes", type=int, default=200, help="requests per probe kind and environment")
+    cal.add_argument("--seed", type=int, default=0)
+    cal.add_argument("--out", required=True, help="where to write the profile JSON")
+    cal.add_argument(
+        "--executor-profile",
+        default=None,
+        help="simulated executor: the profile to measure (name or JSON; default 'default')",
+    )
+    _add_executor_args(cal)
+    cal.set_defaults(func=_cmd_calibrate)
+    vw = sub.add_parser("view", help="a static HTML page of episodes: results dir, episodes file or dataset")
+    vw.add_argument("target", help="bench results directory, JSONL from 'run --episodes-out', or dataset id")
+    vw.add_argument("--out", default=None, help="page to write (default: TARGET/view.html or ./view.html)")
+    vw.add_argument("--root", default=None, help="datasets directory for a dataset id (default: Minari's)")
+    vw.add_argument("--max-episodes", type=int, default=40, help="episodes shown per setting")
+    vw.set_defaults(func=_cmd_view)
+    hr = sub.add_parser(
+        "headroom", help="reference policies (random to expert, and the oracle) on the eval protocol"
+    )
+    hr.add_argument("--env", default="all", help="environment id or 'all'")
+    hr.add_argument("--out", default=None, help="also write the table (Markdown) and the raw numbers (JSON)")
+    hr.add_argument("--policies", nargs="*", default=None, help="a subset of the reference policies")
+    hr.add_argument("--seeds", type=int, nargs="*", default=None, help="protocol seeds (default 0 1 2)")
+    hr.add_argument("--rollouts", type=int, default=None, help="rollouts per task and seed (default 3)")
+    hr.add_argument("--tasks", type=int, default=None, help="only the first N eval tasks (a quick check)")
+    hr.add_argument(
+        "--write-reference-scores",
+        action="store_true",
+        help="rewrite harness_gym/data/reference_scores.json from this run (full protocol, every env id)",
+    )
+    hr.set_defaults(func=_cmd_headroom)
     return parser
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Errors a user causes (bad files, ids, settings): reported in one line, never as a traceback."""
+    from baselines.models import ModelError
+    from harness_gym.collect import CollectError
+    from harness_gym.dataset_files import DatasetError
+    from harness_gym.executors.cache import CacheError
+    from harness_gym.task import TaskFileError
+
+    return (CacheError, CollectError, DatasetError, ModelError, TaskFileError, OSError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except _user_errors() as exc:
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"harness-gym {args.command}: {message}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ Minari is imported only here, never by ``import harness_gym``.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -29,6 +31,7 @@ import shutil
 import tempfile
 import time
 import uuid
+import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
@@ -40,14 +43,17 @@ import numpy as np
 
 import harness_gym
 from harness_gym.hms import EVENTS
+from harness_gym.reference_scores import reference_scores
 from harness_gym.registry import env_class
 from harness_gym.rollout import USAGE_KEYS
 from harness_gym.task import SPLITS
 
 if TYPE_CHECKING:
+    from gymnasium.envs.registration import EnvSpec
+
     from harness_gym.executors.openai_executor import OpenAIConfig
 
-BEHAVIORS = ("base", "exploratory", "forced-check", "random", "mixed")
+BEHAVIORS = ("base", "exploratory", "forced-check", "check-revise", "expert", "random", "mixed")
 """Behaviour policies: ``mixed`` alternates base (even episodes) and exploratory (odd episodes)."""
 
 DATASET_ID = re.compile(r"^harness/(?P<domain>[a-z_]+)/(?P<name>[a-z0-9][a-z0-9_-]*)-v(?P<version>\d+)$")
@@ -266,7 +272,13 @@ def _open_checkpoints(config: CollectConfig) -> tuple[Path, dict[int, Path]]:
     if directory.exists() and config.overwrite:
         shutil.rmtree(directory)
     if manifest.exists():
-        found = json.loads(manifest.read_text())
+        try:
+            found = json.loads(manifest.read_text())
+        except (OSError, ValueError) as exc:
+            raise CollectError(
+                f"the checkpoint manifest {manifest} cannot be read ({exc}); delete {directory} or pass "
+                "overwrite to start again"
+            ) from None
         if found != wanted:
             raise CollectError(
                 f"an interrupted collection of {config.dataset_id!r} with different settings is at "
@@ -293,8 +305,14 @@ def _save_episode(directory: Path, index: int, arrays: dict[str, np.ndarray]) ->
 
 
 def _load_episode(path: Path) -> dict[str, np.ndarray]:
-    with np.load(path, allow_pickle=False) as data:
-        return {key: data[key] for key in data.files}
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {key: data[key] for key in data.files}
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        raise CollectError(
+            f"checkpoint {path} is corrupt ({type(exc).__name__}: {exc}); delete it and collect again "
+            "(the other checkpoints are kept)"
+        ) from None
 
 
 # -- the whole collection --------------------------------------------------------------------------
@@ -363,25 +381,9 @@ def collect(config: CollectConfig) -> CollectReport:
     return report
 
 
-def reference_scores(
-    env_id: str, split: str, episodes_per_task: int = 2, **env_kwargs: Any
-) -> tuple[float, float]:
-    """Minari's normalisation bounds: a masked uniform-random controller's mean G, and 1 (the rubric max).
-
-    Run with the dataset's executor (``env_kwargs``), so with a chat LLM it costs 2 episodes per task.
-    """
-    from baselines.scripted import RandomPolicy
-    from harness_gym.rollout import run_episode
-
-    env = gym.make(env_id, split=split, **env_kwargs)
-    ids = [task.task_id for task in env.unwrapped.tasks]
-    policy = RandomPolicy()
-    gs = [
-        run_episode(env, policy, seed=10_000 + k * len(ids) + i, task_id=task_id)["G"]
-        for k in range(episodes_per_task)
-        for i, task_id in enumerate(ids)
-    ]
-    return float(np.mean(gs)), 1.0
+def eval_env_spec(env_spec: EnvSpec) -> EnvSpec:
+    """The dataset's evaluation environment: the same id and settings on the held-out eval split."""
+    return dataclasses.replace(env_spec, kwargs={**env_spec.kwargs, "split": "eval"})
 
 
 def _write_dataset(config: CollectConfig, episodes: list[dict[str, np.ndarray]], target: Path) -> None:
@@ -406,16 +408,13 @@ def _write_dataset(config: CollectConfig, episodes: list[dict[str, np.ndarray]],
         )
         for i, ep in enumerate(episodes)
     ]
-    ref_min, ref_max = reference_scores(config.env_id, config.split, **config.env_kwargs())
-    staging = root / f".staging-{uuid.uuid4().hex}"
-    previous = os.environ.get("MINARI_DATASETS_PATH")
-    os.environ["MINARI_DATASETS_PATH"] = str(staging)
-    try:
+    ref_min, ref_max = reference_scores(config.env_id)
+    with staged(root) as staging:
         dataset = minari.create_dataset_from_buffers(
             dataset_id=config.dataset_id,
             buffer=buffers,
             env=env,
-            eval_env=gym.spec(config.env_id).id,
+            eval_env=eval_env_spec(env.spec),
             algorithm_name=config.policy,
             author="harness-gym",
             author_email="harness-gym@users.noreply.github.com",
@@ -446,6 +445,16 @@ def _write_dataset(config: CollectConfig, episodes: list[dict[str, np.ndarray]],
         )
         del dataset
         _install(staging, root, config.dataset_id, target, config.overwrite)
+
+
+@contextlib.contextmanager
+def staged(root: Path) -> Iterator[Path]:
+    """A staging directory under ``root`` that Minari writes new datasets into (removed afterwards)."""
+    staging = root / f".staging-{uuid.uuid4().hex}"
+    previous = os.environ.get("MINARI_DATASETS_PATH")
+    os.environ["MINARI_DATASETS_PATH"] = str(staging)
+    try:
+        yield staging
     finally:
         if previous is None:
             del os.environ["MINARI_DATASETS_PATH"]

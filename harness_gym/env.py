@@ -14,10 +14,11 @@ from harness_gym.domains.base import Domain, Episode, Outcome, artifact_hash
 from harness_gym.executors.base import Executor, RequestKind
 from harness_gym.executors.simulated import SimulatedExecutor
 from harness_gym.hms import EpisodeOutcome, HMSParams, detect, hms_norm
+from harness_gym.profiles import ExecutorProfile, for_domain
 from harness_gym.rubric import g_norm
 from harness_gym.state import N_FEATURES, HarnessState, feature_table
 from harness_gym.task import Task, select
-from harness_gym.trajectory import render_steps
+from harness_gym.trajectory import draw_steps, render_steps
 
 if TYPE_CHECKING:
     from harness_gym.executors.openai_executor import OpenAIConfig
@@ -65,27 +66,33 @@ _COMMON_DOC = """
     ## Episode End
 
     Terminated by SUBMIT. Truncated after ``max_steps`` steps, scoring the current draft
-    (``termination_reason="budget"``). The final ``info`` holds ``G``, ``rubric``
-    {{criterion: (score, max)}}, ``hms`` {{event: {{fired, applicable}}}}, ``hms_norm``,
-    ``termination_reason`` (``"submit"`` | ``"budget"``), ``cost``, ``usage`` and ``trajectory`` (every step
-    record, JSON-serialisable).
+    (``termination_reason="budget"``). Each id is registered with ``max_episode_steps`` equal to
+    ``max_steps``; ``gym.make(id, max_episode_steps=N)`` and ``gym.make(id, max_steps=N)`` both set this
+    one budget, so the ``TimeLimit`` and the environment truncate on the same, scored, step. The final
+    ``info`` holds ``G``, ``rubric`` {{criterion: (score, max)}}, ``hms`` {{event: {{fired, applicable}}}},
+    ``hms_norm``, ``termination_reason`` (``"submit"`` | ``"budget"``), ``cost``, ``usage`` and
+    ``trajectory`` (every step record, JSON-serialisable).
 
     ## Arguments
 
-    ``gym.make(id, split="train", executor="simulated", task_ids=None, max_steps=None, strict=False,
-    render_mode=None, hms_params=None, **domain_kwargs)``
+    ``gym.make(id, split="train", executor="simulated", executor_profile=None, task_ids=None,
+    max_steps=None, strict=False, render_mode=None, hms_params=None, **domain_kwargs)``
 
     - ``split``: ``"train"`` (80 tasks), ``"eval"`` (20 held-out tasks) or ``"all"``.
     - ``executor``: ``"simulated"`` (embedded, offline); ``"openai"``, an ``OpenAIConfig`` or an
       ``OpenAIExecutor`` (a chat LLM behind an OpenAI-compatible endpoint, with the record/replay
       cache; ``"openai"`` reads ``HARNESS_GYM_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY``); or any object
       implementing ``Executor``.
-    - ``task_ids``: restrict the tasks drawn at reset (``reset(options={{"task_id": ...}})`` picks one).
+    - ``executor_profile``: the simulated executor's parameters: an ``ExecutorProfile``, a shipped name
+      (``"weak"``, ``"default"``, ``"strong"``) or a JSON file (``harness-gym calibrate`` writes one);
+      default ``$HARNESS_GYM_EXECUTOR_PROFILE`` or ``"default"`` (``harness_gym.profiles``).
+    - ``task_ids``: restrict the tasks drawn at reset to these ids (a string is one id);
+      ``reset(options={{"task_id": ...}})`` picks one.
     - ``max_steps``: step budget (default per domain).
     - ``strict``: raise on illegal actions instead of counting them.
-    - ``render_mode``: ``"ansi"`` renders the trajectory so far as text.
+    - ``render_mode``: ``"ansi"`` renders the trajectory so far as text, ``"rgb_array"`` as a small
+      image (actions over time, CHECK/REVISE/SUBMIT marked, G once scored; needs matplotlib).
     - ``hms_params``: ``HMSParams`` with the detector thresholds.
-    - ``competence``: (domain kwarg) the simulated executor's competence dataclass.
 """
 
 
@@ -96,7 +103,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
     and revises artifacts; the domain's real verifier scores the submitted artifact.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     domain_cls: ClassVar[type[Domain]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -111,6 +118,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         self,
         split: str = "train",
         executor: str | Executor | OpenAIConfig = "simulated",
+        executor_profile: ExecutorProfile | str | None = None,
         task_ids: Sequence[str] | None = None,
         max_steps: int | None = None,
         strict: bool = False,
@@ -119,15 +127,18 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         **domain_kwargs: Any,
     ) -> None:
         self.domain = self.domain_cls(**domain_kwargs)
+        self.executor_profile = for_domain(executor_profile, self.domain_cls)
         self.tasks: list[Task] = self._select_tasks(split, task_ids)
         self.split = split
         self._by_id = {task.task_id: task for task in self.tasks}
         self.max_steps = int(max_steps if max_steps is not None else self.domain.max_steps)
+        self.max_steps_given = max_steps is not None
+        """Whether ``max_steps`` was explicit (``gym.make``'s ``TimeLimit`` then follows it)."""
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
         self.executor: Executor = self._bind_executor(executor)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode {render_mode!r} is not supported; use 'ansi' or None")
+            raise ValueError(f"render_mode {render_mode!r} is not supported; use 'ansi', 'rgb_array' or None")
         self.render_mode = render_mode
         self.strict = strict
         self.hms_params = hms_params or HMSParams()
@@ -139,7 +150,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
 
     def _bind_executor(self, executor: str | Executor | OpenAIConfig) -> Executor:
         if executor == "simulated":
-            return SimulatedExecutor(self.domain)
+            return SimulatedExecutor(self.domain, self.executor_profile)
         if isinstance(executor, str) and executor != "openai":
             raise ValueError(f"unknown executor {executor!r}; expected 'simulated' or 'openai'")
         # imported here: the chat client and cache stay out of ``import harness_gym``
@@ -158,6 +169,8 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
 
     def _select_tasks(self, split: str, task_ids: Sequence[str] | None) -> list[Task]:
         tasks = select(self.domain.tasks(), split)
+        if isinstance(task_ids, str):  # one id, not a sequence of one-character ids
+            task_ids = [task_ids]
         if task_ids is not None:
             by_id = {task.task_id: task for task in tasks}
             unknown = [tid for tid in task_ids if tid not in by_id]
@@ -251,9 +264,14 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         """Legal actions as booleans (the sb3-contrib ``MaskablePPO`` convention)."""
         return self._mask.astype(bool)
 
-    def render(self) -> str | None:
-        if self.render_mode != "ansi":
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
             return None
+        if self.render_mode == "rgb_array":
+            if self._ep is None:
+                return draw_steps(self.domain.env_id, [], None, self.max_steps)
+            title = f"{self.domain.env_id} {self._ep.task.task_id}"
+            return draw_steps(title, self._ep.steps, self._final, self.max_steps)
         if self._ep is None:
             return "(no episode yet: call reset())\n"
         task = self._ep.task
@@ -305,6 +323,11 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         response = ep.ask(kind)
         state = ep.state
         state.unresolved_failure = False
+        if kind == "revise":
+            # Feedback counts once (a REVISE consumes it), and every revision is a new version to check:
+            # whether the text changed, and into what, never shows in the observation.
+            ep.feedback = None
+            state.checked_draft = state.tested_draft = False
         if response.error is not None:
             state.errors += 1
             state.unresolved_failure = True

@@ -1,8 +1,19 @@
-"""Every environment id of the suite: one row each, registered with Gymnasium on import."""
+"""Every environment id of the suite: one row each, registered with Gymnasium on import.
+
+Each id is registered with ``max_episode_steps`` equal to the environment's own step budget
+(``max_steps``), and with :class:`SyncBudget` as an additional wrapper, so the two are one number:
+``gym.make(id, max_episode_steps=N)`` sets the environment's budget to N and ``gym.make(id, max_steps=N)``
+moves the ``TimeLimit`` to N. Either way the environment itself truncates on the last step and scores
+the current draft (G in the final info); ``TimeLimit`` never cuts an episode before it is scored.
+"""
 
 from __future__ import annotations
 
 import gymnasium as gym
+from gymnasium.envs.registration import WrapperSpec
+from gymnasium.wrappers import TimeLimit
+
+from harness_gym.domains.base import Domain
 
 ENV_ENTRY_POINTS: dict[str, str] = {
     "HarnessKnowledgeWork-v0": "harness_gym.domains.knowledge_work:HarnessKnowledgeWorkEnv",
@@ -26,10 +37,54 @@ ADAPTERS = frozenset({"HarnessTauRetail-v0", "HarnessDBBench-v0"})
 """Public-benchmark adapters: 16 train / 20 eval tasks by default, upstream data via ``data_path``."""
 
 
+class SyncBudget(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """Makes the ``TimeLimit`` below it and the environment's ``max_steps`` budget one number.
+
+    Applied by ``gym.make`` (it is in every id's registered ``additional_wrappers``). An explicit
+    ``max_episode_steps`` sets the environment's budget; an explicit ``max_steps`` moves the
+    registered ``TimeLimit``; both explicit and different is refused.
+    """
+
+    def __init__(self, env: gym.Env) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.Wrapper.__init__(self, env)
+        limit = _find_time_limit(env)
+        if limit is None:  # gym.make(..., max_episode_steps=-1): the environment's budget alone
+            return
+        inner = env.unwrapped
+        registered = gym.registry[inner.spec.id].max_episode_steps if inner.spec.id in gym.registry else None
+        steps = limit._max_episode_steps
+        if not getattr(inner, "max_steps_given", False):
+            inner.max_steps = steps
+        elif steps == registered:
+            limit._max_episode_steps = inner.max_steps
+        elif steps != inner.max_steps:
+            raise ValueError(
+                f"{inner.spec.id}: max_steps={inner.max_steps} and max_episode_steps={steps} disagree; "
+                "they are the same step budget, give one of them"
+            )
+
+
+def _find_time_limit(env: gym.Env) -> TimeLimit | None:
+    while isinstance(env, gym.Wrapper):
+        if isinstance(env, TimeLimit):
+            return env
+        env = env.env
+    return None
+
+
+_SYNC = WrapperSpec("SyncBudget", "harness_gym.registry:SyncBudget", {})
+
+
 def register_all() -> None:
     for env_id, entry_point in {**ENV_ENTRY_POINTS, **EXTRA_ENV_ENTRY_POINTS}.items():
         if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point=entry_point)
+            gym.register(
+                id=env_id,
+                entry_point=entry_point,
+                max_episode_steps=Domain.max_steps,
+                additional_wrappers=(_SYNC,),
+            )
 
 
 def env_class(env_id: str) -> type:

@@ -537,8 +537,16 @@ def write_report(results: Mapping[str, Any], out_dir: str | Path, figures: bool 
         except ImportError as exc:  # the tables are still worth having
             warnings.warn(f"figures skipped: {exc}", stacklevel=2)
     body = [_header(results), markdown_tables(results).rstrip()]
+    from harness_gym.shift import shift_markdown
+
+    if shift := shift_markdown(results).rstrip():
+        body.append(shift)
     if figure_paths:
         body.append("## Figures\n\n" + "\n".join(f"![{k}]({p.name})" for k, p in figure_paths.items()))
+    from harness_gym.viewer import write_view  # the episodes page (results.json and any kept datasets)
+
+    paths["view"] = write_view(out, out / "view.html")
+    body.append("Episodes, step by step: [view.html](view.html) (`harness-gym view RESULTS_DIR`).")
     paths["report"].write_text("\n\n".join(body) + "\n")
     return paths | figure_paths
 

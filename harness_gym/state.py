@@ -54,6 +54,10 @@ FEATURES: tuple[str, ...] = (
 )
 """Name of each observation index, in order."""
 
+LAYOUT_VERSION = 1
+"""Version of the ``FEATURES`` layout: bumped whenever a feature is added, removed or moved. Saved models
+record it (with the names), and a model is refused on a layout other than the one it was trained on."""
+
 FEATURE_DOCS: dict[str, str] = {
     **dict(_CORE),
     **{f"last_action_{a.name.lower()}": f"1 if the previous action was {a.name}" for a in Action},

@@ -7,7 +7,7 @@ import pytest
 
 import harness_gym
 from baselines.scripted import BasePolicy
-from harness_gym.paper import BASE_G, CALIBRATION_TOLERANCE, EVAL_ROLLOUTS, EVAL_SEEDS
+from harness_gym.paper import BASE_G, CALIBRATION_TOLERANCE, EVAL_ROLLOUTS, EVAL_SEEDS, PAPER
 from harness_gym.rollout import run_protocol, summarize
 
 
@@ -19,3 +19,22 @@ def test_base_harness_matches_the_paper(env_id):
     summary = summarize(finals)
     assert summary["G"] == pytest.approx(BASE_G[env_id], abs=CALIBRATION_TOLERANCE)
     assert summary["events"]["CheckBeforeSubmit"]["fired"] == 0.0  # Base never checks
+
+
+EVENT_TOLERANCE = 0.05
+FITTED_EVENTS = [
+    ("HarnessCoding-v0", "TestBeforeSubmit"),
+    ("HarnessPlanning-v0", "EarlySubmit"),
+    ("HarnessMultiTool-v0", "ValidToolUse"),
+    ("HarnessMultiTool-v0", "EarlySubmit"),
+]
+"""Base event rates of the paper's Table 7 that the first-draft parameters were fitted to (the others
+are reported, not fitted: see the README section on the simulated executor)."""
+
+
+@pytest.mark.parametrize(("env_id", "event"), FITTED_EVENTS)
+def test_base_event_rates_match_the_paper(env_id, event):
+    env = gym.make(env_id, split="eval")
+    summary = summarize(run_protocol(env, BasePolicy(env_id), EVAL_SEEDS, EVAL_ROLLOUTS))
+    paper_base_rate = PAPER[env_id].events[event][0]
+    assert summary["events"][event]["fired"] == pytest.approx(paper_base_rate, abs=EVENT_TOLERANCE)

@@ -19,6 +19,7 @@ from harness_gym import Action
 from harness_gym.cli import main
 from harness_gym.collect import CollectConfig, CollectError, checkpoint_dir, collect, dataset_stats
 from harness_gym.hms import EVENTS
+from harness_gym.reference_scores import reference_scores
 from harness_gym.rollout import run_episode
 
 PLANNING = "HarnessPlanning-v0"
@@ -67,7 +68,7 @@ def test_round_trip_with_plain_minari(tmp_path, monkeypatch):
     task_ids = meta["harness_task_ids"]
     assert len(task_ids) == 80 and meta["harness_split"] == "train" and meta["harness_env_id"] == PLANNING
     assert meta["harness_behaviors"] == ["base", "exploratory"] and meta["algorithm_name"] == "mixed"
-    assert 0.0 < meta["ref_min_score"] < meta["ref_max_score"] == 1.0
+    assert (meta["ref_min_score"], meta["ref_max_score"]) == reference_scores(PLANNING)  # the env id's
     for i, ep in enumerate(episodes):
         t = len(ep.actions)
         assert ep.observations.shape == (t + 1, 31) and ep.infos["action_mask"].shape == (t + 1, 7)

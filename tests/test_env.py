@@ -160,7 +160,7 @@ def test_bad_arguments_are_named(env_id):
     with pytest.raises(ValueError, match="split"):
         gym.make(env_id, split="validation")
     with pytest.raises(ValueError, match="render_mode"):
-        gym.make(env_id, render_mode="human")
+        gym.make(env_id, render_mode="rgb")
     with pytest.raises(ValueError, match="unknown executor 'gpt'"):
         gym.make(env_id, executor="gpt")
     with pytest.raises(TypeError, match="executor must be"):

@@ -111,7 +111,7 @@ def test_every_layout_round_trips_and_scores_the_maximum(name: str) -> None:
         ("ANSWER: Lisbon\nSOURCE: s01", (0.0, 0.0, 0.5)),  # outdated value
         ("ANSWER: Tallinn\nSOURCE: s02", (0.0, 0.0, 0.5)),  # another person's value
         ("ANSWER: Galway\nSOURCE: s04", (2.0, 0.0, 0.5)),  # a passing mention does not establish it
-        ("ANSWER: Galway\nSOURCE: s03, s04", (2.0, 0.5, 0.5)),  # several sources: half credit
+        ("ANSWER: Galway\nSOURCE: s03, s04", (2.0, 0.0, 0.5)),  # several sources: no source named
         ("ANSWER: Galway\nSOURCE: s09", (2.0, 0.0, 0.0)),  # no such session: not a valid layout
         ("ANSWER: Galway\nSOURCE: unknown", (2.0, 0.0, 0.0)),
         ("ANSWER: Galway", (2.0, 0.0, 0.0)),

@@ -55,6 +55,14 @@ def perfect_calls(payload: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"name": step["tool"], "valid": True, "ok": True} for step in payload["chain"]]
 
 
+def gold_results(payload: dict[str, Any]) -> list[Seen]:
+    """The results of running the task's gold chain, in order."""
+    docs, seen = payload["documents"], []
+    for step in payload["chain"]:
+        seen.append(read_result(run_call(docs, step["call"], names_in_context(docs, seen)).text))
+    return seen
+
+
 # ---- the shipped task set ----------------------------------------------------------------------------
 
 
@@ -97,15 +105,15 @@ def test_every_reference_scores_full_and_every_flawed_draft_loses(records) -> No
     kinds: Counter[str] = Counter()
     for r in records:
         payload = r["payload"]
-        calls = perfect_calls(payload)
-        rubric = score(payload, payload["reference"], calls)
+        calls, results = perfect_calls(payload), gold_results(payload)
+        rubric = score(payload, payload["reference"], calls, results)
         assert sum(s for s, _ in rubric.values()) == TOP, r["task_id"]
         sources = [item["source"] for item in payload["pool"]]
         assert gen.POOL_MIN <= len(sources) <= gen.POOL_MAX
         assert len(set(sources)) == len(sources) and payload["reference"] not in sources
         for item in payload["pool"]:
             kinds[item["flaw"]] += 1
-            rubric = score(payload, item["source"], calls)
+            rubric = score(payload, item["source"], calls, results)
             assert sum(s for s, _ in rubric.values()) < TOP, (r["task_id"], item)
             numeric_ok = rubric["numeric_answer"][0] == CRITERIA["numeric_answer"]
             assert numeric_ok == (item["flaw"] == "malformed"), (r["task_id"], item)
@@ -401,15 +409,20 @@ def test_tool_use_reads_the_episode_calls() -> None:
     def calls(*spec: tuple[str, bool, bool]) -> list[dict[str, Any]]:
         return [{"name": n, "valid": v, "ok": o} for n, v, o in spec]
 
-    assert tool_use_score(TOOLS, []) == 0.0
+    assert tool_use_score([], [False, False, False]) == 0.0
     full = calls(("extract_table", True, True), ("calculator", True, True), ("convert", True, True))
-    assert tool_use_score(TOOLS, full) == 1.0
+    assert tool_use_score(full, [True, True, True]) == 1.0
     with_bad = [*full, {"name": "convert", "valid": False, "ok": False}]
-    assert tool_use_score(TOOLS, with_bad) == pytest.approx(0.5 * 0.75 + 0.5)
+    assert tool_use_score(with_bad, [True, True, True]) == pytest.approx(0.5 * 0.75 + 0.5)
     partial = calls(("extract_table", True, True), ("calculator", True, False))
-    assert tool_use_score(TOOLS, partial) == pytest.approx(0.5 + 0.5 / 3)
-    rubric = score(PAYLOAD, f"TOTAL: 1234.57 USD\n{TOOLS_LINE}", partial)
-    assert list(rubric) == list(CRITERIA) and rubric["tool_use"][0] == pytest.approx(0.5 + 0.5 / 3)
+    assert tool_use_score(partial, [True, False, False]) == pytest.approx(0.5 + 0.5 / 3)
+    # the required tools run on the wrong inputs accomplish no step: validity is not paid either
+    assert tool_use_score(full, [False, False, False]) == 0.0
+    payload = {**PAYLOAD, "chain": [{"tool": "calculator", "match": {"value": 1234.5678}}]}
+    hit, miss = Seen("calculator", True, "1234.5678"), Seen("calculator", True, "2")
+    rubric = score(payload, f"TOTAL: 1234.57 USD\n{TOOLS_LINE}", calls(("calculator", True, True)), [hit])
+    assert list(rubric) == list(CRITERIA) and rubric["tool_use"][0] == 1.0
+    assert score(payload, "TOTAL: 1234.57 USD", calls(("calculator", True, True)), [miss])["tool_use"][0] == 0
 
 
 def test_claim_support_counts_backed_claims() -> None:

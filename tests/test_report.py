@@ -125,7 +125,7 @@ def _row(rows: list[list[str]], label: str) -> list[str]:
 
 
 def test_write_report_writes_every_file(written: dict[str, Path]) -> None:
-    expected = {"report", "results", "summary", *FIGURES}
+    expected = {"report", "results", "summary", "view", *FIGURES}
     assert set(written) == expected
     for path in written.values():
         assert path.is_file() and path.stat().st_size > 0

@@ -1,12 +1,15 @@
-"""The simulated executor's competence model, measured over many draws."""
+"""The simulated executor's mechanism, measured over many draws."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from harness_gym import ENV_IDS
 from harness_gym.domains.base import ArtifactPool, Flawed, artifact_hash
-from harness_gym.executors import Competence, Context, ExecutorRequest, Feedback, SimulatedExecutor
+from harness_gym.executors import Context, ExecutorRequest, Feedback, SimulatedExecutor
+from harness_gym.profiles import DomainProfile, DraftParams, Mechanism
+from harness_gym.state import FEATURE_INDEX, FEATURES
 from harness_gym.task import Task
 
 TASK = Task("t-0", "coding", "v0", "standard", "train", "tmpl", "Write f.", payload={})
@@ -14,11 +17,11 @@ POOL = ArtifactPool(
     reference="REF",
     flawed=(Flawed("off_by_one", "BAD1"), Flawed("off_by_one", "BAD2"), Flawed("syntax_error", "BAD3")),
 )
+EVERYWHERE = ("easy", "standard", "hard")
 
 
 class StubDomain:
-    def __init__(self, competence: Competence) -> None:
-        self.competence = competence
+    name = "coding"
 
     def pool(self, task: Task) -> ArtifactPool:
         return POOL
@@ -33,56 +36,87 @@ class StubDomain:
         )
 
 
-def executor(**params) -> SimulatedExecutor:
-    return SimulatedExecutor(StubDomain(Competence(**params)))  # type: ignore[arg-type]
+def executor(draft: dict | None = None, **mechanism) -> SimulatedExecutor:
+    profile = DomainProfile(draft=DraftParams(**(draft or {})), mechanism=Mechanism(**mechanism))
+    return SimulatedExecutor(StubDomain(), profile)  # type: ignore[arg-type]
+
+
+def outcomes(ex: SimulatedExecutor, request: ExecutorRequest, n: int = 4000) -> dict[str, float]:
+    rng = np.random.default_rng(0)
+    texts = [ex.complete(request, rng).text for _ in range(n)]
+    return {text: texts.count(text) / n for text in set(texts)}
 
 
 def rate(ex: SimulatedExecutor, request: ExecutorRequest, target: str = "REF", n: int = 4000) -> float:
-    rng = np.random.default_rng(0)
-    return sum(ex.complete(request, rng).text == target for _ in range(n)) / n
+    return outcomes(ex, request, n).get(target, 0.0)
+
+
+def revise(draft: str, feedback: Feedback | None = None, revision: int = 0) -> ExecutorRequest:
+    return ExecutorRequest("revise", TASK, Context(), draft=draft, feedback=feedback, revision=revision)
+
+
+LOCALISED = Feedback("tests", artifact_hash("BAD1"), ("test 2 failed: expected 3, got 4",))
+VERDICT = Feedback("check", artifact_hash("BAD1"), ("judge: FAIL: the draft does not meet the criteria",))
+FIX = {"localised": 0.7, "verdict": 0.3, "none": 0.1}
 
 
 def test_informed_drafts_are_more_often_correct():
-    ex = executor(p_correct={"easy": 0.5, "standard": 0.3, "hard": 0.1}, informed_gain=0.3)
+    ex = executor({"p_correct": {"easy": 0.5, "standard": 0.3, "hard": 0.1}, "informed_gain": 0.3})
     blind = rate(ex, ExecutorRequest("draft", TASK, Context(observed=False)))
     informed = rate(ex, ExecutorRequest("draft", TASK, Context(observed=True)))
     assert blind == pytest.approx(0.3, abs=0.03)
     assert informed == pytest.approx(0.6, abs=0.03)
 
 
-def test_revise_after_localised_feedback_fixes_more_than_blind_revise():
-    ex = executor(p_fix_informed=0.7, p_fix_blind=0.15)
-    localised = Feedback("tests", artifact_hash("BAD1"), ("test 2 failed",))
-    informed = rate(ex, ExecutorRequest("revise", TASK, Context(), draft="BAD1", feedback=localised))
-    blind = rate(ex, ExecutorRequest("revise", TASK, Context(), draft="BAD1"))
+def test_fix_rate_depends_on_what_the_feedback_localises():
+    ex = executor(p_fix=FIX)
+    assert rate(ex, revise("BAD1", LOCALISED)) == pytest.approx(0.7, abs=0.03)
+    assert rate(ex, revise("BAD1", VERDICT)) == pytest.approx(0.3, abs=0.03)
+    assert rate(ex, revise("BAD1")) == pytest.approx(0.1, abs=0.03)
     stale = Feedback("tests", artifact_hash("BAD2"), ("test 2 failed",))  # about another draft
-    stale_rate = rate(ex, ExecutorRequest("revise", TASK, Context(), draft="BAD1", feedback=stale))
     clean = Feedback("check", artifact_hash("BAD1"), ())  # found nothing: does not localise
-    clean_rate = rate(ex, ExecutorRequest("revise", TASK, Context(), draft="BAD1", feedback=clean))
-    assert informed == pytest.approx(0.7, abs=0.03)
-    assert blind == pytest.approx(0.15, abs=0.03)
-    assert stale_rate == pytest.approx(0.15, abs=0.03) and clean_rate == pytest.approx(0.15, abs=0.03)
+    assert rate(ex, revise("BAD1", stale)) == pytest.approx(0.1, abs=0.03)
+    assert rate(ex, revise("BAD1", clean)) == pytest.approx(0.1, abs=0.03)
 
 
-def test_revise_can_break_a_correct_draft():
+def test_repeated_revisions_have_diminishing_returns():
+    ex = executor(p_fix=FIX, fix_decay=0.5)
+    first, third = rate(ex, revise("BAD1", LOCALISED)), rate(ex, revise("BAD1", LOCALISED, revision=2))
+    assert first == pytest.approx(0.7, abs=0.03)
+    assert third == pytest.approx(0.7 * 0.25, abs=0.03)
+
+
+def test_a_failed_fix_can_return_another_flaw():
+    ex = executor(p_fix={"localised": 0.0, "verdict": 0.0, "none": 0.0}, p_reflaw=0.6)
+    seen = outcomes(ex, revise("BAD1", LOCALISED))
+    assert seen.get("BAD1", 0.0) == pytest.approx(0.4, abs=0.03)
+    assert seen.get("BAD2", 0.0) + seen.get("BAD3", 0.0) == pytest.approx(0.6, abs=0.03)
+    assert "REF" not in seen
+
+
+def test_revise_can_break_a_correct_draft_into_any_flaw():
     ex = executor(p_break=0.2)
-    kept = rate(ex, ExecutorRequest("revise", TASK, Context(), draft="REF"))
-    assert kept == pytest.approx(0.8, abs=0.03)
+    seen = outcomes(ex, revise("REF"))
+    assert seen["REF"] == pytest.approx(0.8, abs=0.03)
+    assert set(seen) - {"REF"} <= {"BAD1", "BAD2", "BAD3"}
+
+
+def test_a_changed_draft_does_not_imply_a_correct_one():
+    """Among revisions of a flawed draft that changed it, a good share are other flaws."""
+    ex = executor(p_fix={"localised": 0.5, "verdict": 0.2, "none": 0.1}, p_reflaw=0.5)
+    seen = outcomes(ex, revise("BAD1", LOCALISED))
+    changed = {text: p for text, p in seen.items() if text != "BAD1"}
+    assert 0.15 < sum(p for text, p in changed.items() if text != "REF") / sum(changed.values()) < 0.5
 
 
 def test_flaw_weights_shape_the_wrong_drafts():
-    ex = executor(
-        p_correct={"standard": 0.0, "easy": 0.0, "hard": 0.0},
-        informed_gain=0.0,
-        flaw_weights={"syntax_error": 0.0},
-    )
+    never = dict.fromkeys(EVERYWHERE, 0.0)
+    ex = executor({"p_correct": never, "informed_gain": 0.0, "flaw_weights": {"syntax_error": 0.0}})
     request = ExecutorRequest("draft", TASK, Context())
     rng = np.random.default_rng(1)
-    texts = {ex.complete(request, rng).text for _ in range(300)}
-    assert texts == {"BAD1", "BAD2"}
-    never_right = {"standard": 0.0, "easy": 0.0, "hard": 0.0}
+    assert {ex.complete(request, rng).text for _ in range(300)} == {"BAD1", "BAD2"}
     zero = executor(
-        p_correct=never_right, informed_gain=0.0, flaw_weights={"syntax_error": 0, "off_by_one": 0}
+        {"p_correct": never, "informed_gain": 0.0, "flaw_weights": {"syntax_error": 0, "off_by_one": 0}}
     )
     with pytest.raises(ValueError, match="zero weight"):
         zero.complete(ExecutorRequest("draft", TASK, Context()), np.random.default_rng(0))
@@ -113,7 +147,57 @@ def test_bad_requests_are_named():
 
 
 def test_tool_requests_pick_the_right_call_with_p_tool_correct():
-    ex = executor(p_tool_correct=0.85)
+    ex = executor({"p_tool_correct": 0.85})
     request = ExecutorRequest("tool", TASK, Context(tool_results=["read_document: ok"]))
     assert rate(ex, request, target="calc(step=1)") == pytest.approx(0.85, abs=0.03)
     assert rate(ex, request, target="calc(x=)") == pytest.approx(0.075, abs=0.02)
+
+
+class ForcedRevise:
+    """The simulated executor, except that a REVISE returns a chosen text."""
+
+    name = "forced"
+
+    def __init__(self, inner: SimulatedExecutor, revised: str) -> None:
+        self.inner, self.revised = inner, revised
+
+    def complete(self, request: ExecutorRequest, rng: np.random.Generator):
+        response = self.inner.complete(request, rng)
+        if request.kind == "revise":
+            from dataclasses import replace
+
+            return replace(response, text=self.revised)
+        return response
+
+
+def _obs_after_revise(env_id: str, revised_to: str) -> np.ndarray:
+    """Base's gathering and DRAFT, a CHECK, then one REVISE whose output is forced."""
+    import gymnasium as gym
+
+    from harness_gym.actions import Action
+
+    env = gym.make(env_id, split="train")
+    inner = env.unwrapped.executor
+    task = env.unwrapped.tasks[0]
+    pool = env.unwrapped.domain.pool(task)
+    text = {"reference": pool.reference, "flawed": pool.flawed[-1].source}.get(revised_to)
+    obs, info = env.reset(seed=3, options={"task_id": task.task_id})
+    domain = env.unwrapped.domain
+    while not obs[FEATURE_INDEX["has_draft"]]:
+        obs, *_, info = env.step(domain.base_action(obs, info["action_mask"]))
+    obs, *_, info = env.step(int(Action.CHECK))
+    ep = env.unwrapped._ep
+    ep.executor = ForcedRevise(inner, text or ep.draft)  # no text: the draft comes back unchanged
+    obs, *_ = env.step(int(Action.REVISE))
+    assert ep.draft == (text or ep.draft)
+    return obs
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_no_feature_reveals_what_a_revise_returned(env_id):
+    """Every feature after a REVISE is the same whether it returned the reference, a flawed variant or
+    the unchanged draft: the observation is a function of the history, never of the new draft."""
+    after = {what: _obs_after_revise(env_id, what) for what in ("reference", "flawed", "unchanged")}
+    for i, name in enumerate(FEATURES):
+        values = {what: float(obs[i]) for what, obs in after.items()}
+        assert len(set(values.values())) == 1, f"{env_id}: feature {name} differs: {values}"

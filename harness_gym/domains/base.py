@@ -2,8 +2,8 @@
 
 A domain owns its task set, the meaning of OBSERVE / RETRIEVE / CALL_TOOL / CHECK, the action-mask
 rule, the verifier that turns a submitted artifact into a rubric, the Base script, and the artifact
-pool and competence parameters of the simulated executor. DRAFT, REVISE and SUBMIT are handled by the
-environment itself, identically for every domain.
+pool and first-draft parameters (``draft_params``) of the simulated executor. DRAFT, REVISE and SUBMIT
+are handled by the environment itself, identically for every domain.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from harness_gym.executors.base import (
     Feedback,
     RequestKind,
 )
-from harness_gym.executors.simulated import Competence
+from harness_gym.profiles import DraftParams
 from harness_gym.rubric import Rubric
 from harness_gym.state import FEATURE_INDEX, HarnessState
 from harness_gym.task import Task, TaskFileError, packaged_task_file, read_jsonl
@@ -113,7 +113,13 @@ class Episode:
     def ask(self, kind: RequestKind) -> ExecutorResponse:
         """One executor call about the current draft, with its usage added to the episode's."""
         request = ExecutorRequest(
-            kind, self.task, self.context, self.draft, self.feedback, sample_index=self.executor_calls
+            kind,
+            self.task,
+            self.context,
+            self.draft,
+            self.feedback,
+            sample_index=self.executor_calls,
+            revision=self.state.revisions,
         )
         response = self.executor.complete(request, self.rng)
         self.executor_calls += 1
@@ -187,7 +193,9 @@ class Domain(ABC):
     name: ClassVar[str]
     env_id: ClassVar[str]
     task_file: ClassVar[str]
-    competence_cls: ClassVar[type[Competence]] = Competence
+    draft_params: ClassVar[DraftParams] = DraftParams()
+    """The simulated executor's first-draft parameters here (fitted to the paper's Base G); the rest of
+    its mechanism comes from the executor profile (``harness_gym.profiles``)."""
     max_steps: ClassVar[int] = 12
     cost_budget: ClassVar[float] = 14.0
     step_costs: ClassVar[Mapping[Action, float]] = DEFAULT_STEP_COSTS
@@ -204,10 +212,9 @@ class Domain(ABC):
     prompts_cls: ClassVar[type[Prompts] | None] = None
     """How a chat LLM executor is prompted here and its replies parsed (``<domain>/prompts.py``)."""
 
-    def __init__(self, competence: Competence | None = None, **kwargs: Any) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         if kwargs:
             raise TypeError(f"unknown argument(s) for {self.env_id}: {', '.join(sorted(kwargs))}")
-        self.competence = competence or self.competence_cls()
         self._pools: dict[str, ArtifactPool] = {}
         self._supported = tuple(Action(a) in self.supported for a in range(N_ACTIONS))
         self._per_task: dict[tuple[str, str], Any] = {}

@@ -8,7 +8,7 @@ from harness_gym.executors.base import (
     Feedback,
     Usage,
 )
-from harness_gym.executors.simulated import Competence, SimulatedExecutor
+from harness_gym.executors.simulated import SimulatedExecutor
 
 _LAZY = {
     "CacheMissError": "cache",
@@ -33,7 +33,6 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "CacheMissError",
-    "Competence",
     "Context",
     "Executor",
     "ExecutorRequest",

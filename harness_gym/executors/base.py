@@ -51,6 +51,8 @@ class ExecutorRequest:
     feedback: Feedback | None = None
     sample_index: int = 0
     """How many executor calls preceded this one in the episode (part of a response-cache key)."""
+    revision: int = 0
+    """How many REVISE calls preceded this one in the episode."""
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from harness_gym.actions import Action
 from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
@@ -11,20 +10,34 @@ from harness_gym.domains.coding.prompts import CodingPrompts
 from harness_gym.domains.coding.verifier import CRITERIA, artifact_scores, run_tests, structural_check
 from harness_gym.env import HarnessEnv
 from harness_gym.executors.base import Feedback
-from harness_gym.executors.simulated import Competence
+from harness_gym.profiles import DraftParams
 
+DRAFT_PARAMS = DraftParams(
+    p_correct={"easy": 0.3, "standard": 0.15, "hard": 0.05},
+    informed_gain=0.15,
+    flaw_weights={
+        "unsafe_import": 8.0,
+        "missing_edge_case": 8.0,
+        "syntax_error": 2.5,
+        "off_by_one": 0.2,
+        "flip_comparison": 0.2,
+        "negate_condition": 0.05,
+        "swap_arithmetic": 0.05,
+        "wrong_return": 0.05,
+        "swap_boolean": 0.05,
+    },
+)
+"""Simulated LLM writing Python functions (first-draft parameters, fitted to the Base harness only).
 
-@dataclass(frozen=True)
-class CodingCompetence(Competence):
-    """Simulated LLM writing Python functions (defaults calibrated on the Base harness only)."""
-
-    p_correct: Mapping[str, float] = field(
-        default_factory=lambda: {"easy": 0.3, "standard": 0.15, "hard": 0.05}
-    )
-    informed_gain: float = 0.15
-    p_fix_informed: float = 0.7
-    p_fix_blind: float = 0.15
-    p_break: float = 0.05
+Fitted to the paper's Base G (0.712) and Base TestBeforeSubmit rate (76.7%: Base runs the visible tests
+once and submits, so the event fires when the draft passes all of them). Most mutant kinds fail most
+visible tests; the ones that pass them are an unsafe import (caught by the safety criterion, G 0.83)
+and a missing edge case (only hidden tests see it, G 0.91). Matching TestBeforeSubmit therefore needs
+those two to dominate wrong drafts, and matching G then needs the rest to be mostly syntax errors
+(G 0.17). Protocol (eval, seeds 0-2, 3 rollouts): G 0.751, TestBeforeSubmit 75.6%, EarlySubmit 21.7%.
+The paper's Base EarlySubmit of 0% is out of reach together with its G: with these pools every draft
+that fails fewer than half the visible tests scores above 0.8, so G <= 0.76 needs some that fail more.
+"""
 
 
 def cost_compliance(cost: float, budget: float) -> float:
@@ -36,7 +49,7 @@ class CodingDomain(Domain):
     name = "coding"
     env_id = "HarnessCoding-v0"
     task_file = "coding-v0.jsonl"
-    competence_cls = CodingCompetence
+    draft_params = DRAFT_PARAMS
     prompts_cls = CodingPrompts
     max_steps = 12
     cost_budget = 14.0

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -18,7 +17,7 @@ from harness_gym.domains.dbbench.upstream import load_upstream
 from harness_gym.domains.dbbench.verifier import CRITERIA, artifact_scores, evaluate
 from harness_gym.env import HarnessEnv
 from harness_gym.executors.base import Context, Feedback
-from harness_gym.executors.simulated import Competence
+from harness_gym.profiles import DraftParams
 from harness_gym.task import Task
 
 MAX_TOOL_CALLS = 2
@@ -27,40 +26,32 @@ ENGINES = ("sqlite", "mysql")
 """``sqlite``: in-memory SQLite with MySQL shims (default); ``mysql``: a MySQL/MariaDB server (``dsn``)."""
 
 
-@dataclass(frozen=True)
-class DBBenchCompetence(Competence):
-    """Simulated LLM writing MySQL for one-table questions (calibrated on the Base harness only).
+DRAFT_PARAMS = DraftParams(
+    p_correct={"easy": 0.22, "standard": 0.05, "hard": 0.01},
+    informed_gain=0.08,
+    flaw_weights={
+        "wrong_filter": 2.0,
+        "wrong_aggregate": 1.5,
+        "wrong_column": 1.5,
+        "syntax_error": 1.0,
+        "wrong_table": 0.5,
+    },
+)
+"""Simulated LLM writing MySQL for one-table questions (calibrated on the Base harness only).
 
-    Base (OBSERVE, CALL_TOOL, DRAFT, SUBMIT) reaches informedness 0.75. A flawed draft still earns
-    0.4 (runs, right statement kind) or 0.2 (syntax error / wrong table: format only), so Base G
-    ~ p + (1 - p) * 0.33; p_correct and informed_gain put Base eval G near the paper's 0.415.
-    Executable-but-wrong SQL (filters, aggregates, columns) is the commonest LLM failure, so those
-    flaw kinds weigh more than syntax errors and wrong table names.
-    """
-
-    p_correct: Mapping[str, float] = field(
-        default_factory=lambda: {"easy": 0.22, "standard": 0.05, "hard": 0.01}
-    )
-    informed_gain: float = 0.08
-    p_fix_informed: float = 0.6
-    p_fix_blind: float = 0.12
-    p_break: float = 0.05
-    flaw_weights: Mapping[str, float] = field(
-        default_factory=lambda: {
-            "wrong_filter": 2.0,
-            "wrong_aggregate": 1.5,
-            "wrong_column": 1.5,
-            "syntax_error": 1.0,
-            "wrong_table": 0.5,
-        }
-    )
+Base (OBSERVE, CALL_TOOL, DRAFT, SUBMIT) reaches informedness 0.75. A flawed draft still earns
+0.4 (runs, right statement kind) or 0.2 (syntax error / wrong table: format only), so Base G
+~ p + (1 - p) * 0.33; p_correct and informed_gain put Base eval G near the paper's 0.415.
+Executable-but-wrong SQL (filters, aggregates, columns) is the commonest LLM failure, so those
+flaw kinds weigh more than syntax errors and wrong table names.
+"""
 
 
 class DBBenchDomain(Domain):
     name = "dbbench"
     env_id = "HarnessDBBench-v0"
     task_file = "dbbench-v0.jsonl"
-    competence_cls = DBBenchCompetence
+    draft_params = DRAFT_PARAMS
     prompts_cls = DBBenchPrompts
     max_steps = 12
     cost_budget = 14.0
@@ -80,7 +71,6 @@ class DBBenchDomain(Domain):
 
     def __init__(
         self,
-        competence: Competence | None = None,
         data_path: str | None = None,
         n_train: int = 16,
         n_eval: int = 20,
@@ -88,7 +78,7 @@ class DBBenchDomain(Domain):
         dsn: str | None = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(competence, **kwargs)
+        super().__init__(**kwargs)
         self.data_path = data_path
         self.n_train, self.n_eval = int(n_train), int(n_eval)
         if engine not in ENGINES:

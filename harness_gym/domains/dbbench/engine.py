@@ -11,8 +11,12 @@ table where the gold SQL needs it:
   are decoded and double-quoted strings become string literals (MySQL's default ``sql_mode``);
 - ``CONCAT``/``CONCAT_WS`` with MySQL NULL handling.
 
-Safety: an authorizer denies ATTACH/DETACH, extension loading and every PRAGMA; a progress handler
-aborts a statement after ``TIME_LIMIT_S``; each execution runs on a fresh copy of the record's table.
+Safety: an authorizer allows only reading and writing rows of the record's own table (SELECT, INSERT,
+UPDATE, DELETE, recursive CTEs, functions but ``load_extension``): schema changes (CREATE, DROP, ALTER),
+ATTACH/DETACH, PRAGMAs, transactions and reads of ``sqlite_master`` or any other table are denied with
+an error naming the operation. A progress handler aborts a statement after ``TIME_LIMIT_S``; strings and
+blobs are capped at ``MAX_VALUE_BYTES`` (a single ``zeroblob``/``printf`` call cannot exhaust memory);
+each execution runs on a fresh copy of the record's table.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import re
 import sqlite3
 import time
 import unicodedata
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -34,6 +38,8 @@ GROUP_CONCAT_MAX_LEN = 1024
 """MySQL's default ``group_concat_max_len``: the table hash's row-hash list is cut to this many bytes."""
 MAX_ROWS = 200
 """Rows of a SELECT result kept (answers beyond that are never needed)."""
+MAX_VALUE_BYTES = 1_000_000
+"""SQLite's length limit on one string or blob value (its default is 1 GB)."""
 
 
 # -- collation and LIKE ---------------------------------------------------------------------------
@@ -158,15 +164,27 @@ def rewrite_mysql(sql: str) -> str:
 
 
 # -- safety ------------------------------------------------------------------------------------------
-_DENY = {sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH, sqlite3.SQLITE_PRAGMA}
+_ROW_ACTIONS = {sqlite3.SQLITE_READ, sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE}
+"""Authorizer actions whose first argument is the table they touch."""
+_ALLOW = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_RECURSIVE, sqlite3.SQLITE_FUNCTION, *_ROW_ACTIONS}
 
 
-def _authorizer(action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None) -> int:
-    if action in _DENY:
-        return sqlite3.SQLITE_DENY
-    if action == sqlite3.SQLITE_FUNCTION and arg2 and arg2.lower() == "load_extension":
-        return sqlite3.SQLITE_DENY
-    return sqlite3.SQLITE_OK
+def _authorizer_for(table: str) -> Callable[[int, str | None, str | None, str | None, str | None], int]:
+    """An authorizer that lets statements touch the rows of ``table`` and nothing else."""
+    own = table.casefold()
+
+    def authorize(
+        action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None
+    ) -> int:
+        if action not in _ALLOW:
+            return sqlite3.SQLITE_DENY
+        if action == sqlite3.SQLITE_FUNCTION and arg2 and arg2.lower() == "load_extension":
+            return sqlite3.SQLITE_DENY
+        if action in _ROW_ACTIONS and (arg1 or "").casefold() != own:
+            return sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_OK
+
+    return authorize
 
 
 # -- database ----------------------------------------------------------------------------------------
@@ -219,7 +237,8 @@ def open_database(record: Mapping[str, Any]) -> sqlite3.Connection:
     """A fresh in-memory copy of the record's table, with the shims and the safety hooks installed."""
     conn = _open()
     _template(record).backup(conn)
-    conn.set_authorizer(_authorizer)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+    conn.set_authorizer(_authorizer_for(record["table"]["table_name"]))
     return conn
 
 
@@ -268,11 +287,18 @@ def run_sql(record: Mapping[str, Any], sql: str, time_limit: float = TIME_LIMIT_
         rows = tuple(cursor.fetchmany(MAX_ROWS)) if cursor.description is not None else ()
         is_query = cursor.description is not None
         changes = conn.total_changes
-    except (sqlite3.Error, OverflowError, ValueError) as exc:
-        message = "query interrupted (time limit)" if "interrupted" in str(exc) else str(exc)
+        digest = table_hash(record, conn)
+    except (sqlite3.Error, OverflowError, ValueError, MemoryError) as exc:
+        message = str(exc)
+        if "interrupted" in message:
+            message = "query interrupted (time limit)"
+        elif message == "not authorized":
+            message = (
+                "not authorized: only SELECT, INSERT, UPDATE and DELETE on the rows of "
+                f"{quote_ident(record['table']['table_name'])} are allowed"
+            )
         conn.close()
         return Execution(ok=False, error=message)
-    digest = table_hash(record, conn)
     conn.close()
     return Execution(ok=True, rows=rows, is_query=is_query, changes=changes, table_hash=digest)
 

@@ -19,8 +19,18 @@ from typing import Any
 from harness_gym.domains.dbbench.generate import prompt_of
 from harness_gym.domains.dbbench.verifier import artifact_scores, task_kind
 from harness_gym.task import Task, TaskFileError
+from harness_gym.upstream_files import read_jsonl
 
 FILES = {"eval": "standard.jsonl", "train": "dev.jsonl"}
+RECORD_FIELDS = (
+    "description",
+    "label",
+    "type",
+    "table/table_name",
+    "table/table_info/columns",
+    "table/table_info/rows",
+)
+"""Fields every upstream record must have (``table/table_name``: a nested field)."""
 DIFFICULTY = {
     "INSERT": "easy",
     "other": "easy",
@@ -130,8 +140,7 @@ def load_upstream(data_path: str, n_train: int, n_eval: int) -> tuple[Task, ...]
         path = root / FILES[split]
         if not path.is_file():
             raise FileNotFoundError(f"DB-Bench data_path {root}: missing {FILES[split]} (the {split} split)")
-        with path.open(encoding="utf-8") as handle:
-            records = [json.loads(line) for line in handle if line.strip()]
+        records = [record for _, record in read_jsonl(path, RECORD_FIELDS)]
         if not records:
             raise TaskFileError(f"{path}: no records")
         tag = "std" if split == "eval" else "dev"

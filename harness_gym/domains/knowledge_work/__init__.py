@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from harness_gym.actions import Action
@@ -22,54 +22,43 @@ from harness_gym.domains.knowledge_work.verifier import (
 )
 from harness_gym.env import HarnessEnv
 from harness_gym.executors.base import Context, Feedback
-from harness_gym.executors.simulated import Competence
+from harness_gym.profiles import DraftParams
 from harness_gym.task import Task
 
 RETRIEVE_CAP = 6
 """RETRIEVE is masked once this many sources are open (or all of them are)."""
 
 
-@dataclass(frozen=True)
-class KnowledgeWorkCompetence(Competence):
-    """Simulated LLM writing reports over business documents (calibrated on the Base harness only).
+DRAFT_PARAMS = DraftParams(
+    p_correct={"easy": 0.1, "standard": 0.04, "hard": 0.02},
+    informed_gain=0.5,
+    flaw_weights={
+        "outdated_value": 4.0,
+        "distractor_value": 3.0,
+        "wrong_aggregation": 3.0,
+        "malformed": 1.0,
+        "wrong_person": 0.25,
+        "missing_field": 0.25,
+        "missing_citation": 0.25,
+    },
+)
+"""Simulated LLM writing reports over business documents (calibrated on the Base harness only).
 
-    P(correct report) = ``p_correct[difficulty] + informed_gain * informedness``, informedness being
-    the fraction of gold sources opened plus, for table questions, the table computation. An executor
-    that has not read the right documents almost never reports the right figure (``p_correct`` 0.10 /
-    0.04 / 0.02); one that has read them and seen the computation gets it right 52-60% of the time.
-    The Base harness (OBSERVE, RETRIEVE once, DRAFT, SUBMIT) opens only the top-ranked source: on easy
-    memo look-ups that is the gold memo (informedness 1), elsewhere BM25 usually ranks a forecast, a
-    status email or the superseded memo first (informedness 0 to 1/2). With these values and
-    ``flaw_weights`` its mean G on the eval split under the protocol (eval tasks x seeds 0-2 x 3
-    rollouts) is 0.463 (paper: 0.450), and 0.439 on the train split. Revision and judge rates keep the
-    suite defaults' spirit: feedback that localises problems makes a fix likely (0.65), a blind REVISE
-    rarely fixes (0.12) and sometimes breaks (0.05) a report.
-    """
+P(correct report) = ``p_correct[difficulty] + informed_gain * informedness``, informedness being
+the fraction of gold sources opened plus, for table questions, the table computation. An executor
+that has not read the right documents almost never reports the right figure (``p_correct`` 0.10 /
+0.04 / 0.02); one that has read them and seen the computation gets it right 52-60% of the time.
+The Base harness (OBSERVE, RETRIEVE once, DRAFT, SUBMIT) opens only the top-ranked source: on easy
+memo look-ups that is the gold memo (informedness 1), elsewhere BM25 usually ranks a forecast, a
+status email or the superseded memo first (informedness 0 to 1/2). With these values and
+``flaw_weights`` its mean G on the eval split under the protocol (eval tasks x seeds 0-2 x 3
+rollouts) is 0.463 (paper: 0.450), and 0.439 on the train split.
 
-    p_correct: Mapping[str, float] = field(
-        default_factory=lambda: {"easy": 0.1, "standard": 0.04, "hard": 0.02}
-    )
-    informed_gain: float = 0.5
-    p_fix_informed: float = 0.65
-    p_fix_blind: float = 0.12
-    p_break: float = 0.05
-    judge_tpr: float = 0.8
-    judge_fpr: float = 0.1
-    flaw_weights: Mapping[str, float] = field(
-        default_factory=lambda: {
-            "outdated_value": 4.0,
-            "distractor_value": 3.0,
-            "wrong_aggregation": 3.0,
-            "malformed": 1.0,
-            "wrong_person": 0.25,
-            "missing_field": 0.25,
-            "missing_citation": 0.25,
-        }
-    )
-    """Wrong LLM reports mostly take the figure from the wrong document (an outdated memo, a forecast, a
-    superseded export, another office) or aggregate the table wrongly; broken formats are less common,
-    and a report with the right figure but a missing field, citation or the wrong person is rare. The
-    split matters for G: wrong-figure reports score about 0.3-0.4, right-figure slips 0.8-0.9."""
+Wrong LLM reports mostly take the figure from the wrong document (an outdated memo, a forecast, a
+superseded export, another office) or aggregate the table wrongly; broken formats are less common,
+and a report with the right figure but a missing field, citation or the wrong person is rare. The
+split matters for G: wrong-figure reports score about 0.3-0.4, right-figure slips 0.8-0.9.
+"""
 
 
 @dataclass(frozen=True)
@@ -111,7 +100,7 @@ class KnowledgeWorkDomain(Domain):
     name = "knowledge_work"
     env_id = "HarnessKnowledgeWork-v0"
     task_file = "knowledge_work-v0.jsonl"
-    competence_cls = KnowledgeWorkCompetence
+    draft_params = DRAFT_PARAMS
     prompts_cls = KnowledgeWorkPrompts
     max_steps = 12
     cost_budget = 14.0
@@ -144,8 +133,8 @@ class KnowledgeWorkDomain(Domain):
         (Action.SUBMIT, None),
     )
 
-    def __init__(self, competence: Competence | None = None, **kwargs: Any) -> None:
-        super().__init__(competence, **kwargs)
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self._info: dict[str, _TaskInfo] = {}
         self._tool_texts: dict[tuple[str, tuple[str, ...]], tuple[str, bool]] = {}
 

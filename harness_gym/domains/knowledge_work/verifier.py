@@ -14,6 +14,13 @@ Sources are memos, emails and tables (a header, a blank line, then CSV). Everyth
 source *texts*: numbers and dates are extracted from them, tables are parsed and recomputed, so
 "the cited sources contain the reported facts" is checked, not looked up.
 
+What earns nothing: citing more sources than the answer rests on (``sources`` must be exactly the
+supporting set; every citation beyond the task's count of supporting sources cancels one supported
+claim in ``evidence_support``), a conflict note that lists sources or figures other than the conflicting
+ones, a second copy of a field or a repeated JSON key (the field is read as missing), candidate lists
+in a field (a figure stating several numbers, a date field with several dates, are no answer), ids
+that do not exist.
+
 Two users: ``artifact_scores`` (the rubric, which may use the task's gold values) and
 ``observable_check`` (what a harness may check: format, fields, grounding in the sources it has
 opened and the tool outputs it has seen; never the gold values).
@@ -72,6 +79,8 @@ _DATE_PATTERNS = (
 _YEAR_MONTH = re.compile(r"\b\d{4}-\d{2}\b")
 _NUMBER = re.compile(r"(?<![\w.-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w-])")
 _NONE_WORDS = {"", "none", "n/a", "na", "no", "no conflict", "-", "null"}
+MAX_CITED = 2
+"""No answer rests on more than two sources (a figure and, on hard tasks, the source it supersedes)."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -314,6 +323,7 @@ def parse_report(fmt: Mapping[str, Any], text: str) -> Report:
     sep = ":" if fmt["style"] == "colon" else "="
     exact = {label for _, label in fmt["fields"]}
     values: dict[str, Any] = {}
+    repeated: set[str] = set()
     problem = ""
     for raw in text.splitlines():
         line = raw.strip()
@@ -325,8 +335,10 @@ def parse_report(fmt: Mapping[str, Any], text: str) -> Report:
             problem = problem or f"unexpected line {line[:40]!r}"
             continue
         assert m is not None
-        if role in values:
+        if role in values or role in repeated:
             problem = problem or f"duplicate field {m.group(1).strip()}"
+            repeated.add(role)
+            values.pop(role, None)
             continue
         values[role] = m.group(3).strip()
         strict = re.match(rf"^(\S+?)\s*{re.escape(sep)}\s*(.*)$", line)
@@ -337,24 +349,34 @@ def parse_report(fmt: Mapping[str, Any], text: str) -> Report:
     return Report(values, not problem, problem)
 
 
+class _Pairs(list):
+    """A JSON object as its (key, value) pairs in order, repeated keys kept (``object_pairs_hook``)."""
+
+
 def _parse_json(fmt: Mapping[str, Any], labels: dict[str, str], text: str) -> Report:
     stripped = text.strip()
     start, end = stripped.find("{"), stripped.rfind("}")
     if start < 0 or end < start:
         return Report({}, False, "no JSON object found")
     try:
-        obj = json.loads(stripped[start : end + 1])
-    except json.JSONDecodeError:
+        obj = json.loads(stripped[start : end + 1], object_pairs_hook=_Pairs)
+    except (json.JSONDecodeError, RecursionError):
         return Report({}, False, "the JSON object does not parse")
-    if not isinstance(obj, dict):
+    if not isinstance(obj, _Pairs):
         return Report({}, False, "the report is not a JSON object")
     values: dict[str, Any] = {}
+    repeated: set[str] = set()
     problem = "" if (start == 0 and end == len(stripped) - 1) else "text outside the JSON object"
     exact = {label for _, label in fmt["fields"]}
-    for key, value in obj.items():
+    for key, value in obj:
         role = labels.get(str(key).casefold())
         if role is None:
             problem = problem or f"unexpected key {key!r}"
+            continue
+        if role in values or role in repeated:
+            problem = problem or f"duplicate key {key!r}"
+            repeated.add(role)
+            values.pop(role, None)
             continue
         values[role] = value
         if key not in exact:
@@ -387,11 +409,18 @@ class Claims:
     conflict: str
 
 
+def _one_figure(value: Any) -> float | None:
+    """The figure a field states; None when it states none or several numbers (``84,500 or 213,000``)."""
+    if isinstance(value, str) and len(numbers_in(value)) > 1:
+        return None
+    return parse_number(value)
+
+
 def claims_of(report: Report) -> Claims:
     v = report.values
     conflict = v.get("conflict")
     return Claims(
-        figure=parse_number(v.get("figure")),
+        figure=_one_figure(v.get("figure")),
         person=norm_name(v.get("person")),
         date=parse_date(v.get("date")),
         cited=source_ids(v.get("sources")),
@@ -430,14 +459,18 @@ def support_fraction(index: SourceIndex, claims: Claims, among: Iterable[str]) -
     return 1.0 - len(unsupported) / len(claimed), unsupported
 
 
-def notes_conflict(claims: Claims, superseded: Mapping[str, Any]) -> bool:
-    """The conflict field names the superseded source or its figure (and is not 'none')."""
+def notes_conflict(claims: Claims, gold: Mapping[str, Any]) -> bool:
+    """The conflict field names the superseded source or its figure (and is not 'none'), and names no
+    source or figure beyond the conflicting ones (a list of every source or number names nothing)."""
+    superseded = gold["superseded"]
     text = claims.conflict
     if text.casefold().strip(" .") in _NONE_WORDS:
         return False
-    if superseded["source"] in source_ids(text):
-        return True
-    return cents(superseded["figure"]) in numbers_in(text)
+    ids, numbers = set(source_ids(text)), numbers_in(text)
+    conflicting = {*gold["sources"], superseded["source"]}
+    if not ids <= conflicting or not numbers <= {cents(superseded["figure"]), cents(gold["figure"])}:
+        return False
+    return superseded["source"] in ids or cents(superseded["figure"]) in numbers
 
 
 def criteria_for(payload: Mapping[str, Any]) -> dict[str, float]:
@@ -460,6 +493,9 @@ def artifact_scores(payload: Mapping[str, Any], text: str, index: SourceIndex | 
     figure_ok = claims.figure is not None and cents(claims.figure) == cents(gold["figure"])
     cited = [sid for sid in claims.cited if sid in index.sources]
     support, _ = support_fraction(index, claims, cited)
+    padding = max(0, len(cited) - len(gold["sources"]))
+    claimed = len(_claimed(claims))
+    credited = max(0.0, support * claimed - padding) / claimed if claimed else 0.0
     superseded = gold.get("superseded")
     roles = [role for role, _ in fmt["fields"]]
     fabricated = any(sid not in index.sources for sid in claims.cited)
@@ -467,22 +503,22 @@ def artifact_scores(payload: Mapping[str, Any], text: str, index: SourceIndex | 
         "figure": figure_ok,
         "person": bool(claims.person) and claims.person == norm_name(gold["person"]),
         "date": claims.date == gold["date"],
-        "sources": bool(cited) and set(gold["sources"]) <= set(cited) and not fabricated,
-        "conflict": bool(superseded) and notes_conflict(claims, superseded),
+        "sources": set(gold["sources"]) == set(cited) and not fabricated,
+        "conflict": bool(superseded) and notes_conflict(claims, gold),
     }
     coverage = sum(correct[role] for role in roles) / len(roles)
     complete = all(_present(report.values.get(role)) for role in roles if role != "sources")
     top = criteria_for(payload)
     rubric = {
         "answer_correctness": (top["answer_correctness"] * figure_ok, top["answer_correctness"]),
-        "evidence_support": (top["evidence_support"] * support, top["evidence_support"]),
+        "evidence_support": (top["evidence_support"] * credited, top["evidence_support"]),
         "criterion_coverage": (top["criterion_coverage"] * coverage, top["criterion_coverage"]),
         "output_format": (top["output_format"] * (report.well_formed and complete), top["output_format"]),
     }
     if "source_conflict" in top:
         conflict = 0.5 * figure_ok + 0.5 * correct["conflict"]
         rubric["source_conflict"] = (top["source_conflict"] * conflict, top["source_conflict"])
-    return Scores(rubric=rubric, claim_support=support)
+    return Scores(rubric=rubric, claim_support=credited)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -521,7 +557,7 @@ def observable_check(
     opened_set = [sid for sid in dict.fromkeys(opened) if sid in index.sources]
     if claims.figure is None:
         items["figure_grounded"] = False
-        issues.append(f"{label['figure']}: no number given")
+        issues.append(f"{label['figure']}: no single number given")
     else:
         c = cents(claims.figure)
         in_tools = any(c in numbers_in(t) for t in tool_texts)
@@ -547,6 +583,16 @@ def observable_check(
         issues.append(f"cites unknown source(s): {', '.join(unknown)}")
     if unopened:
         issues.append(f"cites source(s) never opened: {', '.join(unopened)}")
+    if claims.conflict and (
+        len(source_ids(claims.conflict)) > MAX_CITED + 1 or len(numbers_in(claims.conflict)) > MAX_CITED
+    ):
+        issues.append(f"{label['conflict']}: name the superseded source and figure and what replaces them")
+    if len(claims.cited) > MAX_CITED:
+        items["citations"] = False
+        issues.append(
+            f"cites {len(claims.cited)} sources; cite only the sources the answer rests on "
+            f"(at most {MAX_CITED})"
+        )
     return CheckReport(items=items, issues=tuple(issues))
 
 

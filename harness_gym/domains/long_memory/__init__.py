@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from harness_gym.actions import Action
 from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
@@ -12,52 +11,44 @@ from harness_gym.domains.long_memory.search import SessionIndex
 from harness_gym.domains.long_memory.verifier import CRITERIA, artifact_scores, claim_support, review
 from harness_gym.env import HarnessEnv
 from harness_gym.executors.base import Context, Feedback
-from harness_gym.executors.simulated import Competence
+from harness_gym.profiles import DraftParams
 from harness_gym.task import Task
 
 MAX_RETRIEVED = 8
 """RETRIEVE is masked once this many sessions were gathered (about four searches)."""
 
 
-@dataclass(frozen=True)
-class LongMemoryCompetence(Competence):
-    """Simulated LLM answering from chat history (defaults calibrated on the Base harness only).
+DRAFT_PARAMS = DraftParams(
+    p_correct={"easy": 0.05, "standard": 0.04, "hard": 0.0},
+    informed_gain=0.40,
+    flaw_weights={
+        "outdated_value": 4.0,
+        "distractor_value": 3.0,
+        "wrong_source": 1.0,
+        "missing_source": 0.5,
+        "malformed": 0.5,
+    },
+)
+"""Simulated LLM answering from chat history (defaults calibrated on the Base harness only).
 
-    Without the sessions that state the fact the executor can only guess, so the uninformed
-    ``p_correct`` is near zero and its accuracy comes from ``informed_gain`` (informedness = fraction of
-    the gold sessions, introduction and updates up to the asked time, that were retrieved): drafting
-    blind is right about 2% of the time, after one search about 22%, after four about 36%. The Base
-    harness (OBSERVE, RETRIEVE once, DRAFT, SUBMIT) gets one or two sessions, all the gold of most easy
-    tasks but only part of a standard or hard timeline; with these values and the flaw mix below its
-    mean G under the protocol (eval split, seeds 0-2, 3 rollouts) is 0.455 against the paper's 0.453.
-    The revise and judge parameters keep the suite-wide defaults: they do not enter the Base harness.
-    """
+Without the sessions that state the fact the executor can only guess, so the uninformed
+``p_correct`` is near zero and its accuracy comes from ``informed_gain`` (informedness = fraction of
+the gold sessions, introduction and updates up to the asked time, that were retrieved): drafting
+blind is right about 2% of the time, after one search about 22%, after four about 36%. The Base
+harness (OBSERVE, RETRIEVE once, DRAFT, SUBMIT) gets one or two sessions, all the gold of most easy
+tasks but only part of a standard or hard timeline; with these values and the flaw mix below its
+mean G under the protocol (eval split, seeds 0-2, 3 rollouts) is 0.455 against the paper's 0.453.
 
-    p_correct: Mapping[str, float] = field(
-        default_factory=lambda: {"easy": 0.05, "standard": 0.04, "hard": 0.0}
-    )
-    informed_gain: float = 0.40
-    p_fix_informed: float = 0.7
-    p_fix_blind: float = 0.15
-    p_break: float = 0.05
-    flaw_weights: Mapping[str, float] = field(
-        default_factory=lambda: {
-            "outdated_value": 4.0,
-            "distractor_value": 3.0,
-            "wrong_source": 1.0,
-            "missing_source": 0.5,
-            "malformed": 0.5,
-        }
-    )
-    """Memory failures dominate (a stale value, another person's value; they score 0.14 to 0.43), citation
-    slips come next (right value, wrong or no session) and layout slips are rare."""
+Memory failures dominate (a stale value, another person's value; they score 0.14 to 0.43), citation
+slips come next (right value, wrong or no session) and layout slips are rare.
+"""
 
 
 class LongMemoryDomain(Domain):
     name = "long_memory"
     env_id = "HarnessLongMemory-v0"
     task_file = "long_memory-v0.jsonl"
-    competence_cls = LongMemoryCompetence
+    draft_params = DRAFT_PARAMS
     prompts_cls = LongMemoryPrompts
     max_steps = 12
     cost_budget = 14.0
@@ -160,7 +151,7 @@ class HarnessLongMemoryEnv(HarnessEnv):
     - CALL_TOOL: not available (always masked).
 
     Rubric: ``answer_correctness`` (2, normalised exact match), ``source_match`` (1, the cited session
-    is the one establishing the asked value; half if it is one of several cited), ``output_format``
+    is the one establishing the asked value, cited alone; several cited earn 0), ``output_format``
     (0.5, the required layout with valid session ids); G is their sum over 3.5. The verdict's
     ``claim_support`` signal (EvidenceBeforeClaim) is 1 when a cited session names the answer. Default
     ``max_steps`` 12.
@@ -170,4 +161,4 @@ class HarnessLongMemoryEnv(HarnessEnv):
     domain_cls = LongMemoryDomain
 
 
-__all__ = ["HarnessLongMemoryEnv", "LongMemoryCompetence", "LongMemoryDomain"]
+__all__ = ["HarnessLongMemoryEnv", "LongMemoryDomain"]

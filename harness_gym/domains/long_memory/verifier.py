@@ -17,7 +17,12 @@ known layout, or an ``answer:`` key, plus every session id in the text) still re
 layout slip costs the format point but not necessarily the answer. ``answer_correctness`` is a
 normalised exact match (case, punctuation and the filler words *the, a, an, at, on* ignored);
 ``source_match`` needs the cited session to be the one that establishes the asked value (for a current
-value, the latest update), with half credit when it is one of several cited sessions.
+value, the latest update), cited alone: an answer citing several sessions names no source and earns no
+credit (citing every session would otherwise always find the right one).
+
+What earns nothing: a second answer field with another value or a repeated JSON key (no answer is
+read), a list of candidate values or padding around the value (it no longer normalises to the gold
+value), several cited sessions, session ids the history does not have (the strict layout fails).
 """
 
 from __future__ import annotations
@@ -129,6 +134,28 @@ _LOOSE_ANSWER = (
 )
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` refusing repeated keys (json.loads would keep the last silently)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise ValueError("repeated key in a JSON object")
+    return obj
+
+
+def _loose_answer(text: str) -> str | None:
+    """The answer a lenient reader finds: the first pattern's first match, unless the text gives another
+    value anywhere (``ANSWER: x`` then ``<answer>y</answer>``): several answers are no answer. Values
+    that contain one another (``Answer: Oslo`` read whole by the pipe pattern, and ``Oslo``) agree."""
+    values = [m.group("answer").strip() for p in _LOOSE_ANSWER for m in p.finditer(text)]
+    values = [v for v in values if v]
+    if not values:
+        return None
+    keys = [f" {normalize(v)} " for v in values]
+    if any(a not in b and b not in a for a in keys for b in keys):
+        return None
+    return values[0]
+
+
 @dataclass(frozen=True)
 class Parsed:
     """What an artifact says: its answer, the cited session ids, whether it is in the required layout."""
@@ -143,8 +170,8 @@ def _strict(fmt: AnswerFormat, text: str) -> tuple[str, tuple[str, ...]] | None:
     stripped = text.strip()
     if fmt.pattern is None:
         try:
-            obj = json.loads(stripped)
-        except ValueError:
+            obj = json.loads(stripped, object_pairs_hook=_unique_keys)
+        except (ValueError, RecursionError):
             return None
         if not (isinstance(obj, dict) and set(obj) == {"answer", "source"}):
             return None
@@ -178,11 +205,7 @@ def parse_answer(text: str, format_name: str, session_ids: tuple[str, ...]) -> P
             answer = loose[0]
             break
     if answer is None:
-        for pattern in _LOOSE_ANSWER:
-            match = pattern.search(text)
-            if match and match.group("answer").strip():
-                answer = match.group("answer").strip()
-                break
+        answer = _loose_answer(text)
     sources = tuple(dict.fromkeys(SESSION_ID.findall(text)))
     problems = [f"not in the required {format_name} layout: {fmt.instruction}"]
     if answer is None:
@@ -203,7 +226,7 @@ def artifact_scores(payload: Mapping[str, Any], text: str) -> dict[str, tuple[fl
     correct = parsed.answer is not None and normalize(parsed.answer) == normalize(payload["answer"])
     cited = set(parsed.sources)
     gold = payload["source"]
-    source = 1.0 if cited == {gold} else 0.5 if gold in cited else 0.0
+    source = float(cited == {gold})
     return {
         "answer_correctness": (CRITERIA["answer_correctness"] * correct, CRITERIA["answer_correctness"]),
         "source_match": (CRITERIA["source_match"] * source, CRITERIA["source_match"]),
@@ -258,7 +281,11 @@ def review(payload: Mapping[str, Any], text: str, retrieved: Sequence[str]) -> R
     known = set(ids)
     cited = [s for s in parsed.sources if s in known]
     unretrieved = [s for s in cited if s not in seen]
-    retrieved_ok = bool(cited) and not unretrieved
+    retrieved_ok = len(set(cited)) == 1 and not unretrieved
+    if len(set(parsed.sources)) > 1:
+        issues.append(
+            f"cites {len(set(parsed.sources))} sessions; cite the one session that establishes the answer"
+        )
     if unretrieved:
         issues.append(
             f"cited session(s) {', '.join(unretrieved)} were not retrieved, so the claim is unverified"

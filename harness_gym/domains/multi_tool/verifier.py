@@ -12,11 +12,19 @@ Criteria (``CRITERIA``):
   thousands separators ignored), is in the required unit and within tolerance of the reference value:
   ``max(1e-3 * |reference|, 0.51 * 10**-decimals)`` (relative 1e-3, widened to the rounding the format
   asks for).
-- ``tool_use`` (1): the episode's actual tool calls: half for the fraction of calls that were valid, half
-  for the fraction of the required tools that ran successfully at least once. Without any call, 0.
+- ``tool_use`` (1): the episode's actual tool calls: half for the fraction of the task's tool chain they
+  accomplished (the right document read, table extracted, value computed or converted: a required tool
+  run on anything else does not count), half for the fraction of calls that were valid, paid only once
+  some step of the chain was accomplished. Without any call, 0; trivial valid calls (``1+1``, reading an
+  unrelated document), 0.
 - ``format`` (1): thirds for the answer line exactly in the required form (label, decimals, unit token
   and placement), a ``TOOLS:`` line naming known tools that contains the required chain in order, and
   the layout (exactly two lines: the labelled answer line, then the TOOLS line).
+
+The number is read once: a number next to a known unit outside the ``TOOLS:`` line. An artifact that
+states several different such numbers (a second answer line, a list of candidates, the value in two
+units) has no answer; a unit other than the required one (or no unit) earns nothing, whatever the
+number.
 
 ``claim_support`` (an HMS signal) is the fraction of the artifact's claims that the episode's successful
 tool outputs back: the number (some calculator/convert output equals it within tolerance) and each tool
@@ -25,13 +33,22 @@ the ``TOOLS:`` line names (it ran successfully).
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from harness_gym.domains.multi_tool.tools import TOOL_NAMES, Seen, canonical_unit, numeric
+from harness_gym.domains.multi_tool.tools import (
+    TOOL_NAMES,
+    Seen,
+    canonical_unit,
+    completed,
+    expression_names,
+    numeric,
+    read_result,
+)
 
 CRITERIA: dict[str, float] = {"numeric_answer": 3.0, "tool_use": 1.0, "format": 1.0}
 
@@ -95,6 +112,8 @@ class Parsed:
 
 
 def _lenient_answer(lines: Sequence[str]) -> tuple[float | None, str | None]:
+    """The one (number, unit) the artifact states; (None, None) when it states none or several."""
+    found: set[tuple[float, str]] = set()
     for line in lines:
         if line.upper().startswith("TOOLS"):
             continue
@@ -107,10 +126,14 @@ def _lenient_answer(lines: Sequence[str]) -> tuple[float | None, str | None]:
                     unit = canonical_unit(tokens[j])
                     if unit is not None:
                         try:
-                            return float(token.replace(",", "")), unit
+                            found.add((float(token.replace(",", "")), unit))
                         except ValueError:
                             return None, None
-    return None, None
+                        break
+    if len(found) != 1:
+        return None, None
+    number, unit = found.pop()
+    return number, unit
 
 
 @lru_cache(maxsize=256)
@@ -161,23 +184,23 @@ def artifact_scores(payload: Mapping[str, Any], artifact: str) -> dict[str, tupl
     }
 
 
-def tool_use_score(required: Iterable[str], calls: Sequence[Mapping[str, Any]]) -> float:
-    """``tool_use`` in [0, max] from the episode's ``{"name", "valid", "ok"}`` tool records."""
+def tool_use_score(calls: Sequence[Mapping[str, Any]], done: Sequence[bool]) -> float:
+    """``tool_use`` in [0, max] from the episode's ``{"name", "valid", "ok"}`` tool records and which steps
+    of the task's gold chain their results accomplished (``tools.completed``)."""
     if not calls:
         return 0.0
-    needed = set(required)
+    progress = sum(done) / len(done) if done else 1.0
     valid = sum(bool(c["valid"]) for c in calls) / len(calls)
-    ran = {c["name"] for c in calls if c["ok"]}
-    covered = len(needed & ran) / len(needed) if needed else 1.0
-    return CRITERIA["tool_use"] * (valid + covered) / 2
+    return CRITERIA["tool_use"] * (valid * (progress > 0) + progress) / 2
 
 
 def score(
-    payload: Mapping[str, Any], artifact: str, calls: Sequence[Mapping[str, Any]]
+    payload: Mapping[str, Any], artifact: str, calls: Sequence[Mapping[str, Any]], results: Sequence[Seen]
 ) -> dict[str, tuple[float, float]]:
-    """The full rubric of a submitted artifact given the episode's tool records."""
+    """The full rubric of a submitted artifact given the episode's tool records and result texts."""
     rubric = artifact_scores(payload, artifact)
-    rubric["tool_use"] = (tool_use_score(payload["answer"]["tools"], calls), CRITERIA["tool_use"])
+    done = completed(payload["chain"], results)
+    rubric["tool_use"] = (tool_use_score(calls, done), CRITERIA["tool_use"])
     return {name: rubric[name] for name in CRITERIA}
 
 
@@ -194,3 +217,52 @@ def claim_support(spec: AnswerSpec, parsed: Parsed, results: Sequence[Seen]) -> 
     claims = 1 + len(parsed.tools_listed)
     supported = backed + sum(name in ran for name in parsed.tools_listed)
     return supported / claims
+
+
+_CALL_LINE = re.compile(r"^call: (.*)$", re.MULTILINE)
+
+
+def _call_args(text: str) -> dict[str, Any]:
+    match = _CALL_LINE.search(text)
+    try:
+        args = json.loads(match.group(1))["args"] if match else {}
+    except (ValueError, KeyError, TypeError):
+        return {}
+    return args if isinstance(args, dict) else {}
+
+
+def unconnected(required: Sequence[str], texts: Sequence[str]) -> list[str]:
+    """Required tools whose successful calls never used an earlier step's output (what a CHECK can see).
+
+    A calculator call is connected when its expression uses a value of an extracted table (a number or a
+    bound cell name); a convert call when its value is an earlier calculator output (or, with
+    no calculator in the chain, an extracted value). Trivial calls (``1+1``, converting 1 unit) are not.
+    """
+    extracted: list[float] = []
+    computed: list[float] = []
+    connected: set[str] = set()
+    for text in texts:
+        seen = read_result(text)
+        if not seen.ok:
+            continue
+        args = _call_args(text)
+        if seen.tool == "extract_table":
+            body = text.split("\n", 2)[2] if text.count("\n") >= 2 else ""
+            extracted += [float(x.replace(",", "")) for x in _NUMBER_RE.findall(body)]
+        elif seen.tool == "calculator":
+            expression = str(args.get("expression", ""))
+            numbers = [float(x.replace(",", "")) for x in _NUMBER_RE.findall(expression)]
+            literal_ok = any(abs(x - y) < 1e-9 for x in numbers for y in extracted)
+            if expression_names(expression) or literal_ok:
+                connected.add("calculator")
+            out = numeric(seen)
+            if out is not None:
+                computed.append(out[0])
+        elif seen.tool == "convert":
+            value = args.get("value")
+            sources = computed if "calculator" in required else extracted
+            if isinstance(value, int | float) and any(
+                abs(value - y) <= 1e-6 * max(1.0, abs(y)) for y in sources
+            ):
+                connected.add("convert")
+    return [name for name in ("calculator", "convert") if name in required and name not in connected]

@@ -140,6 +140,22 @@ class PlanReport:
     illegal_line: int | None = None
     unexecuted_steps: int = 0
     unmet_goals: tuple[str, ...] = ()
+    goals_needed: int | None = None
+    """Goal atoms that do not hold in the initial state (None: not measured, every atom counts)."""
+    goals_gained: int = 0
+    """Goal atoms that did not hold initially and hold at the end."""
+    goals_lost: int = 0
+    """Goal atoms that held initially and no longer hold at the end."""
+
+    @property
+    def progress(self) -> float:
+        """Fraction of the goal the plan itself achieved: atoms already true at the start earn nothing,
+        atoms the plan broke cost one each (floored at 0)."""
+        if self.goals_needed is None:
+            return self.goals_met / self.goals_total if self.goals_total else 1.0
+        if self.goals_needed == 0:
+            return float(self.goals_met == self.goals_total)
+        return max(0, self.goals_gained - self.goals_lost) / self.goals_needed
 
     @property
     def valid(self) -> bool:
@@ -638,6 +654,9 @@ def validate_world(world: World, plan_text: str) -> PlanReport:
     violations.extend(_max_steps_violations(world.constraints, len(steps)))
     unmet = world.goal_report(run.state)
     total = len(world.goal)
+    start = world.run(()).state
+    held = [not world.goal_report(start, [atom]) for atom in world.goal]
+    holds = [not world.goal_report(run.state, [atom]) for atom in world.goal]
     return PlanReport(
         parsed_steps=len(steps),
         format_errors=errors,
@@ -650,6 +669,9 @@ def validate_world(world: World, plan_text: str) -> PlanReport:
         illegal_line=None if run.illegal_step is None else steps[run.illegal_step - 1].line,
         unexecuted_steps=0 if run.illegal_step is None else len(steps) - run.illegal_step,
         unmet_goals=tuple(unmet),
+        goals_needed=total - sum(held),
+        goals_gained=sum(now and not before for before, now in zip(held, holds, strict=True)),
+        goals_lost=sum(before and not now for before, now in zip(held, holds, strict=True)),
     )
 
 
@@ -666,16 +688,19 @@ def scores_from_report(report: PlanReport) -> dict[str, tuple[float, float]]:
     """Criterion scores ``(score, max)`` from a report.
 
     A plan that cannot be executed (a line that does not parse, or an illegal step) achieves nothing:
-    it earns neither ``constraints`` nor ``goal_coverage``. An executable plan earns ``constraints``
-    when it breaks no extra constraint and ``goal_coverage`` for the fraction of goal atoms it reaches.
-    ``plan_format`` is 1 when every line parses and the plan is not empty.
+    it earns neither ``constraints`` nor ``goal_coverage``. An executable plan earns ``goal_coverage``
+    for the goal atoms it achieves (``PlanReport.progress``: atoms already true in the initial state
+    earn nothing, atoms it breaks cost one each), and ``constraints`` when it breaks no extra constraint
+    *and* achieves some of the goal (doing nothing, or shuffling blocks, keeps every constraint without
+    doing the task). ``plan_format`` is 1 when every line parses and the plan is not empty.
+
+    So unknown action names, comments or prose lines, and empty plans earn nothing but what parses;
+    duplicated plans are simulated as written (a repeated move is usually illegal).
     """
     well_formed = report.parsed_steps > 0 and not report.format_errors
     executable = well_formed and report.illegal_step is None
-    kept = executable and not report.constraint_violations
-    coverage = (
-        report.goals_met / report.goals_total if executable and report.goals_total else float(executable)
-    )
+    coverage = report.progress if executable else 0.0
+    kept = executable and not report.constraint_violations and coverage > 0
     return {
         "constraints": (float(kept), CRITERIA["constraints"]),
         "goal_coverage": (coverage * CRITERIA["goal_coverage"], CRITERIA["goal_coverage"]),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from harness_gym.actions import Action
 from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
@@ -12,58 +11,47 @@ from harness_gym.domains.research.prompts import ResearchPrompts
 from harness_gym.domains.research.verifier import CRITERIA, grade, structural_check
 from harness_gym.env import HarnessEnv
 from harness_gym.executors.base import Context, Feedback
-from harness_gym.executors.simulated import Competence
+from harness_gym.profiles import DraftParams
 from harness_gym.task import Task
 
 OBSERVE_SHARE = 0.1
 """Part of informedness that reading the question and the answer format gives; the rest is evidence."""
 
 
-@dataclass(frozen=True)
-class ResearchCompetence(Competence):
-    """Simulated LLM answering multi-hop questions (defaults calibrated on the Base harness only).
+DRAFT_PARAMS = DraftParams(
+    p_correct={"easy": 0.04, "standard": 0.01, "hard": 0.0},
+    informed_gain=0.2,
+    flaw_weights={
+        "distractor_answer": 5.0,
+        "wrong_hop": 4.0,
+        "outdated": 4.0,
+        "missing_citation": 0.25,
+        "cite_distractor": 0.25,
+        "malformed": 0.25,
+    },
+)
+"""Simulated LLM answering multi-hop questions (defaults calibrated on the Base harness only).
 
-    P(correct answer) = p_correct[difficulty] + informed_gain * informedness, where informedness is
-    0.1 for reading the task plus 0.9 x the fraction of the question's gold documents retrieved. One
-    search (the Base harness) reliably finds only the first hop's page (informedness 0.55 on two-hop,
-    0.4 on three-hop questions), so Base answers from a partial chain: P(correct) is about 0.1 there and
-    about 0.2 once every hop's page was read. The uninformed rates are near zero because the questions
-    are about invented entities: nothing can be answered from memory. With these values and the rubric
-    weights of ``verifier.CRITERIA`` the Base harness scores G = 0.31 on the eval split (paper: 0.314).
+P(correct answer) = p_correct[difficulty] + informed_gain * informedness, where informedness is
+0.1 for reading the task plus 0.9 x the fraction of the question's gold documents retrieved. One
+search (the Base harness) reliably finds only the first hop's page (informedness 0.55 on two-hop,
+0.4 on three-hop questions), so Base answers from a partial chain: P(correct) is about 0.1 there and
+about 0.2 once every hop's page was read. The uninformed rates are near zero because the questions
+are about invented entities: nothing can be answered from memory. With these values and the rubric
+weights of ``verifier.CRITERIA`` the Base harness scores G = 0.31 on the eval split (paper: 0.314).
 
-    Wrong answers are mostly the errors multi-hop QA is known for: following a similarly named entity
-    (``distractor_answer``), stopping one hop early (``wrong_hop``) or quoting a superseded fact
-    (``outdated``, where the asked fact changed); right answers with missing or wrong citations or a
-    format slip are rare (each 2 to 3% of wrong drafts). Revision and judge rates are the suite's
-    usual ones: a REVISE fixes an answer 60% of the time when a CHECK localised problems in it.
-    """
-
-    p_correct: Mapping[str, float] = field(
-        default_factory=lambda: {"easy": 0.04, "standard": 0.01, "hard": 0.0}
-    )
-    informed_gain: float = 0.2
-    p_fix_informed: float = 0.6
-    p_fix_blind: float = 0.1
-    p_break: float = 0.05
-    judge_tpr: float = 0.75
-    judge_fpr: float = 0.15
-    flaw_weights: Mapping[str, float] = field(
-        default_factory=lambda: {
-            "distractor_answer": 5.0,
-            "wrong_hop": 4.0,
-            "outdated": 4.0,
-            "missing_citation": 0.25,
-            "cite_distractor": 0.25,
-            "malformed": 0.25,
-        }
-    )
+Wrong answers are mostly the errors multi-hop QA is known for: following a similarly named entity
+(``distractor_answer``), stopping one hop early (``wrong_hop``) or quoting a superseded fact
+(``outdated``, where the asked fact changed); right answers with missing or wrong citations or a
+format slip are rare (each 2 to 3% of wrong drafts).
+"""
 
 
 class ResearchDomain(Domain):
     name = "research"
     env_id = "HarnessResearch-v0"
     task_file = "research-v0.jsonl"
-    competence_cls = ResearchCompetence
+    draft_params = DRAFT_PARAMS
     prompts_cls = ResearchPrompts
     max_steps = 12
     cost_budget = 14.0

@@ -11,15 +11,21 @@ Rubric (``CRITERIA``, maxima):
 - ``answer_correctness``: the parsed answer equals the gold answer after normalisation (case, articles,
   punctuation, thousands separators; numbers compared as numbers; listed aliases accepted).
 - ``evidence_support``: per hop of the question's chain, whether some cited document has a sentence
-  stating that hop's fact (its subject and its object named together); credit is the supported fraction.
+  stating that hop's fact (its subject and its object named together); credit is the supported fraction,
+  less one hop for every cited document beyond one per hop (citing the whole corpus supports nothing).
   This reads the cited documents' text, never a list of gold ids.
 - ``citation_format``: the fraction of the cited ids that are well formed (``doc-NNN``), exist in the
   corpus and are not repeated; 0 when nothing is cited in the sources field.
 - ``output_format``: the artifact is exactly the required structure, nothing more.
 
 ``structural_check`` is what a harness CHECK may compute (format, citation ids, citations among the
-retrieved documents, the answer appearing in a cited retrieved document): it never reads the gold answer
-or the hop facts.
+retrieved documents, no more citations than the longest chain has hops, the answer appearing in a cited
+retrieved document): it never reads the gold answer or the hop facts.
+
+What earns nothing: an answer that is not the one parsed value (two answer fields, or a JSON object
+with a repeated key, leave no answer; a list of candidates or padding around the value does not
+normalise to the gold answer), citations of ids
+that are not in the corpus, and citing many documents to cover every hop.
 """
 
 from __future__ import annotations
@@ -47,6 +53,8 @@ DOC_ID = re.compile(r"doc-\d{3}")
 _LOOSE_ID = re.compile(r"(?<![\w-])doc-\d+(?![\w-])", re.IGNORECASE)
 _ID_SPLIT = re.compile(r"[\s,;\[\]\"'()]+")
 _UNITS = frozenset({"people", "inhabitants", "residents"})
+MAX_HOPS = 3
+"""The longest question chain: a CHECK flags drafts citing more documents than that."""
 
 
 @dataclass(frozen=True)
@@ -116,8 +124,17 @@ class Parsed:
 
 
 def _field(label: str, text: str) -> str | None:
-    match = re.search(rf"^[ \t]*{re.escape(label)}[ \t]*[:=\-][ \t]*(.*?)[ \t]*$", text, re.I | re.M)
-    return match.group(1) if match else None
+    """The value of the one line labelled ``label`` (None when there is none or more than one)."""
+    found = re.findall(rf"^[ \t]*{re.escape(label)}[ \t]*[:=\-][ \t]*(.*?)[ \t]*$", text, re.I | re.M)
+    return found[0] if len(found) == 1 else None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` refusing repeated keys (json.loads would keep the last silently)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise ValueError("repeated key in a JSON object")
+    return obj
 
 
 def _tokens(field: str) -> tuple[str, ...]:
@@ -127,14 +144,14 @@ def _tokens(field: str) -> tuple[str, ...]:
 def _parse_json(text: str) -> tuple[Any, bool]:
     stripped = text.strip()
     try:
-        return json.loads(stripped), True
-    except ValueError:
+        return json.loads(stripped, object_pairs_hook=_unique_keys), True
+    except (ValueError, RecursionError):
         pass
     match = re.search(r"\{.*\}", text, re.S)
     if match:
         try:
-            return json.loads(match.group(0)), False
-        except ValueError:
+            return json.loads(match.group(0), object_pairs_hook=_unique_keys), False
+        except (ValueError, RecursionError):
             pass
     return None, False
 
@@ -166,9 +183,9 @@ def parse(fmt: AnswerFormat, text: str) -> Parsed:
         )
         return Parsed(answer, sources, loose, bool(strict))
     if fmt.kind == "tags":
-        a = re.search(r"<answer>(.*?)</answer>", text, re.I | re.S)
+        a = re.findall(r"<answer>(.*?)</answer>", text, re.I | re.S)
         s = re.search(r"<sources>(.*?)</sources>", text, re.I | re.S)
-        answer = a.group(1).strip() or None if a else None
+        answer = a[0].strip() or None if len(a) == 1 else None
         sources = _tokens(s.group(1)) if s else None
         strict = (
             len(lines) == 2
@@ -236,6 +253,12 @@ def hop_support(payload: Mapping[str, Any], cited: Sequence[str]) -> list[bool]:
     ]
 
 
+def supported_fraction(support: Sequence[bool], n_cited: int) -> float:
+    """Supported hops, less one for each cited document beyond one per hop, as a fraction of the hops."""
+    padding = max(0, n_cited - len(support))
+    return max(0, sum(support) - padding) / len(support)
+
+
 def citation_quality(parsed: Parsed, existing: Collection[str]) -> float:
     """Fraction of the sources field's tokens that are well-formed, existing, unrepeated ids."""
     if not parsed.sources:
@@ -263,18 +286,19 @@ def grade(payload: Mapping[str, Any], text: str) -> Grade:
     correct = parsed.answer is not None and answers_match(
         parsed.answer, payload["answer"], payload.get("aliases", ())
     )
-    support = hop_support(payload, cited_documents(parsed, existing))
-    fraction = sum(support) / len(support)
+    cited = cited_documents(parsed, existing)
+    support = hop_support(payload, cited)
+    credited = supported_fraction(support, len(cited))
     rubric = {
         "answer_correctness": (CRITERIA["answer_correctness"] * correct, CRITERIA["answer_correctness"]),
-        "evidence_support": (CRITERIA["evidence_support"] * fraction, CRITERIA["evidence_support"]),
+        "evidence_support": (CRITERIA["evidence_support"] * credited, CRITERIA["evidence_support"]),
         "citation_format": (
             CRITERIA["citation_format"] * citation_quality(parsed, existing),
             CRITERIA["citation_format"],
         ),
         "output_format": (CRITERIA["output_format"] * parsed.strict, CRITERIA["output_format"]),
     }
-    return Grade(rubric=rubric, claim_support=fraction)
+    return Grade(rubric=rubric, claim_support=credited)
 
 
 def artifact_scores(payload: Mapping[str, Any], text: str) -> dict[str, tuple[float, float]]:
@@ -307,6 +331,12 @@ def structural_check(payload: Mapping[str, Any], text: str, gathered: Collection
         issues.append("citations: no document ids in the sources field")
     bad = [t for t in tokens if not DOC_ID.fullmatch(t) or t not in docs]
     issues += [f"citations: {t!r} is not the id of a document in the corpus" for t in bad]
+    padded = len(set(tokens)) > MAX_HOPS
+    if padded:
+        issues.append(
+            f"citations: {len(set(tokens))} documents cited; cite only the documents that state the facts "
+            f"of the answer's chain (at most {MAX_HOPS})"
+        )
     unread = [t for t in tokens if t in docs and t not in gathered]
     issues += [f"citations: {t} was never retrieved" for t in unread]
     readable = [t for t in tokens if t in docs and t in gathered]
@@ -317,7 +347,7 @@ def structural_check(payload: Mapping[str, Any], text: str, gathered: Collection
         issues.append(f"answer: {parsed.answer!r} does not appear in any cited document that was retrieved")
     items = (
         ("format", parsed.strict),
-        ("citations_well_formed", bool(tokens) and not bad),
+        ("citations_well_formed", bool(tokens) and not bad and not padded),
         ("citations_retrieved", bool(tokens) and not bad and not unread),
         ("answer_grounded", grounded),
     )

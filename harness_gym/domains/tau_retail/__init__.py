@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from harness_gym.actions import Action
@@ -14,47 +14,40 @@ from harness_gym.domains.tau_retail.tools import WRITE_TOOLS
 from harness_gym.domains.tau_retail.verifier import (
     CRITERIA,
     artifact_scores,
+    candidate_listing,
     native,
     parse_plan,
     policy_issues,
 )
 from harness_gym.env import HarnessEnv
 from harness_gym.executors.base import Context, Feedback
-from harness_gym.executors.simulated import Competence
+from harness_gym.profiles import DraftParams
 from harness_gym.task import Task, task_from_record
 
 RETRIEVE_ROUNDS = 3
 
 
-@dataclass(frozen=True)
-class TauRetailCompetence(Competence):
-    """Simulated LLM agent drafting retail tool-call plans (defaults calibrated on the Base harness only).
+DRAFT_PARAMS = DraftParams(
+    p_correct={"easy": 0.04, "standard": 0.02, "hard": 0.01},
+    informed_gain=0.12,
+    flaw_weights={
+        "wrong_argument": 2.0,
+        "policy_violation": 1.5,
+        "missing_write": 1.0,
+        "extra_write": 1.0,
+        "wrong_item": 1.0,
+        "wrong_output": 1.0,
+        "malformed": 0.5,
+    },
+)
+"""Simulated LLM agent drafting retail tool-call plans (defaults calibrated on the Base harness only).
 
-    Calibration (Base, eval, protocol seeds (0,1,2) x 3): G = 0.334 (paper 0.337); upstream data 0.357.
-    Flawed plans keep partial rubric credit (~0.3 mean), so p_correct is low and the gain modest.
-    Informedness is the fraction of the task's relevant records (the user, the orders and products the
-    gold writes touch) gathered by RETRIEVE; Base retrieves once (the user record only). Wrong plans lean
-    towards wrong arguments and policy violations, the common tau-bench agent failures.
-    """
-
-    p_correct: Mapping[str, float] = field(
-        default_factory=lambda: {"easy": 0.04, "standard": 0.02, "hard": 0.01}
-    )
-    informed_gain: float = 0.12
-    p_fix_informed: float = 0.6
-    p_fix_blind: float = 0.1
-    p_break: float = 0.05
-    flaw_weights: Mapping[str, float] = field(
-        default_factory=lambda: {
-            "wrong_argument": 2.0,
-            "policy_violation": 1.5,
-            "missing_write": 1.0,
-            "extra_write": 1.0,
-            "wrong_item": 1.0,
-            "wrong_output": 1.0,
-            "malformed": 0.5,
-        }
-    )
+Calibration (Base, eval, protocol seeds (0,1,2) x 3): G = 0.334 (paper 0.337); upstream data 0.357.
+Flawed plans keep partial rubric credit (~0.3 mean), so p_correct is low and the gain modest.
+Informedness is the fraction of the task's relevant records (the user, the orders and products the
+gold writes touch) gathered by RETRIEVE; Base retrieves once (the user record only). Wrong plans lean
+towards wrong arguments and policy violations, the common tau-bench agent failures.
+"""
 
 
 def _relevant(task: Task) -> frozenset[str]:
@@ -74,7 +67,7 @@ class TauRetailDomain(Domain):
     name = "tau_retail"
     env_id = "HarnessTauRetail-v0"
     task_file = "tau_retail-v0.jsonl"
-    competence_cls = TauRetailCompetence
+    draft_params = DRAFT_PARAMS
     prompts_cls = TauRetailPrompts
     max_steps = 12
     cost_budget = 16.0
@@ -101,13 +94,12 @@ class TauRetailDomain(Domain):
 
     def __init__(
         self,
-        competence: Competence | None = None,
         data_path: str | None = None,
         n_train: int = 16,
         n_eval: int = 20,
         **kwargs: Any,
     ) -> None:
-        super().__init__(competence, **kwargs)
+        super().__init__(**kwargs)
         self.data_path = data_path
         if data_path is None:
             self.db = build_db()
@@ -177,7 +169,7 @@ class TauRetailDomain(Domain):
             seen = set(ep.context.evidence)
             unverified = sorted(
                 {
-                    c["kwargs"]["order_id"]
+                    str(c["kwargs"]["order_id"])
                     for c in calls
                     if c["name"] in WRITE_TOOLS
                     and "order_id" in c.get("kwargs", {})
@@ -186,6 +178,22 @@ class TauRetailDomain(Domain):
             )
             if unverified:
                 issues.append(f"grounding: order(s) {', '.join(unverified)} written without being looked up")
+                failed += 1
+            keys = [json.dumps([c["name"], c.get("kwargs", {})], sort_keys=True) for c in calls]
+            repeated = sorted(
+                {
+                    c["name"]
+                    for c, k in zip(calls, keys, strict=True)
+                    if c["name"] in WRITE_TOOLS and keys.count(k) > 1
+                }
+            )
+            if repeated:
+                issues.append(f"plan: the same {', '.join(repeated)} call is made more than once")
+                failed += 1
+            if candidate_listing((), calls):
+                issues.append(
+                    "reply: the respond messages list many numbers; state the outcome and the figures asked"
+                )
                 failed += 1
         _, judge_issue = ep.judge()
         if judge_issue is not None:

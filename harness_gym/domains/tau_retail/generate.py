@@ -15,7 +15,8 @@ from typing import Any
 
 from harness_gym.domains.tau_retail.tools import RESPOND, WRITE_TOOLS
 from harness_gym.domains.tau_retail.verifier import CRITERIA, artifact_scores, render_plan
-from harness_gym.task import packaged_task_file, write_jsonl
+from harness_gym.task import TaskFileError, packaged_task_file, write_jsonl
+from harness_gym.upstream_files import read_json, read_jsonl
 
 DOMAIN = "tau_retail"
 N_TRAIN, N_EVAL = 16, 20
@@ -539,6 +540,8 @@ def generate_records() -> list[dict[str, Any]]:
 
 
 # -- upstream data ---------------------------------------------------------------------------------
+TASK_FIELDS = ("task_id", "user_id", "instruction", "actions", "outputs")
+"""Fields every upstream task line must have."""
 UPSTREAM_FILES = ("users.json", "orders.json", "products.json", "tasks_train.jsonl", "tasks_test.jsonl")
 
 
@@ -548,10 +551,13 @@ def load_upstream_db(data_path: str) -> dict[str, Any]:
     for name in UPSTREAM_FILES:
         if not (root / name).is_file():
             raise FileNotFoundError(f"tau_retail data_path {root}: missing required file {name}")
-    return {
-        k: json.loads((root / f"{k}.json").read_text(encoding="utf-8"))
-        for k in ("users", "orders", "products")
-    }
+    db = {k: read_json(root / f"{k}.json") for k in ("users", "orders", "products")}
+    for k, table in db.items():
+        if not isinstance(table, dict):
+            raise TaskFileError(
+                f"{root / f'{k}.json'}: expected a JSON object keyed by id, got {type(table).__name__}"
+            )
+    return db
 
 
 def upstream_template(actions) -> str:
@@ -566,15 +572,14 @@ def load_upstream_records(
     db = load_upstream_db(data_path)
     records = []
     for split, name, n in (("train", "tasks_train.jsonl", n_train), ("eval", "tasks_test.jsonl", n_eval)):
-        raw = [
-            json.loads(line)
-            for line in (Path(data_path) / name).read_text(encoding="utf-8").splitlines()
-            if line.strip()
-        ]
+        path = Path(data_path) / name
+        raw = read_jsonl(path, TASK_FIELDS)
         if n > len(raw):
-            raise ValueError(f"{name} has {len(raw)} tasks, fewer than the {n} requested")
+            raise ValueError(f"{path} has {len(raw)} tasks, fewer than the {n} requested")
         for j in range(n):
-            t = raw[(j * len(raw)) // n]
+            line, t = raw[(j * len(raw)) // n]
+            if t["user_id"] not in db["users"]:
+                raise TaskFileError(f"{path} line {line}: user_id {t['user_id']!r} is not in users.json")
             records.append(
                 make_record(
                     db,

@@ -1,0 +1,61 @@
+"""Executor profiles: one JSON-serialisable type, passed as gym.make(id, executor_profile=...)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import gymnasium as gym
+import pytest
+
+import harness_gym  # noqa: F401  (registers the ids)
+from harness_gym.profiles import PROFILE_ENV, PROFILE_NAMES, ExecutorProfile, Mechanism, named
+from harness_gym.registry import env_class
+
+
+def test_named_profiles_share_the_base_fitted_draft_params_and_differ_in_mechanism():
+    profiles = {name: named(name) for name in PROFILE_NAMES}
+    assert set(PROFILE_NAMES) >= {"weak", "default", "strong"}
+    for domain in profiles["default"].domains:
+        drafts = [p.domain(domain).draft for p in profiles.values()]
+        assert all(d == drafts[0] for d in drafts)  # Base-fitted: the same in every profile
+    weak, strong = profiles["weak"].domain("coding").mechanism, profiles["strong"].domain("coding").mechanism
+    assert weak.p_fix["localised"] < strong.p_fix["localised"] and weak.p_break > strong.p_break
+    assert weak.judge_tpr < strong.judge_tpr
+
+
+def test_json_round_trip(tmp_path):
+    profile = named("strong")
+    path = profile.save(tmp_path / "strong.json")
+    assert ExecutorProfile.load(path) == profile
+
+
+def test_gym_make_takes_a_profile_a_name_or_a_path(tmp_path, monkeypatch):
+    env_id = "HarnessPlanning-v0"
+    planning = replace(named("default").domain("planning"), mechanism=Mechanism(p_break=0.3))
+    custom = named("default").with_domain("planning", planning)
+    path = custom.save(tmp_path / "custom.json")
+    by_object = gym.make(env_id, executor_profile=custom).unwrapped
+    by_path = gym.make(env_id, executor_profile=str(path)).unwrapped
+    by_name = gym.make(env_id, executor_profile="weak").unwrapped
+    assert by_object.executor.profile.mechanism.p_break == by_path.executor.profile.mechanism.p_break == 0.3
+    assert by_name.executor.profile == named("weak").domain("planning")
+    monkeypatch.setenv(PROFILE_ENV, "strong")
+    assert gym.make(env_id).unwrapped.executor.profile == named("strong").domain("planning")
+    assert env_class(env_id).domain_cls.draft_params == named("strong").domain("planning").draft
+
+
+def test_bad_profiles_are_named(tmp_path):
+    with pytest.raises(ValueError, match="unknown executor profile 'mediocre'"):
+        gym.make("HarnessPlanning-v0", executor_profile="mediocre")
+    with pytest.raises(ValueError, match="p_break must lie in"):
+        Mechanism(p_break=1.5)
+    with pytest.raises(ValueError, match="p_fix needs exactly the feedback kinds"):
+        Mechanism(p_fix={"localised": 0.5})
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match="cannot read executor profile"):
+        ExecutorProfile.load(bad)
+    partial = named("default")
+    only_coding = ExecutorProfile("only-coding", {"coding": partial.domain("coding")})
+    with pytest.raises(ValueError, match="no parameters for domain 'planning'"):
+        gym.make("HarnessPlanning-v0", executor_profile=only_coding)

@@ -1,0 +1,148 @@
+"""`harness-gym view`: a static page of episodes, checked as HTML and in a real headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from harness_gym.actions import Action
+from harness_gym.cli import main
+from harness_gym.collect import CollectConfig, collect
+from harness_gym.viewer import ViewError, load, render_html, write_infos, write_view
+
+PLANNING = "HarnessPlanning-v0"
+SEQUENCE = (Action.OBSERVE, Action.DRAFT, Action.CHECK, Action.REVISE, Action.CHECK, Action.SUBMIT)
+
+
+def _final_info(seed: int, actions=SEQUENCE) -> dict:
+    env = gym.make(PLANNING)
+    env.reset(seed=seed)
+    for action in actions:
+        _, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            return info
+    raise AssertionError("the episode did not end")
+
+
+@pytest.fixture
+def episodes_file(tmp_path: Path) -> Path:
+    """Two episodes; the draft step of the first carries an executor_io record (the chat-LLM contract)."""
+    infos = [_final_info(0), _final_info(1, (Action.OBSERVE, Action.SUBMIT))]
+    infos[0]["trajectory"]["steps"][1]["executor_io"] = {
+        "messages": [{"role": "system", "content": "You plan."}, {"role": "user", "content": "Plan <it>."}],
+        "reply": "1. pick(a) <script>alert(1)</script>",
+        "finish_reason": "stop",
+        "cache_key": "0123456789abcdef",
+        "error": None,
+    }
+    path = tmp_path / "episodes.jsonl"
+    write_infos(infos, path)
+    return path
+
+
+def test_episodes_file_page(episodes_file: Path) -> None:
+    settings = load(str(episodes_file))
+    assert [len(s.episodes) for s in settings] == [2]
+    page = render_html(settings, "t")
+    assert page.count('class="episode"') == 2
+    assert len(re.findall(r'<li class="step action-CHECK"', page)) == 2
+    assert len(re.findall(r'<li class="step action-SUBMIT"', page)) == 2
+    assert page.count('<details class="executor-io">') == 1
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>" not in page  # escaped
+    info = json.loads(episodes_file.read_text().splitlines()[0])
+    assert f"G = {info['G']:.3f}" in page
+    fired = [name for name, event in info["hms"].items() if event["fired"]]
+    assert all(f'<span class="event">{name}</span>' in page for name in fired)
+    assert "http" not in page.split("</style>")[0]  # no external assets
+
+
+def test_dataset_and_results_directory(tmp_path: Path) -> None:
+    datasets = tmp_path / "results" / "datasets"
+    collect(CollectConfig(PLANNING, "mixed", 6, "harness/planning/bench-mixed-v0", root=str(datasets),
+                          show_progress=False))  # fmt: skip
+    settings = load("harness/planning/bench-mixed-v0", root=datasets, limit=4)
+    assert len(settings[0].episodes) == 4 and settings[0].left_out == 2
+    steps = settings[0].episodes[0].steps
+    assert steps[-1]["action"] in {"SUBMIT"} or len(steps) == 12
+    policies = {"base": {"G": 0.52}, "awr": {"G": 0.61, "delta_G": 0.05}}
+    results = {"settings": {PLANNING: {"compare": {"policies": policies}}}}
+    (tmp_path / "results" / "results.json").write_text(json.dumps(results))
+    page_path = write_view(tmp_path / "results", tmp_path / "view.html")
+    page = page_path.read_text()
+    assert page.count('<section class="setting">') == 1
+    assert "<th>delta_G</th>" in page and "<td>awr</td><td>0.610</td><td>0.050</td>" in page
+    assert "bench-mixed-v0 episode 0 (base)" in page
+    assert page.count('class="episode"') == 6
+
+
+def test_bad_targets_are_named(tmp_path: Path) -> None:
+    with pytest.raises(ViewError, match=r"holds no results\.json"):
+        load(str(tmp_path))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"G": 1}\n')
+    with pytest.raises(ViewError, match=re.escape(f"{bad} line 1: not an episode's final info")):
+        load(str(bad))
+    with pytest.raises(SystemExit, match="no dataset 'harness/planning/none-v0'"):
+        main(["view", "harness/planning/none-v0", "--root", str(tmp_path)])
+
+
+# -- in a real browser -----------------------------------------------------------------------------
+def _chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true but no chromium on PATH (install Debian's chromium package)")
+        pytest.skip("no chromium on PATH (Debian package 'chromium')")
+    return found
+
+
+def _chromium_run(browser: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={profile}"]  # fmt: skip
+    return subprocess.run([browser, *flags, *args], capture_output=True, text=True, timeout=180)
+
+
+def test_page_renders_in_headless_chromium(episodes_file: Path, tmp_path: Path) -> None:
+    browser = _chromium()
+    from PIL import Image
+
+    page = tmp_path / "view.html"
+    assert main(["view", str(episodes_file), "--out", str(page)]) == 0
+    shot = tmp_path / "view.png"
+    run = _chromium_run(browser, tmp_path / "profile", f"--screenshot={shot}", "--window-size=1000,700",
+                        page.as_uri())  # fmt: skip
+    assert shot.is_file(), run.stderr[-2000:]
+    image = np.asarray(Image.open(shot).convert("RGB"), dtype=float)
+    assert image.shape == (700, 1000, 3)
+    assert image.std() > 10  # not blank
+    ink = (image.sum(axis=2) < 600).mean()
+    assert 0.005 < ink < 0.6  # text and chips on a white page
+    green = ((image[:, :, 1] > 130) & (image[:, :, 0] < 80) & (image[:, :, 2] < 110)).sum()
+    assert green > 200  # the CHECK chips are drawn in their colour
+
+    dom = _chromium_run(browser, tmp_path / "profile", "--dump-dom", page.as_uri()).stdout
+    assert dom.count('class="episode"') == 2
+    assert len(re.findall(r'<li class="step action-CHECK"', dom)) == 2
+    assert len(re.findall(r'<li class="step action-REVISE"', dom)) == 1
+    assert '<details class="executor-io">' in dom
+
+
+def test_run_episodes_out_then_view(tmp_path: Path, capsys) -> None:
+    episodes = tmp_path / "run.jsonl"
+    args = ["run", "--env", PLANNING, "--episodes", "3", "--policy", "exploratory"]
+    assert main([*args, "--episodes-out", str(episodes)]) == 0
+    lines = episodes.read_text().splitlines()
+    assert len(lines) == 3 and all(json.loads(line)["trajectory"]["env_id"] == PLANNING for line in lines)
+    assert main(["view", str(episodes), "--out", str(tmp_path / "run.html")]) == 0
+    page = (tmp_path / "run.html").read_text()
+    assert page.count('class="episode"') == 3 and "what happened" in page
+    assert f"wrote {tmp_path / 'run.html'}" in capsys.readouterr().out
