@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import functools
 import json
 import os
 import selectors
@@ -77,6 +78,7 @@ _NPROC_THREAD_ALLOWANCE = 64
 _SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
+@functools.cache
 def _read_lists() -> tuple[list[str], list[str]]:
     """Directories the child may read besides the standard library and its own directory (time-zone data),
     and directories it may not read even where they lie inside those: the harness package (task files with
@@ -90,9 +92,6 @@ def _read_lists() -> tuple[list[str], list[str]]:
     if getattr(site, "ENABLE_USER_SITE", None) is not None:
         deny.add(site.getusersitepackages())
     return [os.path.realpath(p) for p in allow], sorted({os.path.realpath(p) for p in deny})
-
-
-_ALLOW_READ, _DENY_READ = _read_lists()
 
 
 @dataclass(frozen=True)
@@ -157,8 +156,8 @@ def run_python(
         config = {
             "source": source,
             "root": root,
-            "allow_read": _ALLOW_READ,
-            "deny_read": _DENY_READ,
+            "allow_read": _read_lists()[0],
+            "deny_read": _read_lists()[1],
             "cpu_time_s": int(limits.cpu_time_s),
             "memory_bytes": int(limits.memory_bytes),
             "file_size_bytes": int(limits.file_size_bytes),

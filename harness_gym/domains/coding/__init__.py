@@ -16,9 +16,9 @@ DRAFT_PARAMS = DraftParams(
     p_correct={"easy": 0.3, "standard": 0.15, "hard": 0.05},
     informed_gain=0.15,
     flaw_weights={
-        "unsafe_import": 8.0,
+        "unsafe_import": 0.5,
         "missing_edge_case": 8.0,
-        "syntax_error": 2.5,
+        "syntax_error": 1.0,
         "off_by_one": 0.2,
         "flip_comparison": 0.2,
         "negate_condition": 0.05,
@@ -29,14 +29,14 @@ DRAFT_PARAMS = DraftParams(
 )
 """Simulated LLM writing Python functions (first-draft parameters, fitted to the Base harness only).
 
-Fitted to the paper's Base G (0.712) and Base TestBeforeSubmit rate (76.7%: Base runs the visible tests
-once and submits, so the event fires when the draft passes all of them). Most mutant kinds fail most
-visible tests; the ones that pass them are an unsafe import (caught by the safety criterion, G 0.83)
-and a missing edge case (only hidden tests see it, G 0.91). Matching TestBeforeSubmit therefore needs
-those two to dominate wrong drafts, and matching G then needs the rest to be mostly syntax errors
-(G 0.17). Protocol (eval, seeds 0-2, 3 rollouts): G 0.751, TestBeforeSubmit 75.6%, EarlySubmit 21.7%.
-The paper's Base EarlySubmit of 0% is out of reach together with its G: with these pools every draft
-that fails fewer than half the visible tests scores above 0.8, so G <= 0.76 needs some that fail more.
+Fitted to the paper's Base G (0.712); its Base TestBeforeSubmit rate (76.7%: Base runs the visible tests
+once and submits, so the event fires when the draft passes all of them) is out of reach together with
+that G. Code that fails the safety scan is not run (its tests all fail), so the only wrong drafts that
+pass the visible tests are the mutants only hidden tests catch, such as a missing edge case (G about
+0.9); a Base G of 0.712 with 76.7% of drafts passing the visible tests would need those to score below
+what they do. The weights favour the missing edge case (the commonest slip that passes visible tests)
+and keep syntax errors and forbidden imports rare. Protocol (eval, seeds 0-2, 3 rollouts): G 0.710,
+TestBeforeSubmit 56.7%, EarlySubmit 37.2% (paper 0%).
 """
 
 

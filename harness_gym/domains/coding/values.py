@@ -134,33 +134,36 @@ def _decode(data: object, depth: int) -> object:
     raise Unsupported(f"malformed encoded value: {str(data)[:80]}")
 
 
-def same(expected: object, actual: object, rel: float = 0.0, abs_: float = 0.0) -> bool:
+def same(expected: object, actual: object, tolerance: tuple[float, float] | None = None) -> bool:
     """Strict equality of two decoded values: equal types at every level (bool is not int, tuple is not
-    list), floats equal (``nan`` equals ``nan``) or, when a tolerance is given, ``math.isclose``.
+    list) and equal floats (``nan`` equals ``nan``).
 
-    With a tolerance an ``int`` and a ``float`` compare as numbers (``bool`` never does). Set members and
-    dict keys are always compared exactly (with their types).
+    With a ``tolerance`` ``(rel, abs)`` floats compare by ``math.isclose`` and an ``int`` and a ``float``
+    compare as numbers (``bool`` never does); ``(0, 0)`` keeps the values exact but the number types
+    loose. Set members and dict keys are always compared exactly, with their types.
     """
-    tolerant = rel > 0 or abs_ > 0
     te, ta = type(expected), type(actual)
-    if tolerant and {te, ta} == {int, float}:
-        return math.isclose(float(expected), float(actual), rel_tol=rel, abs_tol=abs_)
+    if tolerance is not None and {te, ta} <= {int, float}:
+        if te is float and ta is float and (math.isnan(expected) or math.isnan(actual)):
+            return math.isnan(expected) and math.isnan(actual)
+        try:
+            return math.isclose(expected, actual, rel_tol=tolerance[0], abs_tol=tolerance[1])
+        except OverflowError:  # an int beyond the float range
+            return expected == actual
     if te is not ta:
         return False
     if te is float:
         if math.isnan(expected) or math.isnan(actual):
             return math.isnan(expected) and math.isnan(actual)
-        if tolerant:
-            return math.isclose(expected, actual, rel_tol=rel, abs_tol=abs_)
         return expected == actual
     if te in (list, tuple):
         return len(expected) == len(actual) and all(
-            same(e, a, rel, abs_) for e, a in zip(expected, actual, strict=True)
+            same(e, a, tolerance) for e, a in zip(expected, actual, strict=True)
         )
     if te is dict:
         wanted = {_typed(key): value for key, value in expected.items()}
         got = {_typed(key): value for key, value in actual.items()}
-        return wanted.keys() == got.keys() and all(same(wanted[k], got[k], rel, abs_) for k in wanted)
+        return wanted.keys() == got.keys() and all(same(wanted[k], got[k], tolerance) for k in wanted)
     if te in (set, frozenset):
         return _typed(expected) == _typed(actual)
     return expected == actual  # None, bool, int, str, bytes of exactly the same type

@@ -12,12 +12,15 @@ or, only for a check that cannot be written as one expected value, a *code test*
 
 Values are in the typed JSON of :mod:`harness_gym.domains.coding.values` (``{"tuple": [1, 2]}``,
 ``{"float": "0.5"}``, ...). A data test passes when the call returns a value strictly equal to
-``expected``: same types at every level (``True`` is not ``1``, a tuple is not a list), floats equal,
-or within ``tolerance`` only where the test declares one. A code test passes when ``check`` runs without
-raising with ``results`` bound to the values its ``calls`` returned (it fails if any call raised).
+``expected``: same types at every level (``True`` is not ``1``, a tuple is not a list), floats equal;
+only a test that declares a ``tolerance`` compares floats by ``math.isclose`` and lets an int match a
+float (``{}``: exact values, loose number types, as Python's ``2 == 2.0``). A code test passes when
+``check`` runs without raising with ``results`` bound to the values its ``calls`` returned (it fails if
+any call raised).
 ``text`` is what a harness is shown for a code test; data tests are shown as ``assert f(...) == ...``.
 Another source (e.g. HumanEval: docstring examples as visible data tests, ``check()`` asserts as hidden
-ones) only has to produce these records.
+ones) only has to produce these records: ``validate_test`` checks one, ``describe_test`` renders it.
+Arguments are positional; a check sees only ``results`` and may import the standard library.
 
 Who decides. The candidate runs in a sandboxed child (:mod:`harness_gym.sandbox`) that only defines the
 code, calls the entry point with each test's arguments and prints the returned values, typed and
@@ -262,9 +265,10 @@ def judge(test: Mapping[str, Any], outcomes: Sequence[_Outcome]) -> tuple[bool, 
     kind, value = outcomes[0]
     if kind != "value":
         return False, value
-    tolerance = test.get("tolerance") or {}
-    expected = values.decode(test["expected"])
-    if values.same(expected, value, float(tolerance.get("rel", 0.0)), float(tolerance.get("abs", 0.0))):
+    tolerance = test.get("tolerance")
+    if tolerance is not None:
+        tolerance = (float(tolerance.get("rel", 0.0)), float(tolerance.get("abs", 0.0)))
+    if values.same(values.decode(test["expected"]), value, tolerance):
         return True, ""
     return False, "got " + _short(repr(value))
 
@@ -295,8 +299,11 @@ def _judge_code(jobs: list[tuple[int, str, list[Any]]]) -> dict[int, tuple[bool,
     result = run_python(_values_source() + _CHECKER, stdin=json.dumps(payload), limits=_CHECK_LIMITS)
     verdicts: dict[int, tuple[bool, str]] = {}
     for line in result.stdout.splitlines():
-        index, ok, why = json.loads(line)
-        verdicts[index] = (ok is True, why)
+        try:
+            index, ok, why = json.loads(line)
+        except (ValueError, TypeError):
+            continue  # a check's own print
+        verdicts.setdefault(index, (ok is True, str(why)))
     return verdicts
 
 
