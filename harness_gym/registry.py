@@ -27,6 +27,12 @@ ENV_ENTRY_POINTS: dict[str, str] = {
 }
 
 
+EXTRA_ENV_ENTRY_POINTS: dict[str, str] = {
+    "HarnessHumanEval-v0": "harness_gym.domains.humaneval:HarnessHumanEvalEnv",
+}
+"""Ids beyond the paper's eight settings (not in ``ENV_IDS``): other task sources for the same MDPs."""
+
+
 ADAPTERS = frozenset({"HarnessTauRetail-v0", "HarnessDBBench-v0"})
 """Public-benchmark adapters: 16 train / 20 eval tasks by default, upstream data via ``data_path``."""
 
@@ -71,7 +77,7 @@ _SYNC = WrapperSpec("SyncBudget", "harness_gym.registry:SyncBudget", {})
 
 
 def register_all() -> None:
-    for env_id, entry_point in ENV_ENTRY_POINTS.items():
+    for env_id, entry_point in {**ENV_ENTRY_POINTS, **EXTRA_ENV_ENTRY_POINTS}.items():
         if env_id not in gym.registry:
             gym.register(
                 id=env_id,
@@ -83,6 +89,7 @@ def register_all() -> None:
 
 def env_class(env_id: str) -> type:
     """The environment class behind an id, without constructing it."""
-    if env_id not in ENV_ENTRY_POINTS:
-        raise ValueError(f"unknown environment id {env_id!r}; known ids: {', '.join(ENV_ENTRY_POINTS)}")
-    return gym.envs.registration.load_env_creator(ENV_ENTRY_POINTS[env_id])
+    known = {**ENV_ENTRY_POINTS, **EXTRA_ENV_ENTRY_POINTS}
+    if env_id not in known:
+        raise ValueError(f"unknown environment id {env_id!r}; known ids: {', '.join(known)}")
+    return gym.envs.registration.load_env_creator(known[env_id])

@@ -44,7 +44,7 @@ import json
 import secrets
 import signal
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -351,21 +351,26 @@ _cache_lock = threading.Lock()
 
 
 def run_tests(
-    source: str, function_name: str, tests: Sequence[Mapping[str, Any]], limits: SandboxLimits | None = None
+    source: str,
+    function_name: str,
+    tests: Sequence[Mapping[str, Any]],
+    limits: SandboxLimits | None = None,
+    allowed_calls: Collection[str] = (),
 ) -> TestReport:
     """Run ``tests`` against ``source`` (one sandbox run); results are cached by source and tests.
 
-    Source that fails the safety scan is not executed: every test counts as failed. If the run times
-    out, the calls not reported by then count as failed.
+    Source that fails the safety scan (with ``allowed_calls`` exempt) is not executed: every test counts
+    as failed. If the run times out, the calls not reported by then count as failed.
     """
     limits = limits or TEST_LIMITS
     digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
-    key = (digest, function_name, json.dumps(list(tests), sort_keys=True), limits)
+    allowed = tuple(sorted(allowed_calls))
+    key = (digest, function_name, json.dumps([list(tests), allowed], sort_keys=True), limits)
     with _cache_lock:
         cached = _cache.get(key)
     if cached is not None:
         return cached
-    violations = safety_violations(source) if parses(source) else ()
+    violations = safety_violations(source, allowed) if parses(source) else ()
     if violations:
         error = f"not run: the safety scan rejects the code ({violations[0]})"
         report = TestReport(0, len(tests), (), error)
@@ -383,8 +388,12 @@ def clear_cache() -> None:
         _cache.clear()
 
 
-def safety_violations(source: str) -> tuple[str, ...]:
+def safety_violations(source: str, allowed_calls: Collection[str] = ()) -> tuple[str, ...]:
     """Static scan for imports, calls and attributes that reach outside pure computation.
+
+    ``allowed_calls`` exempts builtins a task's own reference needs (a task declares them in its payload
+    as ``allowed_calls``; only HumanEval/160, whose canonical solution ``eval``s the expression it builds,
+    does). The scan is a rubric criterion, not the containment boundary: the sandbox is.
 
     Unparseable source cannot be vouched for, so it is reported as a violation too.
     """
@@ -432,7 +441,7 @@ def safety_violations(source: str) -> tuple[str, ...]:
             name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
             if name == "__import__" and node.args and isinstance(node.args[0], ast.Constant):
                 add(f"forbidden import: __import__({node.args[0].value!r})")
-            if isinstance(func, ast.Name) and name in FORBIDDEN_CALLS:
+            if isinstance(func, ast.Name) and name in FORBIDDEN_CALLS and name not in allowed_calls:
                 add(f"forbidden call: {name}()")
             if (
                 name in ("getattr", "setattr", "delattr", "hasattr")
@@ -443,7 +452,11 @@ def safety_violations(source: str) -> tuple[str, ...]:
             ):
                 add(f"forbidden call: {name}(..., {node.args[1].value!r})")
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            if node.id in FORBIDDEN_CALLS and (node.id not in bound or id(node) in in_defaults):
+            if (
+                node.id in FORBIDDEN_CALLS
+                and node.id not in allowed_calls
+                and (node.id not in bound or id(node) in in_defaults)
+            ):
                 add(f"forbidden call: {node.id}()")
             elif node.id == "__builtins__":
                 add("forbidden name: __builtins__")
@@ -493,15 +506,16 @@ class StructuralReport:
     @property
     def coverage(self) -> float:
         """Fraction of the four structural items that hold; visible tests count only if all pass."""
-        all_visible = self.visible.total > 0 and self.visible.passed == self.visible.total
+        all_visible = self.visible.passed == self.visible.total and not self.visible.error
         return (self.parses + self.safe + self.signature_ok + all_visible) / 4
 
 
 def structural_check(payload: Mapping[str, Any], source: str) -> StructuralReport:
+    allowed = payload.get("allowed_calls", ())
     ok_parse = parses(source)
-    violations = safety_violations(source) if ok_parse else ()
+    violations = safety_violations(source, allowed) if ok_parse else ()
     ok_signature = ok_parse and signature_ok(source, payload["function_name"], payload["signature"])
-    visible = run_tests(source, payload["function_name"], payload["visible_tests"])
+    visible = run_tests(source, payload["function_name"], payload["visible_tests"], allowed_calls=allowed)
     issues: list[str] = []
     if not ok_parse:
         issues.append(f"does not parse: {_syntax_message(source)}")
@@ -530,10 +544,12 @@ def artifact_scores(payload: Mapping[str, Any], source: str) -> dict[str, tuple[
 
     Unparseable or unsafe code is not run, so it passes no test.
     """
+    allowed = payload.get("allowed_calls", ())
     ok_parse = parses(source)
     tests = [*payload["visible_tests"], *payload["hidden_tests"]]
-    pass_rate = run_tests(source, payload["function_name"], tests).pass_rate if ok_parse else 0.0
-    safe = ok_parse and not safety_violations(source)
+    report = run_tests(source, payload["function_name"], tests, allowed_calls=allowed)
+    pass_rate = report.pass_rate if ok_parse else 0.0
+    safe = ok_parse and not safety_violations(source, allowed)
     return {
         "unit_tests": (CRITERIA["unit_tests"] * pass_rate, CRITERIA["unit_tests"]),
         "parseability": (CRITERIA["parseability"] * ok_parse, CRITERIA["parseability"]),
