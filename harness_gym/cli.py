@@ -223,24 +223,32 @@ def _cmd_train(args: argparse.Namespace) -> int:
     path = dataset_root(args.root) / args.dataset
     if not (path / "data").is_dir():
         raise SystemExit(f"no dataset {args.dataset!r} under {dataset_root(args.root)}")
-    model = train(args.algo, minari.load_dataset(str(path)), seed=args.seed, n_epochs=args.epochs)
+    model = train(args.algo, minari.load_dataset(str(path)), seed=args.seed, n_steps=args.steps)
     model.save(args.out)
-    print(f"trained {args.algo} (seed {args.seed}, {args.epochs} epochs) on {args.dataset}; saved {args.out}")
+    steps = model.grad_step
+    print(f"trained {args.algo} (seed {args.seed}, {steps} steps) on {args.dataset}; saved {args.out}")
     return 0
 
 
-def _load_policy(spec: str, env_id: str):
-    """A scripted policy by name, or a saved d3rlpy learnable by path (masked at inference)."""
+def _load_policy(spec: str, env_id: str, act: str = "greedy"):
+    """A scripted policy by name, or a saved d3rlpy learnable by path (masked at inference).
+
+    ``act``: ``sample`` draws from a stochastic learnable's softmax over legal actions, ``greedy`` takes
+    its argmax; Q-learners are always greedy."""
     from pathlib import Path
 
     if not Path(spec).exists():
         return _make_policy(spec, env_id)
     import d3rlpy
 
-    import baselines.awr  # noqa: F401  (registers DiscreteAWR with d3rlpy.load_learnable)
+    import baselines  # noqa: F401  (registers the project's learnables with d3rlpy.load_learnable)
     from baselines.masked import MaskedPolicy
 
-    return MaskedPolicy(d3rlpy.load_learnable(spec), Path(spec).stem)
+    model = d3rlpy.load_learnable(spec)
+    name = Path(spec).stem
+    if act == "sample" and not MaskedPolicy(model, name).stochastic:
+        raise SystemExit(f"--act sample needs a stochastic policy; {type(model).__name__} is greedy")
+    return MaskedPolicy(model, name, sample=act == "sample")
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
@@ -250,7 +258,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
     if args.env not in harness_gym.ENV_IDS:
         raise SystemExit(f"unknown env id {args.env!r}; known: {', '.join(harness_gym.ENV_IDS)}")
-    policy = _load_policy(args.policy, args.env)
+    policy = _load_policy(args.policy, args.env, args.act)
     config = _executor_config(args)
     kwargs = {}
     if config is not None:
@@ -288,6 +296,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     config = replace(
         base, settings=settings, out=args.out, show_progress=not args.quiet, executor=_executor_config(args)
     )
+    if args.act is not None:
+        config = replace(config, act=(args.act,))
     try:
         results = run(config)
     except ValueError as exc:
@@ -355,10 +365,16 @@ def build_parser() -> argparse.ArgumentParser:
     dsets.set_defaults(func=_cmd_datasets)
 
     tr = sub.add_parser("train", help="train an offline controller on a harness dataset")
-    tr.add_argument("--algo", required=True, help="awr | bc | bc-d3rlpy | cql | bcq | dqn | double-dqn | sac")
+    tr.add_argument(
+        "--algo",
+        required=True,
+        help="awr | awr-converged | bc | bc-converged | iql | bc-d3rlpy | cql | bcq | dqn | double-dqn | sac",
+    )
     tr.add_argument("--dataset", required=True, help="dataset id, e.g. harness/coding/mixed-v0")
     tr.add_argument("--seed", type=int, default=0)
-    tr.add_argument("--epochs", type=int, default=20)
+    tr.add_argument(
+        "--steps", type=int, default=None, help="gradient steps (default: the budget in baselines/budgets.py)"
+    )
     tr.add_argument("--out", required=True, help="where to save the d3rlpy learnable (.d3)")
     tr.add_argument("--root", default=None, help="datasets directory (default: Minari's)")
     tr.set_defaults(func=_cmd_train)
@@ -368,6 +384,12 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--policy", required=True, help="base | forced-check | exploratory | random | PATH.d3")
     ev.add_argument("--split", default="eval", choices=["train", "eval", "all"])
     ev.add_argument("--out", default=None, help="write per-episode results as JSON")
+    ev.add_argument(
+        "--act",
+        default="greedy",
+        choices=["sample", "greedy"],
+        help="a learnable's action choice: sample from its legal softmax, or its argmax (Q-learners: greedy)",
+    )
     _add_executor_args(ev)
     ev.set_defaults(func=_cmd_evaluate)
 
@@ -376,6 +398,12 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--settings", nargs="*", default=None, help="env ids (default: all)")
     be.add_argument("--out", default="results", help="output directory")
     be.add_argument("--quiet", action="store_true")
+    be.add_argument(
+        "--act",
+        default=None,
+        choices=["sample", "greedy"],
+        help="evaluate stochastic learners one way only (default: both, each reported)",
+    )
     _add_executor_args(be)
     be.set_defaults(func=_cmd_bench)
     return parser
