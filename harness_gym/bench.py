@@ -108,6 +108,7 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
     from baselines.d3rlpy_bridge import to_d3rlpy
     from baselines.scripted import BasePolicy, ForcedCheckPolicy
     from baselines.train import train
+    from harness_gym.aggregate import seed_scores
     from harness_gym.collect import CollectConfig, collect, dataset_root, iter_episodes
     from harness_gym.evaluation import buffer_arrays, buffer_stats, compare, evaluate
     from harness_gym.executors.openai_executor import OpenAIExecutor
@@ -181,7 +182,12 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
         f"[{aw['ci_low']:+.3f}, {aw['ci_high']:+.3f}]  ΔHMS {aw['delta_hms']:+.3f}  CBS {aw['cbs']:.1%}  "
         f"({timings['total_s']:.0f}s)"
     )
-    out: dict[str, Any] = {"compare": comparison, "buffer": buffer, "timings": timings}
+    out: dict[str, Any] = {
+        "compare": comparison,
+        "buffer": buffer,
+        "timings": timings,
+        "seed_scores": seed_scores(results, env_id),
+    }
     if executor is not None:
         out["executor"] = {"collect": collected.usage, "evaluate": executor.stats()}
     return out

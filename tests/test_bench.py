@@ -86,6 +86,7 @@ def test_bench_writes_the_report(tmp_path):
     # stochastic learners in both modes (sampled under their name), Q-learners greedy only
     assert set(policies) == {"base", "forced-check", "awr", "bc", "awr-greedy", "bc-greedy", "dqn"}
     assert all(p["pairs"] == 20 for p in policies.values())
+    assert set(results["settings"][PLANNING]["seed_scores"]) == set(policies)
     for name in ("report.md", "results.json", "summary.csv"):
         assert (tmp_path / "results" / name).exists()
     rows = list(csv.DictReader((tmp_path / "results" / "summary.csv").open()))
