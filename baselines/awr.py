@@ -25,8 +25,8 @@ config type is registered). Use :meth:`DiscreteAWR.training_dataset` (or ``basel
 build the dataset; fitting on a raw dataset silently uses ``A = G``.
 
 BC is the same network and loss with unit weights: :func:`awr_as_bc` (``weighting="none"``).
-Actions are not masked during training (minibatches carry no masks); ``baselines.masked.MaskedPolicy``
-applies the action mask at inference.
+With ``masked=True`` (the default) the training observations carry the legal-action mask and the
+softmax is normalised over legal actions only, in the loss as at inference (``baselines.legal``).
 """
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ from d3rlpy.optimizers import OptimizerFactory, OptimizerWrapper
 from d3rlpy.optimizers.optimizers import make_optimizer_field
 from d3rlpy.torch_utility import Modules, TorchMiniBatch
 from d3rlpy.types import Shape, TorchObservation
+
+from baselines.legal import legal_categorical, split_mask, with_mask
 
 if TYPE_CHECKING:
     from baselines.d3rlpy_bridge import OfflineData
@@ -93,10 +95,11 @@ def awr_weights(advantage: torch.Tensor, beta: float, clip: tuple[float, float])
     return torch.exp(torch.clamp(advantage / beta, math.log(lo), math.log(hi)))
 
 
-def advantage_dataset(data: OfflineData, advantage: str = "per_task") -> MDPDataset:
+def advantage_dataset(data: OfflineData, advantage: str = "per_task", masked: bool = False) -> MDPDataset:
     """The d3rlpy dataset with terminal-only rewards: A (``per_task``) or G (``value``) on the last step.
 
-    With gamma = 1 every transition's return-to-go is then its episode's A (or G); see the module doc."""
+    With gamma = 1 every transition's return-to-go is then its episode's A (or G); see the module doc.
+    ``masked`` appends the legal-action masks to the observations (``baselines.legal.with_mask``)."""
     if advantage not in ADVANTAGES:
         raise ValueError(f"advantage must be one of {ADVANTAGES}, got {advantage!r}")
     episodes = list(data.dataset.episodes)
@@ -114,8 +117,11 @@ def advantage_dataset(data: OfflineData, advantage: str = "per_task") -> MDPData
     timeouts = np.zeros_like(terminals)
     for e, end in zip(episodes, ends, strict=True):
         (terminals if e.terminated else timeouts)[end - 1] = 1.0
+    observations = np.concatenate([e.observations for e in episodes]).astype(np.float32, copy=False)
+    if masked:
+        observations = with_mask(observations, data.action_masks)
     return MDPDataset(
-        observations=np.concatenate([e.observations for e in episodes]).astype(np.float32, copy=False),
+        observations=observations,
         actions=np.concatenate([e.actions for e in episodes]).reshape(-1, 1),
         rewards=rewards,
         terminals=terminals,
@@ -155,6 +161,8 @@ class DiscreteAWRConfig(LearnableConfig):
     """``per_task``: A = G - mean G of the task's trajectories (paper); ``value``: A = G - V(s)."""
     weighting: str = "exp"
     """``exp``: AWR weights; ``none``: unit weights, i.e. behaviour cloning with the same network."""
+    masked: bool = True
+    """Train on observations with the legal-action mask appended; softmax over legal actions only."""
     optim_factory: OptimizerFactory = make_optimizer_field()  # noqa: RUF009 (d3rlpy's field factory)
     """Optimizer (d3rlpy default: Adam)."""
 
@@ -236,7 +244,7 @@ class DiscreteAWRImpl(QLearningAlgoImplBase):
             weights = torch.ones_like(advantage)
 
         self._modules.optim.zero_grad()
-        dist = self._modules.policy(batch.observations)
+        dist = self._dist(batch.observations)
         log_prob = dist.log_prob(batch.actions.long().reshape(-1))
         entropy = dist.entropy().mean()
         loss = -(weights * log_prob).mean() - cfg.entropy_coef * entropy
@@ -250,11 +258,19 @@ class DiscreteAWRImpl(QLearningAlgoImplBase):
         )
         return metrics
 
+    def _dist(self, x: TorchObservation) -> torch.distributions.Categorical:
+        """The policy's distribution, over legal actions only when the config is masked."""
+        dist = self._modules.policy(x)
+        if not self._config.masked:
+            return dist
+        assert isinstance(x, torch.Tensor)
+        return legal_categorical(dist.logits, split_mask(x)[1])
+
     def inner_predict_best_action(self, x: TorchObservation) -> torch.Tensor:
-        return self._modules.policy(x).logits.argmax(dim=1)
+        return self._dist(x).logits.argmax(dim=1)
 
     def inner_sample_action(self, x: TorchObservation) -> torch.Tensor:
-        return self._modules.policy(x).sample()
+        return self._dist(x).sample()
 
     def inner_predict_value(self, x: TorchObservation, action: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError("AWR learns no action values; use the policy's logits")
@@ -304,7 +320,7 @@ class DiscreteAWR(QLearningAlgoBase[DiscreteAWRImpl, DiscreteAWRConfig]):
 
     def training_dataset(self, data: OfflineData) -> MDPDataset:
         """The dataset to ``fit`` on: terminal-only rewards carrying this config's advantage target."""
-        return advantage_dataset(data, self._config.advantage)
+        return advantage_dataset(data, self._config.advantage, masked=self._config.masked)
 
 
 register_learnable(DiscreteAWRConfig)

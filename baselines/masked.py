@@ -2,7 +2,8 @@
 
 Per-action scores, by algorithm (illegal actions get -inf before the argmax / softmax):
 
-- ``DiscreteAWR``, ``DiscreteBC``, ``DiscreteSAC``: the categorical policy's logits (AWR and SAC through
+- ``DiscreteAWR``, ``DiscreteIQL``, ``DiscreteBC``, ``DiscreteSAC``: the categorical policy's logits
+  (AWR, IQL and SAC through
   ``impl.policy``, d3rlpy's ``DiscreteBC`` through its ``imitator`` module, which its impl does not
   expose otherwise). These are stochastic: ``sample=True`` draws from the softmax renormalised over the
   legal actions, and ``action_probs`` reports that distribution.
@@ -12,6 +13,7 @@ Per-action scores, by algorithm (illegal actions get -inf before the argmax / so
   probability is within ``action_flexibility`` of the best *legal* one are eligible (read from the
   impl's ``imitator`` module). Greedy only.
 
+Learnables trained with ``masked=True`` (``baselines.legal``) get the mask appended to their input.
 The mask is always applied after scoring, so the result is legal even when the network would prefer
 an illegal action; if every legal score is non-finite, the first legal action is taken.
 """
@@ -26,10 +28,12 @@ import torch
 from d3rlpy.algos import DiscreteBC, DiscreteBCQ, DiscreteSAC
 
 from baselines.awr import DiscreteAWR
+from baselines.iql import DiscreteIQL
+from baselines.legal import with_mask
 
 __all__ = ["MaskedPolicy"]
 
-_LOGIT_ALGOS = (DiscreteAWR, DiscreteBC, DiscreteSAC)
+_LOGIT_ALGOS = (DiscreteAWR, DiscreteIQL, DiscreteBC, DiscreteSAC)
 
 
 class MaskedPolicy:
@@ -45,20 +49,26 @@ class MaskedPolicy:
             raise ValueError(f"{type(algo).__name__} is a greedy (Q-value) policy; sample=True needs logits")
         self.sample = sample
         self.n_actions = int(algo.impl.action_size)
+        self.masked_input = bool(getattr(algo.config, "masked", False))
 
     # ---- scores --------------------------------------------------------------------------------
 
-    def _torch_obs(self, obs: np.ndarray) -> torch.Tensor:
-        x = torch.as_tensor(np.asarray(obs, dtype=np.float32).reshape(1, -1), device=self.algo.impl.device)
+    def _input(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """(1, F) model input: the observation, plus the mask for masked learnables."""
+        x = np.asarray(obs, dtype=np.float32).reshape(1, -1)
+        return with_mask(x, np.asarray(mask).reshape(1, -1)) if self.masked_input else x
+
+    def _torch_obs(self, obs: np.ndarray, mask: np.ndarray) -> torch.Tensor:
+        x = torch.as_tensor(self._input(obs, mask), device=self.algo.impl.device)
         scaler = self.algo.config.observation_scaler
         return scaler.transform(x) if scaler is not None else x
 
-    def _logits(self, module: torch.nn.Module, obs: np.ndarray) -> np.ndarray:
+    def _logits(self, module: torch.nn.Module, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            return module(self._torch_obs(obs)).logits[0].cpu().numpy().astype(np.float64)
+            return module(self._torch_obs(obs, mask)).logits[0].cpu().numpy().astype(np.float64)
 
-    def _q_values(self, obs: np.ndarray) -> np.ndarray:
-        batch = np.repeat(np.asarray(obs, dtype=np.float32).reshape(1, -1), self.n_actions, axis=0)
+    def _q_values(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        batch = np.repeat(self._input(obs, mask), self.n_actions, axis=0)
         return np.asarray(self.algo.predict_value(batch, np.arange(self.n_actions)), dtype=np.float64)
 
     def scores(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -68,18 +78,18 @@ class MaskedPolicy:
             raise ValueError(f"mask must have shape ({self.n_actions},) and allow an action, got {mask}")
         impl = self.algo.impl
         if isinstance(self.algo, DiscreteBC):
-            raw = self._logits(impl.modules.imitator, obs)
+            raw = self._logits(impl.modules.imitator, obs, mask)
         elif self.stochastic:
-            raw = self._logits(impl.policy, obs)
+            raw = self._logits(impl.policy, obs, mask)
         else:
-            raw = self._q_values(obs)
+            raw = self._q_values(obs, mask)
             if isinstance(self.algo, DiscreteBCQ):
                 legal = legal & self._bcq_eligible(obs, legal)
         raw = np.where(np.isnan(raw), -np.inf, raw)
         return np.where(legal, raw, -np.inf)
 
     def _bcq_eligible(self, obs: np.ndarray, legal: np.ndarray) -> np.ndarray:
-        logits = self._logits(self.algo.impl.modules.imitator, obs)
+        logits = self._logits(self.algo.impl.modules.imitator, obs, legal)
         logits = np.where(legal, logits, -np.inf)
         log_ratio = logits - logits.max()  # relative to the most likely legal action, which always passes
         return log_ratio >= math.log(self.algo.config.action_flexibility)

@@ -1,13 +1,16 @@
-"""Train one offline baseline on a harness-gym dataset: AWR, BC (two flavours) or a d3rlpy discrete algo.
+"""Train one offline baseline on a harness-gym dataset: AWR, BC, IQL or a d3rlpy discrete algorithm.
 
-Every algorithm sees the same data, batch size (256), Adam learning rate (1e-3, the paper's; d3rlpy's
-defaults of 6.25e-5 for the DQN family barely move in 20 epochs of a small buffer) and MLP width (one
-hidden layer of ``hidden_units``), so differences come from the objective, not from capacity or budget.
+Every number (length, learning rates, target updates, discount) comes from ``baselines.budgets``, where
+each is justified. Every algorithm sees the same data, batch size and MLP width (one hidden layer of
+``hidden_units``), so differences come from the objective, not from capacity or budget. ``awr`` and
+``bc`` are the paper's configuration (20 epochs, so their length follows the buffer); every other name
+trains for the same fixed number of gradient steps.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import d3rlpy
@@ -16,14 +19,30 @@ from d3rlpy.logging import NoopAdapterFactory
 from d3rlpy.models.encoders import VectorEncoderFactory
 
 from baselines.awr import DiscreteAWR, DiscreteAWRConfig, awr_as_bc
+from baselines.budgets import AWRSchedule, IQLSchedule, QSchedule, SACSchedule, Schedule
 from baselines.d3rlpy_bridge import OfflineData, to_d3rlpy
+from baselines.iql import DiscreteIQL, DiscreteIQLConfig
 
 if TYPE_CHECKING:
     import minari
 
-__all__ = ["ALGOS", "make_config", "quiet_d3rlpy", "train"]
+__all__ = ["ALGOS", "PAPER_ALGOS", "make_config", "n_train_steps", "quiet_d3rlpy", "train"]
 
-ALGOS = ("awr", "bc", "bc-d3rlpy", "cql", "bcq", "dqn", "double-dqn", "sac")
+ALGOS = (
+    "awr",
+    "awr-converged",
+    "bc",
+    "bc-converged",
+    "iql",
+    "bc-d3rlpy",
+    "cql",
+    "bcq",
+    "dqn",
+    "double-dqn",
+    "sac",
+)
+PAPER_ALGOS = ("awr", "bc")
+"""Trained for ``AWRSchedule.paper_epochs`` passes over the buffer (the paper's length)."""
 
 
 def quiet_d3rlpy() -> None:
@@ -35,69 +54,122 @@ def quiet_d3rlpy() -> None:
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
 
 
-def make_config(algo: str, hidden_units: int = 64, batch_size: int = 256, learning_rate: float = 1e-3) -> Any:
-    """The d3rlpy config for ``algo`` (one of ``ALGOS``) with the shared hyperparameters."""
-    enc = VectorEncoderFactory(hidden_units=[hidden_units])
-    shared: dict[str, Any] = {"batch_size": batch_size}
-    if algo == "awr":
-        return DiscreteAWRConfig(hidden_units=hidden_units, learning_rate=learning_rate, **shared)
-    if algo == "bc":
-        return awr_as_bc(hidden_units=hidden_units, learning_rate=learning_rate, **shared)
-    one_net = {"encoder_factory": enc, "learning_rate": learning_rate, **shared}
+def make_config(algo: str, schedule: Schedule | None = None) -> Any:
+    """The d3rlpy config for ``algo`` (one of ``ALGOS``) from the budgets in ``baselines.budgets``."""
+    s = schedule or Schedule()
+    enc = VectorEncoderFactory(hidden_units=[s.hidden_units])
+    shared: dict[str, Any] = {"batch_size": s.batch_size, "gamma": s.gamma}
+    if algo in ("awr", "awr-converged", "bc", "bc-converged"):
+        a = AWRSchedule()
+        kwargs = {
+            "hidden_units": s.hidden_units,
+            "batch_size": s.batch_size,
+            "learning_rate": a.learning_rate,
+            "beta": a.beta,
+            "weight_clip": a.weight_clip,
+            "entropy_coef": a.entropy_coef,
+        }
+        return awr_as_bc(**kwargs) if algo.startswith("bc") else DiscreteAWRConfig(**kwargs)
+    if algo == "iql":
+        i = IQLSchedule()
+        return DiscreteIQLConfig(
+            hidden_units=s.hidden_units,
+            learning_rate=i.learning_rate,
+            expectile=i.expectile,
+            beta=i.beta,
+            max_weight=i.max_weight,
+            tau=i.tau,
+            n_critics=i.n_critics,
+            **shared,
+        )
+    q = QSchedule()
+    one_net = {"encoder_factory": enc, "learning_rate": q.learning_rate, **shared}
+    target = {"target_update_interval": s.target_update_interval}
     if algo == "bc-d3rlpy":
-        return d3rlpy.algos.DiscreteBCConfig(**one_net)
+        return d3rlpy.algos.DiscreteBCConfig(
+            encoder_factory=enc, learning_rate=AWRSchedule().learning_rate, batch_size=s.batch_size
+        )
     if algo == "cql":
-        return d3rlpy.algos.DiscreteCQLConfig(**one_net)
+        return d3rlpy.algos.DiscreteCQLConfig(**one_net, **target, alpha=q.cql_alpha)
     if algo == "bcq":
-        return d3rlpy.algos.DiscreteBCQConfig(**one_net)
+        return d3rlpy.algos.DiscreteBCQConfig(
+            **one_net, **target, action_flexibility=q.bcq_action_flexibility
+        )
     if algo == "dqn":
-        return d3rlpy.algos.DQNConfig(**one_net)
+        return d3rlpy.algos.DQNConfig(**one_net, **target)
     if algo == "double-dqn":
-        return d3rlpy.algos.DoubleDQNConfig(**one_net)
+        return d3rlpy.algos.DoubleDQNConfig(**one_net, **target)
     if algo == "sac":
+        c = SACSchedule()
         return d3rlpy.algos.DiscreteSACConfig(
             actor_encoder_factory=enc,
             critic_encoder_factory=enc,
-            actor_learning_rate=learning_rate,
-            critic_learning_rate=learning_rate,
+            actor_learning_rate=c.actor_learning_rate,
+            critic_learning_rate=c.critic_learning_rate,
+            temp_learning_rate=c.temp_learning_rate,
+            n_critics=c.n_critics,
+            **target,
             **shared,
         )
     raise ValueError(f"unknown algorithm {algo!r}; expected one of {', '.join(ALGOS)}")
+
+
+def n_train_steps(algo: str, n_transitions: int, schedule: Schedule | None = None) -> int:
+    """Gradient steps of ``algo``: the paper's epochs for ``PAPER_ALGOS``, else the fixed budget."""
+    s = schedule or Schedule()
+    if algo in PAPER_ALGOS:
+        return AWRSchedule().paper_epochs * math.ceil(n_transitions / s.batch_size)
+    return s.n_steps
 
 
 def train(
     algo: str,
     dataset: minari.MinariDataset | OfflineData,
     seed: int,
-    n_epochs: int = 20,
+    n_steps: int | None = None,
     show_progress: bool = False,
     config: LearnableConfig | None = None,
+    schedule: Schedule | None = None,
+    on_checkpoint: Callable[[Any, int], None] | None = None,
 ) -> Any:
-    """Fit ``algo`` for ``n_epochs`` passes (n_steps = n_epochs * ceil(N / batch_size)); return the learner.
+    """Fit ``algo`` for ``n_steps`` gradient steps (default: ``n_train_steps``); return the learner.
 
     ``config`` replaces ``make_config(algo)`` (e.g. smaller networks in tests); it must match ``algo``.
-    Nothing is written to disk (d3rlpy's no-op logger).
+    ``on_checkpoint(learner, step)`` is called ``schedule.curve_points`` times at evenly spaced steps
+    (learning curves). Nothing is written to disk (d3rlpy's no-op logger).
     """
-    if n_epochs < 1:
-        raise ValueError(f"n_epochs must be >= 1, got {n_epochs}")
+    if schedule is None:
+        schedule = Schedule() if n_steps is None else Schedule(n_steps=n_steps)
+    s = schedule
     data = dataset if isinstance(dataset, OfflineData) else to_d3rlpy(dataset)
-    cfg = make_config(algo) if config is None else config
+    cfg = make_config(algo, s) if config is None else config
     d3rlpy.seed(seed)
     learner = cfg.create(device=False)
-    if isinstance(learner, DiscreteAWR):
+    if isinstance(learner, DiscreteAWR | DiscreteIQL):
         buffer = learner.training_dataset(data)
-    elif algo in ("awr", "bc"):
-        raise ValueError(f"{algo!r} needs a DiscreteAWRConfig, got {type(cfg).__name__}")
+    elif algo in ("awr", "awr-converged", "bc", "bc-converged", "iql"):
+        raise ValueError(f"{algo!r} needs its own config type, got {type(cfg).__name__}")
     else:
         buffer = data.dataset
-    steps_per_epoch = math.ceil(buffer.transition_count / cfg.batch_size)
+    total = n_train_steps(algo, buffer.transition_count, s) if n_steps is None else n_steps
+    if total < 1:
+        raise ValueError(f"n_steps must be >= 1, got {total}")
+    points = s.curve_points if on_checkpoint is not None else 1
+    per_epoch = max(1, math.ceil(total / points))
+    callback = None
+    if on_checkpoint is not None:
+
+        def callback(algo_: Any, epoch: int, step: int) -> None:
+            on_checkpoint(algo_, step)
+
     learner.fit(
         buffer,
-        n_steps=n_epochs * steps_per_epoch,
-        n_steps_per_epoch=steps_per_epoch,
+        n_steps=total,
+        n_steps_per_epoch=per_epoch,
         logger_adapter=NoopAdapterFactory(),
         show_progress=show_progress,
         with_timestamp=False,
         experiment_name=f"{algo}-seed{seed}",
+        epoch_callback=callback,
     )
     return learner

@@ -35,9 +35,14 @@ def command(config: CollectConfig) -> str:
     )
 
 
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.1%}"
+
+
 def card(config: CollectConfig, dataset: minari.MinariDataset, seconds: float) -> str:
     stats = dataset_stats(dataset)
     meta = dataset.storage.metadata
+    support = stats["support"]
     events = "\n".join(
         f"| {event} | {stats['hms_fired'][event]:.1%} | {stats['hms_applicable'][event]:.1%} |"
         for event in meta["harness_hms_events"]
@@ -45,10 +50,10 @@ def card(config: CollectConfig, dataset: minari.MinariDataset, seconds: float) -
     return f"""# `{config.dataset_id}`
 
 Rollouts of the Base harness and its exploratory variant (epsilon {config.epsilon}: a uniformly random
-legal action instead of the scripted one), alternating episode by episode, on the **train** split of
-`{config.env_id}` with the embedded simulated executor. Episode *i* runs task *i* mod
-{len(meta["harness_task_ids"])} with seed {config.seed} + *i*. This is the kind of buffer the paper
-trains its offline controllers on.
+legal action instead of the scripted one), alternating so that every task gets both
+(`harness_gym.collect.mixed_behavior`), on the **train** split of `{config.env_id}` with the embedded
+simulated executor. Episode *i* runs task *i* mod {len(meta["harness_task_ids"])} with seed
+{config.seed} + *i*. This is the kind of buffer the paper trains its offline controllers on.
 
 Rebuild (identical arrays for any `--workers`):
 
@@ -75,6 +80,15 @@ dataset = minari.load_dataset("{config.dataset_id}")
 | ref_max_score (expert reference of the env id) | {meta["ref_max_score"]:.3f} |
 | task set | {meta["harness_task_set_version"]}, {len(meta["harness_task_ids"])} train tasks |
 | build time (this machine, 2 workers) | {seconds:.0f} s |
+
+Support (`harness_gym/support.py`): can an offline learner see anything better than Base here?
+
+| diagnostic | value |
+|---|---|
+| episodes with CHECK then REVISE | {support["check_revise_share"]:.1%} |
+| exploratory episodes beating their task's Base mean G | {_pct(support["explore_beats_base_share"])} |
+| per-task advantage variance explained by the action sequence | {_pct(support["advantage_r2_by_actions"])} |
+| distinct action sequences / episodes | {support["distinct_sequence_share"]:.1%} |
 
 | HMS event | fired | applicable |
 |---|---|---|

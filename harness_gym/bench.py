@@ -1,14 +1,15 @@
 """The paper's protocol end to end: buffers, offline training, evaluation, statistics, report.
 
-For every setting: collect the mixed Base + Exploratory buffer on the train split; train AWR and BC
-with each seed; evaluate Base, Forced-CHECK, AWR and BC on every eval task x seed x rollout (the
-policy trained with seed ``s`` plays the episodes of evaluation seed ``s``, so all policies share
-their episode pairs); train the other d3rlpy algorithms once (first seed) and evaluate them the same
-way; compare against Base; write ``results/`` (report.md, results.json, summary.csv, figures).
+For every setting: collect the mixed Base + Exploratory buffer on the train split; train every
+algorithm with each seed (budgets: ``baselines.budgets``); evaluate Base, Forced-CHECK and every trained
+policy on every eval task x seed x rollout (the policy trained with seed ``s`` plays the episodes of
+evaluation seed ``s``, so all policies share their episode pairs); compare against Base; write
+``results/`` (report.md, results.json, summary.csv, figures).
 
-AWR and BC act by sampling from their softmax over legal actions (the paper's controller is a softmax
-policy; its argmax would replay the buffer's majority action); the Q-learners act greedily. Settings
-run in ``workers`` processes at once.
+Stochastic learners (AWR, BC, IQL, SAC) are evaluated in each mode of ``act``: ``sample`` draws from
+the softmax over legal actions (the paper's controller; reported under the algorithm's name) and
+``greedy`` takes its argmax (reported as ``<algo>-greedy``); Q-learners act greedily. Settings run in
+``workers`` processes at once.
 
 Imports torch and d3rlpy: never imported by ``import harness_gym``.
 """
@@ -38,9 +39,23 @@ class BenchConfig:
     rollouts: int = EVAL_ROLLOUTS
     episodes_per_task: int = 20
     """Buffer size: episodes per train task (the paper's buffers: base + exploratory)."""
-    epochs: int = 20
-    other_algos: tuple[str, ...] = ("cql", "bcq", "dqn", "sac")
-    """d3rlpy algorithms trained once (first seed) on the same buffer."""
+    algos: tuple[str, ...] = (
+        "awr",
+        "bc",
+        "awr-converged",
+        "bc-converged",
+        "iql",
+        "cql",
+        "bcq",
+        "dqn",
+        "double-dqn",
+        "sac",
+    )
+    """Algorithms trained with every seed (``awr``/``bc``: the paper's configuration)."""
+    n_steps: int | None = None
+    """Gradient steps of the fixed-budget algorithms; ``None`` is ``baselines.budgets.Schedule``'s."""
+    act: tuple[str, ...] = ("sample", "greedy")
+    """Evaluation modes of stochastic learners (``sample``, ``greedy``)."""
     references: tuple[str, ...] = ()
     """Reference policies (``baselines.scripted`` names) evaluated beside Base, e.g. expert, oracle."""
     workers: int = 2
@@ -56,13 +71,33 @@ class BenchConfig:
     """Profiles the trained controllers and Base are evaluated against as well (``harness_gym.shift``)."""
 
 
-QUICK = BenchConfig(seeds=(0,), rollouts=1, episodes_per_task=2, epochs=5, other_algos=(), n_boot=2_000)
+QUICK = BenchConfig(
+    seeds=(0,), rollouts=1, episodes_per_task=2, algos=("awr", "bc", "iql", "dqn"), n_steps=100, n_boot=2_000
+)
 
 
 def _peak_rss_mb() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return max(own, children) / 1024
+
+
+ACT_MODES = ("sample", "greedy")
+
+
+def acting_policies(model: Any, algo: str, act: tuple[str, ...]) -> list[tuple[str, Any]]:
+    """(name, policy) per evaluation mode: ``algo`` samples, ``algo-greedy`` takes the argmax.
+
+    A Q-learner has one mode, greedy, reported as ``algo``."""
+    from baselines.masked import MaskedPolicy
+
+    unknown = [mode for mode in act if mode not in ACT_MODES]
+    if unknown or not act:
+        raise ValueError(f"act must be a non-empty subset of {ACT_MODES}, got {act}")
+    if not MaskedPolicy(model, algo).stochastic:
+        return [(algo, MaskedPolicy(model, algo))]
+    named = {"sample": algo, "greedy": f"{algo}-greedy"}
+    return [(named[mode], MaskedPolicy(model, named[mode], sample=mode == "sample")) for mode in act]
 
 
 def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
@@ -75,10 +110,11 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
     torch.set_num_threads(1)  # settings already run in parallel: more threads only contend for the cores
     import minari
 
+    from baselines.budgets import Schedule
     from baselines.d3rlpy_bridge import to_d3rlpy
-    from baselines.masked import MaskedPolicy
     from baselines.scripted import BasePolicy, ForcedCheckPolicy, make_policy
     from baselines.train import train
+    from harness_gym.aggregate import seed_scores
     from harness_gym.collect import CollectConfig, collect, dataset_root, iter_episodes
     from harness_gym.evaluation import buffer_arrays, buffer_stats, compare, evaluate
     from harness_gym.executors.openai_executor import OpenAIExecutor
@@ -127,30 +163,32 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
     for name in config.references:  # evaluate binds the oracle to its env
         policy = make_policy(name, env_id)
         results[name] = evaluate(policy, env_id, seeds=config.seeds, rollouts=config.rollouts, **env_kwargs)
-    mark = time.perf_counter()
     trained: dict[str, list[tuple[int, Any]]] = {"base": [(s, BasePolicy(env_id)) for s in config.seeds]}
-    for algo in ("awr", "bc"):
-        episodes = []
+    timings["evaluate_s"] = time.perf_counter() - start - timings["collect_s"]
+    timings["train_s"] = 0.0
+    schedule = Schedule() if config.n_steps is None else Schedule(n_steps=config.n_steps)
+    for algo in config.algos:
         for seed in config.seeds:
-            model = train(algo, data, seed=seed, n_epochs=config.epochs)
-            policy = MaskedPolicy(model, algo, sample=True)
-            trained.setdefault(algo, []).append((seed, policy))
-            episodes += evaluate(
-                policy, env_id, seeds=(seed,), rollouts=config.rollouts, policy_name=algo, **env_kwargs
-            )
-        results[algo] = episodes
-    for algo in config.other_algos:
-        model = train(algo, data, seed=config.seeds[0], n_epochs=config.epochs)
-        results[algo] = evaluate(
-            MaskedPolicy(model, algo),
-            env_id,
-            seeds=config.seeds,
-            rollouts=config.rollouts,
-            policy_name=algo,
-            **env_kwargs,
-        )
-    timings["train_eval_s"] = time.perf_counter() - mark
+            mark = time.perf_counter()
+            model = train(algo, data, seed=seed, schedule=schedule)
+            timings["train_s"] += time.perf_counter() - mark
+            mark = time.perf_counter()
+            for name, policy in acting_policies(model, algo, config.act):
+                trained.setdefault(name, []).append((seed, policy))
+                results.setdefault(name, []).extend(
+                    evaluate(
+                        policy,
+                        env_id,
+                        seeds=(seed,),
+                        rollouts=config.rollouts,
+                        policy_name=name,
+                        **env_kwargs,
+                    )
+                )
+            timings["evaluate_s"] += time.perf_counter() - mark
+    mark = time.perf_counter()
     comparison = compare(results, n_boot=config.n_boot, n_perm=config.n_boot)
+    timings["statistics_s"] = time.perf_counter() - mark
     timings["total_s"] = time.perf_counter() - start
     aw = comparison["policies"]["awr"]
     log(
@@ -158,7 +196,12 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
         f"[{aw['ci_low']:+.3f}, {aw['ci_high']:+.3f}]  ΔHMS {aw['delta_hms']:+.3f}  CBS {aw['cbs']:.1%}  "
         f"({timings['total_s']:.0f}s)"
     )
-    out: dict[str, Any] = {"compare": comparison, "buffer": buffer, "timings": timings}
+    out: dict[str, Any] = {
+        "compare": comparison,
+        "buffer": buffer,
+        "timings": timings,
+        "seed_scores": seed_scores(results, env_id),
+    }
     if config.eval_profiles:
         train_profile = config.train_profile or "default"
         profiles = [train_profile, *(p for p in config.eval_profiles if p != train_profile)]

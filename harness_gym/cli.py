@@ -306,17 +306,21 @@ def _cmd_train(args: argparse.Namespace) -> int:
         raise SystemExit(
             f"harness-gym train: {args.dataset!r} is not a harness-gym dataset (no harness_env_id)"
         )
-    model = train(args.algo, dataset, seed=args.seed, n_epochs=args.epochs)
+    model = train(args.algo, dataset, seed=args.seed, n_steps=args.steps)
     try:
         save_model(model, args.out, Provenance(env_id, args.dataset, args.algo, args.seed))
     except OSError as exc:
         raise SystemExit(f"harness-gym train: cannot write {args.out}: {exc.strerror or exc}") from None
-    print(f"trained {args.algo} (seed {args.seed}, {args.epochs} epochs) on {args.dataset}; saved {args.out}")
+    steps = model.grad_step
+    print(f"trained {args.algo} (seed {args.seed}, {steps} steps) on {args.dataset}; saved {args.out}")
     return 0
 
 
-def _load_policy(spec: str, env_id: str, force: bool = False):
-    """A scripted policy by name, or a saved d3rlpy learnable by path (masked at inference)."""
+def _load_policy(spec: str, env_id: str, force: bool = False, act: str = "greedy"):
+    """A scripted policy by name, or a saved d3rlpy learnable by path (masked at inference).
+
+    ``act``: ``sample`` draws from a stochastic learnable's softmax over legal actions, ``greedy`` takes
+    its argmax; Q-learners are always greedy."""
     from pathlib import Path
 
     if not (spec.endswith(".d3") or "/" in spec or Path(spec).exists()):
@@ -330,7 +334,10 @@ def _load_policy(spec: str, env_id: str, force: bool = False):
         raise SystemExit(f"harness-gym evaluate: {exc}") from None
     for why in overridden:
         print(f"warning: evaluating {spec} on {env_id} although {why} (--force)", file=sys.stderr)
-    return MaskedPolicy(learner, Path(spec).stem)
+    name = Path(spec).stem
+    if act == "sample" and not MaskedPolicy(learner, name).stochastic:
+        raise SystemExit(f"--act sample needs a stochastic policy; {type(learner).__name__} is greedy")
+    return MaskedPolicy(learner, name, sample=act == "sample")
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
@@ -340,7 +347,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
     if args.env not in harness_gym.ENV_IDS:
         raise SystemExit(f"unknown env id {args.env!r}; known: {', '.join(harness_gym.ENV_IDS)}")
-    policy = _load_policy(args.policy, args.env, force=args.force)
+    policy = _load_policy(args.policy, args.env, force=args.force, act=args.act)
     config = _executor_config(args)
     kwargs = {}
     if config is not None:
@@ -388,6 +395,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         if unknown:
             raise SystemExit(f"unknown reference policy {unknown}; known: {', '.join(_scripted_names())}")
         config = replace(config, references=tuple(args.references))
+    if args.act is not None:
+        config = replace(config, act=(args.act,))
     try:
         results = run(config)
     except ValueError as exc:
@@ -524,10 +533,16 @@ def build_parser() -> argparse.ArgumentParser:
     comb.add_argument("--overwrite", action="store_true", help="replace an existing dataset of that id")
 
     tr = sub.add_parser("train", help="train an offline controller on a harness dataset")
-    tr.add_argument("--algo", required=True, help="awr | bc | bc-d3rlpy | cql | bcq | dqn | double-dqn | sac")
+    tr.add_argument(
+        "--algo",
+        required=True,
+        help="awr | awr-converged | bc | bc-converged | iql | bc-d3rlpy | cql | bcq | dqn | double-dqn | sac",
+    )
     tr.add_argument("--dataset", required=True, help="dataset id, e.g. harness/coding/mixed-v0")
     tr.add_argument("--seed", type=int, default=0)
-    tr.add_argument("--epochs", type=int, default=20)
+    tr.add_argument(
+        "--steps", type=int, default=None, help="gradient steps (default: the budget in baselines/budgets.py)"
+    )
     tr.add_argument("--out", required=True, help="where to save the d3rlpy learnable (.d3)")
     tr.add_argument("--root", default=None, help="datasets directory (default: Minari's)")
     tr.set_defaults(func=_cmd_train)
@@ -541,6 +556,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--force",
         action="store_true",
         help="evaluate a model trained on another env id or observation layout",
+    )
+    ev.add_argument(
+        "--act",
+        default="greedy",
+        choices=["sample", "greedy"],
+        help="a learnable's action choice: sample from its legal softmax, or its argmax (Q-learners: greedy)",
     )
     _add_executor_args(ev)
     ev.set_defaults(func=_cmd_evaluate)
@@ -556,6 +577,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     be.add_argument(
         "--references", nargs="*", default=None, help="reference policies to evaluate too, e.g. expert oracle"
+    )
+    be.add_argument(
+        "--act",
+        default=None,
+        choices=["sample", "greedy"],
+        help="evaluate stochastic learners one way only (default: both, each reported)",
     )
     _add_executor_args(be)
     be.set_defaults(func=_cmd_bench)

@@ -54,7 +54,8 @@ if TYPE_CHECKING:
     from harness_gym.executors.openai_executor import OpenAIConfig
 
 BEHAVIORS = ("base", "exploratory", "forced-check", "check-revise", "expert", "random", "mixed")
-"""Behaviour policies: ``mixed`` alternates base (even episodes) and exploratory (odd episodes)."""
+"""Behaviour policies: ``mixed`` alternates base and exploratory so that every task gets both (see
+``mixed_behavior``)."""
 
 DATASET_ID = re.compile(r"^harness/(?P<domain>[a-z_]+)/(?P<name>[a-z0-9][a-z0-9_-]*)-v(?P<version>\d+)$")
 FORMAT_VERSION = 1
@@ -173,9 +174,22 @@ def validate(config: CollectConfig) -> Path:
 _ENVS: dict[tuple[str, str, OpenAIConfig | None], gym.Env] = {}
 
 
-def _behavior(config: CollectConfig, index: int) -> str:
+def mixed_behavior(index: int, n_tasks: int) -> str:
+    """Behaviour of episode ``index`` of a ``mixed`` collection over ``n_tasks`` tasks (round robin).
+
+    Alternating by episode parity alone would give task ``i mod n`` the same behaviour in every round
+    when ``n`` is even, so no task's advantage would compare the two behaviours. For even ``n`` the
+    parity of the round is added, so each task alternates between rounds (odd ``n`` already does):
+    after two rounds every task has had both, and within a round the behaviours still alternate."""
+    if n_tasks < 1:
+        raise ValueError(f"n_tasks must be >= 1, got {n_tasks}")
+    shift = index // n_tasks if n_tasks % 2 == 0 else 0
+    return "base" if (index + shift) % 2 == 0 else "exploratory"
+
+
+def _behavior(config: CollectConfig, index: int, n_tasks: int) -> str:
     if config.policy == "mixed":
-        return "base" if index % 2 == 0 else "exploratory"
+        return mixed_behavior(index, n_tasks)
     return config.policy
 
 
@@ -199,7 +213,7 @@ def rollout(config: CollectConfig, index: int) -> dict[str, np.ndarray]:
         env = _ENVS[key] = gym.make(config.env_id, split=config.split, **config.env_kwargs())
     domain = env.unwrapped.domain
     ids = [task.task_id for task in env.unwrapped.tasks]
-    behavior = _behavior(config, index)
+    behavior = _behavior(config, index, len(ids))
     policy = make_policy(behavior, config.env_id, config.epsilon)
     seed = config.seed + index
     task_index = index % len(ids)
@@ -373,7 +387,7 @@ def collect(config: CollectConfig) -> CollectReport:
     report = CollectReport(
         dataset_id=config.dataset_id,
         path=str(target),
-        stats=episode_stats(episodes),
+        stats=episode_stats(episodes, behaviors(config)),
         resumed_episodes=len(done),
         seconds=time.perf_counter() - start,
         usage=dict(zip(USAGE_KEYS, usage.tolist(), strict=True)),
@@ -485,8 +499,13 @@ def _install(staging: Path, root: Path, dataset_id: str, target: Path, overwrite
 
 
 # -- statistics ------------------------------------------------------------------------------------
-def episode_stats(episodes: Sequence[dict[str, np.ndarray]]) -> dict[str, Any]:
-    """Mean G, buffer slack, HMS rates: from the terminal rows of the episodes' infos."""
+def episode_stats(
+    episodes: Sequence[dict[str, np.ndarray]], behavior_names: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """Mean G, buffer slack, HMS rates: from the terminal rows of the episodes' infos.
+
+    With ``behavior_names`` (``infos/behavior`` indexes it), also the support diagnostics of
+    ``harness_gym.support`` under ``"support"``."""
     gs = np.array([float(ep["infos/G"][-1]) for ep in episodes])
     fired = np.array([ep["infos/hms_fired"][-1] for ep in episodes], dtype=float)
     applicable = np.array([ep["infos/hms_applicable"][-1] for ep in episodes], dtype=float)
@@ -499,7 +518,18 @@ def episode_stats(episodes: Sequence[dict[str, np.ndarray]]) -> dict[str, Any]:
         "mean_hms_norm": float(np.mean([float(ep["infos/hms_norm"][-1]) for ep in episodes])),
         "hms_fired": dict(zip(EVENTS, fired.mean(axis=0).tolist(), strict=True)),
         "hms_applicable": dict(zip(EVENTS, applicable.mean(axis=0).tolist(), strict=True)),
-    }
+    } | ({"support": _support(episodes, gs, behavior_names)} if behavior_names is not None else {})
+
+
+def _support(episodes: Sequence[dict[str, np.ndarray]], gs: np.ndarray, names: Sequence[str]) -> dict:
+    from harness_gym.support import support_diagnostics
+
+    return support_diagnostics(
+        [ep["actions"] for ep in episodes],
+        gs,
+        [int(ep["infos/task_index"][-1]) for ep in episodes],
+        [names[int(ep["infos/behavior"][-1])] for ep in episodes],
+    )
 
 
 def iter_episodes(dataset: Any, chunk: int = 100) -> Iterator[Any]:
@@ -522,4 +552,4 @@ def dataset_stats(dataset: Any) -> dict[str, Any]:
         }
         for ep in iter_episodes(dataset)
     ]
-    return episode_stats(episodes)
+    return episode_stats(episodes, dataset.storage.metadata.get("harness_behaviors"))

@@ -22,7 +22,9 @@ from baselines.awr import (
     awr_weights,
     per_task_advantage,
 )
+from baselines.budgets import Schedule
 from baselines.d3rlpy_bridge import OfflineData, episodes_to_d3rlpy
+from baselines.legal import with_mask
 from baselines.masked import MaskedPolicy
 from baselines.train import ALGOS, make_config, train
 from harness_gym.actions import N_ACTIONS, Action
@@ -104,7 +106,7 @@ def _probs(algo: Any, obs: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("advantage", ["per_task", "value"])
 def test_awr_checks_only_where_checking_pays(bandit: OfflineData, advantage: str) -> None:
     algo = train(
-        "awr", bandit, seed=0, n_epochs=40, config=DiscreteAWRConfig(batch_size=64, advantage=advantage)
+        "awr", bandit, seed=0, n_steps=420, config=DiscreteAWRConfig(batch_size=64, advantage=advantage)
     )
     greedy = MaskedPolicy(algo, "awr")
     rng = np.random.default_rng(0)
@@ -119,8 +121,8 @@ def test_awr_checks_only_where_checking_pays(bandit: OfflineData, advantage: str
 
 @pytest.mark.parametrize("algo", ["bc", "bc-d3rlpy"])
 def test_bc_reproduces_the_behaviour_mix(bandit: OfflineData, algo: str) -> None:
-    cfg = awr_as_bc(batch_size=64) if algo == "bc" else make_config(algo, batch_size=64)
-    learner = train(algo, bandit, seed=0, n_epochs=40, config=cfg)
+    cfg = awr_as_bc(batch_size=64) if algo == "bc" else make_config(algo, Schedule(batch_size=64))
+    learner = train(algo, bandit, seed=0, n_steps=280, config=cfg)
     for obs in (X0, Y0):
         p = _probs(learner, obs)
         # d3rlpy's DiscreteBC adds an L2 penalty on the logits (beta=0.5) that spreads mass over all 7
@@ -143,7 +145,7 @@ def test_weights_are_clipped() -> None:
 
 def test_update_uses_clipped_weights(bandit: OfflineData) -> None:
     """Advantages of +-100 (far outside the clip) still give a mean weight inside [0.1, 10]."""
-    algo = DiscreteAWRConfig(batch_size=8).create()
+    algo = DiscreteAWRConfig(batch_size=8, masked=False).create()
     algo.create_impl((4,), N_ACTIONS)
     picker = BasicTransitionPicker()
     ds = advantage_dataset(bandit)
@@ -190,14 +192,15 @@ def test_per_task_advantage_uses_each_tasks_own_mean() -> None:
 @pytest.mark.parametrize("advantage", ["per_task", "value"])
 def test_save_and_load_learnable(bandit: OfflineData, tmp_path, advantage: str) -> None:
     cfg = DiscreteAWRConfig(batch_size=64, advantage=advantage, weight_clip=(0.2, 5.0))
-    algo = train("awr", bandit, seed=1, n_epochs=2, config=cfg)
+    algo = train("awr", bandit, seed=1, n_steps=14, config=cfg)
     path = tmp_path / "awr.d3"
     algo.save(str(path))
     loaded = d3rlpy.load_learnable(str(path))
     assert isinstance(loaded, DiscreteAWR)
     assert loaded.config.weight_clip == (0.2, 5.0) and loaded.config.advantage == advantage
     obs = np.random.default_rng(0).random((32, 4), dtype=np.float32)
-    np.testing.assert_array_equal(loaded.predict(obs), algo.predict(obs))
+    x_all = with_mask(obs, np.ones((32, N_ACTIONS)))  # masked learnables read the mask from their input
+    np.testing.assert_array_equal(loaded.predict(x_all), algo.predict(x_all))
     for x in obs[:4]:
         np.testing.assert_allclose(_probs(loaded, x), _probs(algo, x))
 
@@ -216,8 +219,8 @@ def test_config_rejects_bad_values() -> None:
 
 @pytest.mark.parametrize("algo", ALGOS)
 def test_masked_policy_never_takes_an_illegal_action(bandit: OfflineData, algo: str) -> None:
-    cfg = make_config(algo, hidden_units=8, batch_size=64)
-    learner = train(algo, bandit, seed=0, n_epochs=1, config=cfg)
+    cfg = make_config(algo, Schedule(hidden_units=8, batch_size=64))
+    learner = train(algo, bandit, seed=0, n_steps=5, config=cfg)
     policies = [MaskedPolicy(learner, algo)]
     if policies[0].stochastic:
         policies.append(MaskedPolicy(learner, algo, sample=True))
@@ -225,7 +228,8 @@ def test_masked_policy_never_takes_an_illegal_action(bandit: OfflineData, algo: 
     obs = rng.random((200, 4), dtype=np.float32) * 2.0
     masks = rng.random((200, N_ACTIONS)) < 0.4
     masks[:, Action.SUBMIT] = True
-    unmasked = learner.predict(obs)
+    all_legal = np.ones((200, N_ACTIONS))
+    unmasked = learner.predict(with_mask(obs, all_legal) if policies[0].masked_input else obs)
     # The test must exercise the mask: the raw greedy action is often illegal here.
     assert (~masks[np.arange(200), unmasked]).sum() > 10
     for policy in policies:

@@ -31,7 +31,7 @@ def buffer(tmp_path_factory):
 @pytest.mark.parametrize("algo", ALGOS)
 def test_trained_policies_only_take_legal_actions(buffer, algo):
     quiet_d3rlpy()
-    model = train(algo, buffer[1], seed=0, n_epochs=1)
+    model = train(algo, buffer[1], seed=0, n_steps=5)
     # strict=True turns any masked action into an InvalidActionError
     results = evaluate(MaskedPolicy(model, algo), PLANNING, seeds=(0,), rollouts=1, strict=True)
     assert len(results) == 20
@@ -47,7 +47,7 @@ def test_cli_train_then_evaluate_a_saved_model(buffer, tmp_path, capsys):
     root, _ = buffer
     model = tmp_path / "awr.d3"
     argv = ["train", "--algo", "awr", "--dataset", "harness/planning/tiny-v0", "--root", str(root)]
-    assert main([*argv, "--epochs", "1", "--out", str(model)]) == 0
+    assert main([*argv, "--steps", "5", "--out", str(model)]) == 0
     assert model.exists()
     out = tmp_path / "eval.json"
     assert main(["evaluate", "--env", PLANNING, "--policy", str(model), "--out", str(out)]) == 0
@@ -75,16 +75,18 @@ def test_bench_writes_the_report(tmp_path):
         seeds=(0,),
         rollouts=1,
         episodes_per_task=1,
-        epochs=1,
-        other_algos=("dqn",),
+        algos=("awr", "bc", "dqn"),
+        n_steps=5,
         n_boot=200,
         out=str(tmp_path / "results"),
         show_progress=False,
     )
     results = run(config)
     policies = results["settings"][PLANNING]["compare"]["policies"]
-    assert set(policies) == {"base", "forced-check", "awr", "bc", "dqn"}
+    # stochastic learners in both modes (sampled under their name), Q-learners greedy only
+    assert set(policies) == {"base", "forced-check", "awr", "bc", "awr-greedy", "bc-greedy", "dqn"}
     assert all(p["pairs"] == 20 for p in policies.values())
+    assert set(results["settings"][PLANNING]["seed_scores"]) == set(policies)
     for name in ("report.md", "results.json", "summary.csv"):
         assert (tmp_path / "results" / name).exists()
     rows = list(csv.DictReader((tmp_path / "results" / "summary.csv").open()))

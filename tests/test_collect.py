@@ -17,7 +17,14 @@ import pytest
 from baselines.scripted import ExploratoryPolicy, ForcedCheckPolicy, make_policy
 from harness_gym import Action
 from harness_gym.cli import main
-from harness_gym.collect import CollectConfig, CollectError, checkpoint_dir, collect, dataset_stats
+from harness_gym.collect import (
+    CollectConfig,
+    CollectError,
+    checkpoint_dir,
+    collect,
+    dataset_stats,
+    mixed_behavior,
+)
 from harness_gym.hms import EVENTS
 from harness_gym.reference_scores import reference_scores
 from harness_gym.rollout import run_episode
@@ -73,7 +80,7 @@ def test_round_trip_with_plain_minari(tmp_path, monkeypatch):
         t = len(ep.actions)
         assert ep.observations.shape == (t + 1, 31) and ep.infos["action_mask"].shape == (t + 1, 7)
         assert task_ids[int(ep.infos["task_index"][0])] == task_ids[i % 80]  # round robin over the split
-        assert ep.infos["behavior"][0] == i % 2
+        assert meta["harness_behaviors"][int(ep.infos["behavior"][0])] == mixed_behavior(i, 80)
         legal = ep.infos["action_mask"][np.arange(t), ep.actions]
         assert legal.all()  # behaviour only ever took legal actions
         assert np.isnan(ep.infos["behavior_logp"][-1]) and np.all(ep.infos["behavior_logp"][:-1] <= 0)
@@ -224,3 +231,13 @@ def test_exploratory_probabilities_mix_base_and_uniform():
     np.testing.assert_allclose(draws, probs, atol=0.03)
     with pytest.raises(ValueError, match="epsilon"):
         ExploratoryPolicy(PLANNING, epsilon=1.5)
+
+
+@pytest.mark.parametrize("n_tasks", [1, 2, 3, 80, 81])
+def test_mixed_gives_every_task_both_behaviours(n_tasks: int) -> None:
+    per_task: dict[int, list[str]] = {}
+    for i in range(2 * n_tasks):
+        per_task.setdefault(i % n_tasks, []).append(mixed_behavior(i, n_tasks))
+    assert all(sorted(b) == ["base", "exploratory"] for b in per_task.values()), per_task
+    first_round = [mixed_behavior(i, n_tasks) for i in range(n_tasks)]
+    assert abs(first_round.count("base") - first_round.count("exploratory")) <= 1
