@@ -23,13 +23,14 @@ def test_base_harness_matches_the_paper(env_id):
 
 EVENT_TOLERANCE = 0.05
 FITTED_EVENTS = [
-    ("HarnessCoding-v0", "TestBeforeSubmit"),
     ("HarnessPlanning-v0", "EarlySubmit"),
     ("HarnessMultiTool-v0", "ValidToolUse"),
     ("HarnessMultiTool-v0", "EarlySubmit"),
 ]
 """Base event rates of the paper's Table 7 that the first-draft parameters were fitted to (the others
-are reported, not fitted: see the README section on the simulated executor)."""
+are reported, not fitted: see the README section on the simulated executor). Coding's TestBeforeSubmit
+(paper 76.7%) is not among them: it cannot be reached together with coding's Base G once unsafe code
+earns no test credit (``harness_gym.domains.coding.DRAFT_PARAMS``)."""
 
 
 @pytest.mark.parametrize(("env_id", "event"), FITTED_EVENTS)
