@@ -30,8 +30,8 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,8 @@ import gymnasium as gym
 import numpy as np
 
 import harness_gym
+from harness_gym.engine import EngineConfig, EngineError, differences
+from harness_gym.engine import run as run_engine
 from harness_gym.hms import EVENTS
 from harness_gym.registry import env_class
 from harness_gym.rollout import USAGE_KEYS
@@ -75,6 +77,11 @@ class CollectConfig:
     executor: OpenAIConfig | None = None
     """A chat LLM executor's settings; ``None`` is the embedded simulated executor."""
     workers: int = 1
+    concurrency: int = 1
+    """Episodes in flight per process (the dataset does not depend on it)."""
+    backend: str = "local"
+    """``local`` (threads in ``workers`` processes) or ``ray`` (``workers`` Ray tasks)."""
+    ray_address: str | None = None
     overwrite: bool = False
     root: str | None = None
     """Minari datasets directory; default ``$MINARI_DATASETS_PATH`` or ``~/.minari/datasets``."""
@@ -82,10 +89,15 @@ class CollectConfig:
 
     def content_key(self) -> dict[str, Any]:
         fields = asdict(self)
-        for name in ("workers", "overwrite", "root", "show_progress"):
+        scheduling = ("workers", "concurrency", "backend", "ray_address")
+        for name in (*scheduling, "overwrite", "root", "show_progress"):
             del fields[name]
         fields["executor"] = self.executor.content_key() if self.executor is not None else None
         return fields
+
+    @property
+    def engine(self) -> EngineConfig:
+        return EngineConfig(self.concurrency, self.workers, self.backend, self.ray_address)
 
     def env_kwargs(self) -> dict[str, Any]:
         """What ``gym.make`` needs besides the id and split."""
@@ -125,6 +137,10 @@ def validate(config: CollectConfig) -> Path:
         raise CollectError(f"episodes must be at least 1, got {config.episodes}")
     if config.workers < 1:
         raise CollectError(f"workers must be at least 1, got {config.workers}")
+    try:
+        config.engine  # noqa: B018  (validates concurrency, workers and backend)
+    except EngineError as exc:
+        raise CollectError(str(exc)) from None
     if config.split not in (*SPLITS, "all"):
         raise CollectError(f"unknown split {config.split!r}; expected train, eval or all")
     if not 0.0 <= config.epsilon <= 1.0:
@@ -183,14 +199,18 @@ def task_ids(env_id: str, split: str) -> list[str]:
     return [task.task_id for task in select(env_class(env_id).domain_cls().tasks(), split)]
 
 
-def rollout(config: CollectConfig, index: int) -> dict[str, np.ndarray]:
-    """Episode ``index`` of a collection as flat arrays (runs in worker processes)."""
+def rollout(config: CollectConfig, index: int, env: gym.Env | None = None) -> dict[str, np.ndarray]:
+    """Episode ``index`` of a collection as flat arrays, on ``env`` (default: one cached per process).
+
+    The behaviour policy is built afresh for every episode, so no state crosses episodes.
+    """
     from baselines.scripted import make_policy
 
-    key = (config.env_id, config.split, config.executor)
-    env = _ENVS.get(key)
     if env is None:
-        env = _ENVS[key] = gym.make(config.env_id, split=config.split, **config.env_kwargs())
+        key = (config.env_id, config.split, config.executor)
+        env = _ENVS.get(key)
+        if env is None:
+            env = _ENVS[key] = gym.make(config.env_id, split=config.split, **config.env_kwargs())
     domain = env.unwrapped.domain
     ids = [task.task_id for task in env.unwrapped.tasks]
     behavior = _behavior(config, index)
@@ -270,7 +290,8 @@ def _open_checkpoints(config: CollectConfig) -> tuple[Path, dict[int, Path]]:
         if found != wanted:
             raise CollectError(
                 f"an interrupted collection of {config.dataset_id!r} with different settings is at "
-                f"{directory} ({found}); delete it or pass overwrite to start again"
+                f"{directory} ({'; '.join(differences(found, wanted))}); rerun with the same settings, "
+                "delete it or pass overwrite to start again"
             )
     else:
         directory.mkdir(parents=True, exist_ok=True)
@@ -298,27 +319,23 @@ def _load_episode(path: Path) -> dict[str, np.ndarray]:
 
 
 # -- the whole collection --------------------------------------------------------------------------
-def _rollouts(config: CollectConfig, indices: Sequence[int]) -> list[tuple[int, dict[str, np.ndarray]]]:
-    return [(index, rollout(config, index)) for index in indices]
+@dataclass(frozen=True)
+class _CollectJob:
+    """The engine's view of a collection: each in-flight slot rolls episodes on its own env."""
+
+    config: CollectConfig
+
+    def slot(self) -> Callable[[int], dict[str, np.ndarray]]:
+        env = gym.make(self.config.env_id, split=self.config.split, **self.config.env_kwargs())
+        return partial(rollout, self.config, env=env)
 
 
 def _run_all(
     config: CollectConfig, pending: Sequence[int], on_done: Callable[[int, dict[str, np.ndarray]], None]
 ) -> None:
-    """Run the pending episodes; in parallel, one job per task so each task's verifier cache stays warm."""
-    if config.workers == 1 or len(pending) <= 1:
-        for index in pending:
-            on_done(index, rollout(config, index))
-        return
+    """Run the pending episodes on the engine; one task's episodes stay in one process (warm caches)."""
     n_tasks = len(task_ids(config.env_id, config.split))
-    jobs: dict[int, list[int]] = {}
-    for index in pending:
-        jobs.setdefault(index % n_tasks, []).append(index)
-    with ProcessPoolExecutor(max_workers=config.workers) as pool:
-        futures = [pool.submit(_rollouts, config, indices) for indices in jobs.values()]
-        for future in as_completed(futures):
-            for index, arrays in future.result():
-                on_done(index, arrays)
+    run_engine(_CollectJob(config), pending, on_done, config.engine, group=lambda index: index % n_tasks)
 
 
 def collect(config: CollectConfig) -> CollectReport:
