@@ -43,7 +43,12 @@ def _add_executor_args(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--temperature", type=float, default=None, help="openai: sampling temperature (0)")
     group.add_argument("--max-tokens", type=int, default=None, help="openai: reply length limit (1024)")
-    group.add_argument("--max-concurrency", type=int, default=None, help="openai: requests in flight (4)")
+    group.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=None,
+        help="openai: requests in flight per process (default: the larger of 4 and --concurrency)",
+    )
     group.add_argument("--timeout", type=float, default=None, help="openai: seconds per request (60)")
     group.add_argument("--cache", default=None, help="openai: response-cache SQLite file (record/replay)")
     group.add_argument(
@@ -52,6 +57,37 @@ def _add_executor_args(parser: argparse.ArgumentParser) -> None:
         choices=[*CACHE_MODES, *CACHE_MODE_ALIASES],
         help="record = read_write, replay = read_only (a miss is an error, no network)",
     )
+
+
+def _add_engine_args(parser: argparse.ArgumentParser, workers: bool = True, backend: bool = True) -> None:
+    group = parser.add_argument_group("episode engine (results never depend on these)")
+    group.add_argument(
+        "--concurrency", type=int, default=1, help="episodes in flight per process (threads; default 1)"
+    )
+    if workers:
+        group.add_argument(
+            "--workers", type=int, default=1, help="processes (or Ray tasks with --backend ray)"
+        )
+    if backend:
+        group.add_argument("--backend", default="local", choices=["local", "ray"])
+        group.add_argument(
+            "--ray-address",
+            default=None,
+            help="ray: cluster to join, e.g. ray://head:10001 (default $RAY_ADDRESS, else a local instance)",
+        )
+
+
+def _engine_config(args: argparse.Namespace):
+    from harness_gym.engine import EngineConfig, EngineError
+
+    try:
+        return EngineConfig(args.concurrency, args.workers, args.backend, args.ray_address)
+    except EngineError as exc:
+        raise SystemExit(f"harness-gym {args.command}: {exc}") from None
+
+
+_RESUME_HINT: list[str] = []
+"""Where the running command keeps its resumable state, for the Ctrl-C message."""
 
 
 def _executor_config(args: argparse.Namespace) -> OpenAIConfig | None:
@@ -73,6 +109,9 @@ def _executor_config(args: argparse.Namespace) -> OpenAIConfig | None:
         "timeout_s": args.timeout,
         "cache": args.cache,
     }
+    concurrency = getattr(args, "concurrency", 1)
+    if args.max_concurrency is None and concurrency > OpenAIConfig.max_concurrency:
+        settings["max_concurrency"] = concurrency  # the client's bound never throttles --concurrency
     try:
         config = OpenAIConfig(
             cache_mode=args.cache_mode, **{k: v for k, v in settings.items() if v is not None}
@@ -125,9 +164,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _final_summary(item: object, final: dict) -> dict:
+    """What ``summarize`` reads of a final info (the step records stay in the worker)."""
+    return {key: final[key] for key in ("G", "hms_norm", "hms", "usage")}
+
+
 def _run_one(env_id: str, args: argparse.Namespace, config: OpenAIConfig | None) -> None:
     policy = _make_policy(args.policy, env_id)
-    kwargs = {} if config is None else {"executor": config}
+    kwargs: dict = {}
+    if config is not None:
+        from harness_gym.executors.openai_executor import OpenAIExecutor
+
+        kwargs["executor"] = OpenAIExecutor(config)  # one client per process: --max-concurrency bounds it
     env = gym.make(env_id, split=args.split, render_mode="ansi" if args.show else None, **kwargs)
     if args.protocol:
         task_ids = [task.task_id for task in env.unwrapped.tasks]
@@ -136,12 +184,19 @@ def _run_one(env_id: str, args: argparse.Namespace, config: OpenAIConfig | None)
         ]
     else:
         episodes = [(args.seed + i, None) for i in range(args.episodes)]
-    finals = []
-    for i, (seed, task_id) in enumerate(episodes):
-        finals.append(run_episode(env, policy, seed=seed, task_id=task_id))
-        if args.show and i == 0:
-            print(env.render())
+    finals: list = []
+    if args.show:  # the first episode on the rendering env, the rest on the engine
+        finals.append(run_episode(env, policy, seed=episodes[0][0], task_id=episodes[0][1]))
+        print(env.render())
     env.close()
+    from harness_gym.engine import run as run_engine
+    from harness_gym.rollout import EpisodeJob
+
+    rest = episodes[len(finals) :]
+    by_item: dict = {}
+    job = EpisodeJob(env_id, policy, args.split, kwargs, keep=_final_summary)
+    run_engine(job, rest, by_item.__setitem__, _engine_config(args))
+    finals += [by_item[item] for item in rest]
     summary = summarize(finals)
     mode = "protocol (tasks x 3 seeds x 3 rollouts)" if args.protocol else f"seeds {args.seed}.."
     print(f"{env_id}  policy={args.policy}  split={args.split}  episodes={summary['episodes']}  {mode}")
@@ -168,10 +223,18 @@ def _cmd_collect(args: argparse.Namespace) -> int:
         epsilon=args.epsilon,
         executor=_executor_config(args),
         workers=args.workers,
+        concurrency=args.concurrency,
+        backend=args.backend,
+        ray_address=args.ray_address,
         overwrite=args.overwrite,
         root=args.root,
         show_progress=not args.quiet,
     )
+    from harness_gym.collect import checkpoint_dir
+
+    _RESUME_HINT[:] = [
+        f"finished episodes are checkpointed in {checkpoint_dir(config)}; rerun the same command to resume"
+    ]
     try:
         report = collect(config)
     except CollectError as exc:
@@ -252,30 +315,71 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         raise SystemExit(f"unknown env id {args.env!r}; known: {', '.join(harness_gym.ENV_IDS)}")
     policy = _load_policy(args.policy, args.env)
     config = _executor_config(args)
+    engine = _engine_config(args)
     kwargs = {}
     if config is not None:
         from harness_gym.executors.openai_executor import OpenAIExecutor
 
-        executor = OpenAIExecutor(config)
-        kwargs["executor"] = executor
-    results = evaluate(policy, args.env, split=args.split, **kwargs)
+        kwargs["executor"] = OpenAIExecutor(config)
+    checkpoint = args.checkpoint or (f"{args.out}.partial" if args.out else None)
+    _RESUME_HINT[:] = [
+        f"finished episodes are checkpointed in {checkpoint}; rerun the same command to resume"
+        if checkpoint
+        else "nothing was kept (pass --out or --checkpoint to make an evaluation resumable)"
+    ]
+    from tqdm.auto import tqdm
+
+    from harness_gym.engine import ResumeError
+    from harness_gym.rollout import USAGE_KEYS
+
+    usage = dict.fromkeys(USAGE_KEYS, 0.0)
+
+    def on_episode(record: dict) -> None:
+        for key in USAGE_KEYS:
+            usage[key] += record["usage"][key]
+        bar.update(1)
+
+    n_tasks = len(gym.make(args.env, split=args.split).unwrapped.tasks)
+    total = n_tasks * len(EVAL_SEEDS) * EVAL_ROLLOUTS
+    desc = f"evaluate {args.policy} on {args.env}"
+    with tqdm(total=total, desc=desc, unit="ep", disable=args.quiet) as bar:
+        try:
+            results = evaluate(
+                policy,
+                args.env,
+                split=args.split,
+                engine=engine,
+                checkpoint=checkpoint,
+                fingerprint=_fingerprint(args.policy),
+                on_episode=on_episode,
+                **kwargs,
+            )
+        except ResumeError as exc:
+            raise SystemExit(f"harness-gym evaluate: {exc}") from None
     n = len(results)
     mean_g = sum(r.G for r in results) / n
     mean_hms = sum(r.hms_norm for r in results) / n
     print(f"{args.env}  policy={args.policy}  split={args.split}  episodes={n}")
     print(f"mean G {mean_g:.3f}   mean HMS_norm {mean_hms:+.3f}")
-    if config is not None:
-        stats = executor.stats()
-        print(
-            f"executor {config.model}: {stats['requests']} requests, {stats['api_calls']} endpoint calls, "
-            f"{stats['parse_failures']} parse failures; cache {stats['cache_hits']} hits, "
-            f"{stats['cache_misses']} misses"
-        )
+    _print_usage(usage, config)
     if args.out:
         with open(args.out, "w") as handle:
             json.dump([r.to_dict() for r in results], handle, indent=1)
         print(f"wrote {args.out}")
+    if checkpoint is not None and (args.out or args.checkpoint is None):
+        import shutil
+
+        shutil.rmtree(checkpoint, ignore_errors=True)
     return 0
+
+
+def _fingerprint(spec: str) -> str | None:
+    """A saved model's content hash (a resume with a retrained model is refused); None for a name."""
+    import hashlib
+    from pathlib import Path
+
+    path = Path(spec)
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
@@ -330,6 +434,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--split", default="eval", choices=["train", "eval", "all"])
     run.add_argument("--show", action="store_true", help="print the first episode's trajectory")
+    _add_engine_args(run)
     _add_executor_args(run)
     run.set_defaults(func=_cmd_run)
 
@@ -343,10 +448,10 @@ def build_parser() -> argparse.ArgumentParser:
     col.add_argument("--seed", type=int, default=0, help="episode i uses seed S + i")
     col.add_argument("--split", default="train", choices=["train", "eval", "all"])
     col.add_argument("--epsilon", type=float, default=0.3, help="exploratory: P(random legal action)")
-    col.add_argument("--workers", type=int, default=1, help="processes (the dataset does not depend on it)")
     col.add_argument("--overwrite", action="store_true", help="replace an existing dataset of that id")
     col.add_argument("--root", default=None, help="datasets directory (default: Minari's)")
     col.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_engine_args(col)
     _add_executor_args(col)
     col.set_defaults(func=_cmd_collect)
 
@@ -368,6 +473,14 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--policy", required=True, help="base | forced-check | exploratory | random | PATH.d3")
     ev.add_argument("--split", default="eval", choices=["train", "eval", "all"])
     ev.add_argument("--out", default=None, help="write per-episode results as JSON")
+    ev.add_argument(
+        "--checkpoint",
+        default=None,
+        help="resume directory, one file per finished episode (default: OUT.partial with --out; "
+        "removed once OUT is written)",
+    )
+    ev.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_engine_args(ev)
     _add_executor_args(ev)
     ev.set_defaults(func=_cmd_evaluate)
 
@@ -383,7 +496,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    _RESUME_HINT.clear()
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        hint = _RESUME_HINT[0] if _RESUME_HINT else "nothing to resume"
+        sys.stdout.flush()
+        print(f"\nharness-gym {args.command}: interrupted; {hint}", file=sys.stderr, flush=True)
+        return 130
 
 
 if __name__ == "__main__":

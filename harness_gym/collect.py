@@ -27,6 +27,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -114,7 +115,8 @@ class CollectReport:
     resumed_episodes: int = 0
     seconds: float = 0.0
     usage: dict[str, float] = field(default_factory=dict)
-    """Executor calls, tokens, cost and response-cache hits/misses summed over the episodes run now."""
+    """Executor calls, tokens, cost and response-cache hits/misses summed over the episodes run now,
+    the reference-score episodes included."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -326,8 +328,25 @@ class _CollectJob:
     config: CollectConfig
 
     def slot(self) -> Callable[[int], dict[str, np.ndarray]]:
-        env = gym.make(self.config.env_id, split=self.config.split, **self.config.env_kwargs())
+        kwargs = self.config.env_kwargs()
+        if self.config.executor is not None:
+            kwargs["executor"] = _process_executor(self.config.executor)
+        env = gym.make(self.config.env_id, split=self.config.split, **kwargs)
         return partial(rollout, self.config, env=env)
+
+
+_EXECUTORS: dict[OpenAIConfig, Any] = {}
+_EXECUTORS_LOCK = threading.Lock()
+
+
+def _process_executor(config: OpenAIConfig) -> Any:
+    """One chat executor per process, shared by its slots: ``max_concurrency`` bounds the process."""
+    from harness_gym.executors.openai_executor import OpenAIExecutor
+
+    with _EXECUTORS_LOCK:
+        if config not in _EXECUTORS:
+            _EXECUTORS[config] = OpenAIExecutor(config)
+        return _EXECUTORS[config]
 
 
 def _run_all(
@@ -350,10 +369,11 @@ def collect(config: CollectConfig) -> CollectReport:
 
     from tqdm.auto import tqdm
 
+    n_reference = REFERENCE_EPISODES_PER_TASK * len(task_ids(config.env_id, config.split))
     with tqdm(
-        total=config.episodes,
+        total=config.episodes + n_reference,
         initial=len(done),
-        desc=f"collect {config.dataset_id}",
+        desc=f"collect {config.dataset_id} (+{n_reference} reference-score episodes)",
         unit="ep",
         disable=not config.show_progress,
     ) as bar:
@@ -364,10 +384,14 @@ def collect(config: CollectConfig) -> CollectReport:
             usage = usage + arrays["usage"]
             bar.update(1)
 
-        _run_all(config, pending, on_done)
+        def on_reference(final: dict[str, Any]) -> None:
+            nonlocal usage  # the reference episodes call the executor too: count them
+            usage = usage + np.asarray([final["usage"][k] for k in USAGE_KEYS], dtype=np.float64)
+            bar.update(1)
 
-    episodes = [_load_episode(directory / f"episode-{i:06d}.npz") for i in range(config.episodes)]
-    _write_dataset(config, episodes, target)
+        _run_all(config, pending, on_done)
+        episodes = [_load_episode(directory / f"episode-{i:06d}.npz") for i in range(config.episodes)]
+        _write_dataset(config, episodes, target, on_reference)
     shutil.rmtree(directory)
     report = CollectReport(
         dataset_id=config.dataset_id,
@@ -380,8 +404,15 @@ def collect(config: CollectConfig) -> CollectReport:
     return report
 
 
+REFERENCE_EPISODES_PER_TASK = 2
+
+
 def reference_scores(
-    env_id: str, split: str, episodes_per_task: int = 2, **env_kwargs: Any
+    env_id: str,
+    split: str,
+    episodes_per_task: int = REFERENCE_EPISODES_PER_TASK,
+    on_episode: Callable[[dict[str, Any]], None] | None = None,
+    **env_kwargs: Any,
 ) -> tuple[float, float]:
     """Minari's normalisation bounds: a masked uniform-random controller's mean G, and 1 (the rubric max).
 
@@ -393,15 +424,22 @@ def reference_scores(
     env = gym.make(env_id, split=split, **env_kwargs)
     ids = [task.task_id for task in env.unwrapped.tasks]
     policy = RandomPolicy()
-    gs = [
-        run_episode(env, policy, seed=10_000 + k * len(ids) + i, task_id=task_id)["G"]
-        for k in range(episodes_per_task)
-        for i, task_id in enumerate(ids)
-    ]
+    gs = []
+    for k in range(episodes_per_task):
+        for i, task_id in enumerate(ids):
+            final = run_episode(env, policy, seed=10_000 + k * len(ids) + i, task_id=task_id)
+            gs.append(final["G"])
+            if on_episode is not None:
+                on_episode(final)
     return float(np.mean(gs)), 1.0
 
 
-def _write_dataset(config: CollectConfig, episodes: list[dict[str, np.ndarray]], target: Path) -> None:
+def _write_dataset(
+    config: CollectConfig,
+    episodes: list[dict[str, np.ndarray]],
+    target: Path,
+    on_reference: Callable[[dict[str, Any]], None] | None = None,
+) -> None:
     import minari
     from minari.data_collector.episode_buffer import EpisodeBuffer
 
@@ -423,7 +461,9 @@ def _write_dataset(config: CollectConfig, episodes: list[dict[str, np.ndarray]],
         )
         for i, ep in enumerate(episodes)
     ]
-    ref_min, ref_max = reference_scores(config.env_id, config.split, **config.env_kwargs())
+    ref_min, ref_max = reference_scores(
+        config.env_id, config.split, on_episode=on_reference, **config.env_kwargs()
+    )
     staging = root / f".staging-{uuid.uuid4().hex}"
     previous = os.environ.get("MINARI_DATASETS_PATH")
     os.environ["MINARI_DATASETS_PATH"] = str(staging)

@@ -29,7 +29,7 @@ from harness_gym.engine import Checkpoints, EngineConfig
 from harness_gym.engine import run as run_engine
 from harness_gym.hms import EVENTS
 from harness_gym.paper import EVAL_ROLLOUTS, EVAL_SEEDS
-from harness_gym.rollout import EpisodeJob, protocol_episodes
+from harness_gym.rollout import USAGE_KEYS, EpisodeJob, protocol_episodes
 
 CBS = "CheckBeforeSubmit"
 EARLY_SUBMIT = "EarlySubmit"
@@ -95,7 +95,7 @@ class EpisodeResult:
 def _episode_result(env_id: str, name: str, item: tuple, final: Mapping[str, Any]) -> dict[str, Any]:
     """An engine item ``(episode_seed, task_id, seed, rollout)`` and its final info as a JSON record."""
     episode_seed, task_id, seed, rollout = item
-    return EpisodeResult(
+    record = EpisodeResult(
         env_id=env_id,
         policy=name,
         seed=int(seed),
@@ -109,6 +109,8 @@ def _episode_result(env_id: str, name: str, item: tuple, final: Mapping[str, Any
         steps=len(final["trajectory"]["steps"]),
         termination_reason=str(final["termination_reason"]),
     ).to_dict()
+    record["usage"] = {key: final["usage"][key] for key in USAGE_KEYS}  # beside the result, for reports
+    return record
 
 
 def env_settings(env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -136,7 +138,7 @@ def evaluate(
     engine: EngineConfig | None = None,
     checkpoint: str | os.PathLike | None = None,
     fingerprint: str | None = None,
-    on_episode: Callable[[], None] | None = None,
+    on_episode: Callable[[dict[str, Any]], None] | None = None,
     **env_kwargs: Any,
 ) -> list[EpisodeResult]:
     """Every task of ``split`` x ``seeds`` x ``rollouts``, in ``protocol_episodes`` order.
@@ -146,7 +148,8 @@ def evaluate(
     rerun with the same arguments resumes there, one with different settings (seeds, rollouts, policy
     name or ``fingerprint``, env kwargs such as the executor's model, endpoint and sampling) is refused
     with a ``ResumeError`` naming the difference. The caller removes it when it no longer needs it.
-    ``on_episode`` is called once per finished episode (progress bars).
+    ``on_episode`` gets every episode's record (``EpisodeResult.to_dict()`` plus its executor
+    ``usage``), resumed ones first: progress bars and usage totals across processes.
     """
     import gymnasium as gym
 
@@ -183,11 +186,11 @@ def evaluate(
             store.save(f"{index:06d}", record)
         records[index] = record
         if on_episode is not None:
-            on_episode()
+            on_episode(record)
 
-    for _ in records:
+    for record in records.values():
         if on_episode is not None:
-            on_episode()
+            on_episode(record)
     pending = [item for i, item in enumerate(items) if i not in records]
     run_engine(job, pending, done, engine or EngineConfig(), group=lambda item: item[1])
     return [EpisodeResult.from_dict(records[i]) for i in range(len(items))]
