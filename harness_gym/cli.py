@@ -390,8 +390,19 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     base = QUICK if args.quick else BenchConfig()
     settings = tuple(args.settings) if args.settings else base.settings
     config = replace(
-        base, settings=settings, out=args.out, show_progress=not args.quiet, executor=_executor_config(args)
+        base,
+        settings=settings,
+        out=args.out,
+        show_progress=not args.quiet,
+        executor=_executor_config(args),
+        workers=args.workers if args.workers is not None else base.workers,
+        concurrency=args.concurrency,
+        keep_datasets=args.keep_datasets,
     )
+    _RESUME_HINT[:] = [
+        f"finished settings and episodes are checkpointed in {args.out}/checkpoints; rerun the same "
+        "command to resume"
+    ]
     try:
         results = run(config)
     except ValueError as exc:
@@ -489,6 +500,13 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--settings", nargs="*", default=None, help="env ids (default: all)")
     be.add_argument("--out", default="results", help="output directory")
     be.add_argument("--quiet", action="store_true")
+    be.add_argument(
+        "--keep-datasets",
+        action="store_true",
+        help="keep the buffers in OUT/datasets (default: removed after the report; a rerun rebuilds them)",
+    )
+    be.add_argument("--workers", type=int, default=None, help="settings run in parallel processes (2)")
+    _add_engine_args(be, workers=False, backend=False)
     _add_executor_args(be)
     be.set_defaults(func=_cmd_bench)
     return parser

@@ -357,8 +357,11 @@ def _run_all(
     run_engine(_CollectJob(config), pending, on_done, config.engine, group=lambda index: index % n_tasks)
 
 
-def collect(config: CollectConfig) -> CollectReport:
-    """Roll ``config.policy`` for ``config.episodes`` episodes and write the dataset."""
+def collect(config: CollectConfig, progress: Callable[[int], None] | None = None) -> CollectReport:
+    """Roll ``config.policy`` for ``config.episodes`` episodes and write the dataset.
+
+    ``progress(n)`` hears of every ``n`` episodes done (resumed, collected and reference-score ones).
+    """
     start = time.perf_counter()
     target = validate(config)
     if config.executor is not None:
@@ -378,16 +381,24 @@ def collect(config: CollectConfig) -> CollectReport:
         disable=not config.show_progress,
     ) as bar:
 
+        def advance(n: int) -> None:
+            bar.update(n)
+            if progress is not None:
+                progress(n)
+
+        if progress is not None:
+            progress(len(done))
+
         def on_done(index: int, arrays: dict[str, np.ndarray]) -> None:
             nonlocal usage
             _save_episode(directory, index, arrays)
             usage = usage + arrays["usage"]
-            bar.update(1)
+            advance(1)
 
         def on_reference(final: dict[str, Any]) -> None:
             nonlocal usage  # the reference episodes call the executor too: count them
             usage = usage + np.asarray([final["usage"][k] for k in USAGE_KEYS], dtype=np.float64)
-            bar.update(1)
+            advance(1)
 
         _run_all(config, pending, on_done)
         episodes = [_load_episode(directory / f"episode-{i:06d}.npz") for i in range(config.episodes)]
