@@ -361,6 +361,13 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     mean_hms = sum(r.hms_norm for r in results) / n
     print(f"{args.env}  policy={args.policy}  split={args.split}  episodes={n}")
     print(f"mean G {mean_g:.3f}   mean HMS_norm {mean_hms:+.3f}")
+    if config is not None and engine.workers == 1 and engine.backend == "local":
+        stats = kwargs["executor"].stats()  # this process played every episode
+        print(
+            f"executor {config.model}: {stats['requests']} requests, {stats['api_calls']} endpoint calls, "
+            f"{stats['parse_failures']} parse failures; cache {stats['cache_hits']} hits, "
+            f"{stats['cache_misses']} misses"
+        )
     _print_usage(usage, config)
     if args.out:
         with open(args.out, "w") as handle:
