@@ -322,7 +322,7 @@ def _load_episode(path: Path) -> dict[str, np.ndarray]:
 
 # -- the whole collection --------------------------------------------------------------------------
 @dataclass(frozen=True)
-class _CollectJob:
+class CollectJob:
     """The engine's view of a collection: each in-flight slot rolls episodes on its own env."""
 
     config: CollectConfig
@@ -354,7 +354,7 @@ def _run_all(
 ) -> None:
     """Run the pending episodes on the engine; one task's episodes stay in one process (warm caches)."""
     n_tasks = len(task_ids(config.env_id, config.split))
-    run_engine(_CollectJob(config), pending, on_done, config.engine, group=lambda index: index % n_tasks)
+    run_engine(CollectJob(config), pending, on_done, config.engine, group=lambda index: index % n_tasks)
 
 
 def collect(config: CollectConfig, progress: Callable[[int], None] | None = None) -> CollectReport:
