@@ -455,7 +455,10 @@ def _write_dataset(
     from minari.data_collector.episode_buffer import EpisodeBuffer
 
     root = dataset_root(config.root)
-    env = gym.make(config.env_id, split=config.split, **config.env_kwargs())
+    # the metadata (env spec, executor) records no scheduling: the client's bound on requests in
+    # flight follows --concurrency, and the dataset must not depend on it
+    recorded = _unscheduled(config)
+    env = gym.make(recorded.env_id, split=recorded.split, **recorded.env_kwargs())
     domain = env.unwrapped.domain
     executor = env.unwrapped.executor
     describe = getattr(executor, "describe", lambda: {"name": executor.name})
@@ -520,6 +523,13 @@ def _write_dataset(
         else:
             os.environ["MINARI_DATASETS_PATH"] = previous
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _unscheduled(config: CollectConfig) -> CollectConfig:
+    if config.executor is None:
+        return config
+    default = type(config.executor).__dataclass_fields__["max_concurrency"].default
+    return replace(config, executor=replace(config.executor, max_concurrency=default))
 
 
 def _install(staging: Path, root: Path, dataset_id: str, target: Path, overwrite: bool) -> None:

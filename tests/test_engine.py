@@ -248,3 +248,43 @@ def test_ctrl_c_stops_collect_with_one_line_and_resumable_state(tmp_path, worker
         "rerun the same command to resume"
     ]
     assert list(checkpoints.glob("episode-*.npz"))
+
+
+# -- a chat LLM executor ---------------------------------------------------------------------------
+@pytest.mark.usefixtures("loopback_llm_env")
+def test_llm_collection_counts_every_call_and_is_concurrency_invariant(tmp_path):
+    pytest.importorskip("minari")
+    from test_llm_executor import ChatServer, planning_replies
+
+    from harness_gym.collect import CollectConfig, collect
+    from harness_gym.executors.openai_executor import OpenAIConfig
+
+    server = ChatServer(planning_replies)
+    try:
+
+        def run(name: str, settings: dict, **engine):
+            before = len(server.requests)
+            executor = OpenAIConfig(model="m", base_url=server.base_url, temperature=0.7, **settings)
+            report = collect(
+                CollectConfig(
+                    ENV,
+                    "mixed",
+                    12,
+                    "harness/planning/llm-v0",
+                    split="eval",
+                    executor=executor,
+                    root=str(tmp_path / name),
+                    show_progress=False,
+                    **engine,
+                )
+            )
+            return report, len(server.requests) - before
+
+        one, calls_one = run("c1", {})
+        # as the command line sets it for --concurrency 6: a scheduling setting, not in the dataset
+        many, calls_many = run("c6w2", {"max_concurrency": 6}, concurrency=6, workers=2)
+    finally:
+        server.close()
+    assert one.usage["executor_calls"] == calls_one  # the reference-score episodes' calls included
+    assert many.usage["executor_calls"] == calls_many == calls_one
+    _assert_same_dataset(one, many)
