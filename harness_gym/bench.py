@@ -56,7 +56,7 @@ class BenchConfig:
     concurrency: int = 1
     """Episodes in flight per setting process (results never depend on it)."""
     keep_datasets: bool = False
-    """Keep the buffers under ``out/datasets`` after the report (about 50 MB per setting at full size);
+    """Keep the buffers under ``out/datasets`` after the report (50-65 MB per setting at full size);
     by default they are removed: the report holds their statistics, and a rerun rebuilds them exactly."""
 
     def content_key(self) -> dict[str, Any]:
