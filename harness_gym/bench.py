@@ -16,8 +16,11 @@ Imports torch and d3rlpy: never imported by ``import harness_gym``.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import queue
 import resource
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
@@ -25,8 +28,10 @@ from pathlib import Path
 from typing import Any
 
 import harness_gym
+from harness_gym.engine import EngineConfig, check_manifest, write_atomic
 from harness_gym.executors.openai_executor import OpenAIConfig
 from harness_gym.paper import EVAL_ROLLOUTS, EVAL_SEEDS
+from harness_gym.rollout import USAGE_KEYS
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,19 @@ class BenchConfig:
     """Simulated executor profile (name or JSON path) for the buffer, training and main evaluation."""
     eval_profiles: tuple[str, ...] = ()
     """Profiles the trained controllers and Base are evaluated against as well (``harness_gym.shift``)."""
+    concurrency: int = 1
+    """Episodes in flight per setting process (results never depend on it)."""
+    keep_datasets: bool = False
+    """Keep the buffers under ``out/datasets`` after the report (50-65 MB per setting at full size);
+    by default they are removed: the report holds their statistics, and a rerun rebuilds them exactly."""
+
+    def content_key(self) -> dict[str, Any]:
+        """The settings that change results; a resume with different ones is refused."""
+        fields = asdict(self)
+        for name in ("out", "show_progress", "workers", "concurrency", "keep_datasets"):
+            del fields[name]
+        fields["executor"] = self.executor.content_key() if self.executor is not None else None
+        return fields
 
 
 QUICK = BenchConfig(
@@ -100,8 +118,51 @@ def acting_policies(model: Any, algo: str, act: tuple[str, ...]) -> list[tuple[s
     return [(named[mode], MaskedPolicy(model, named[mode], sample=mode == "sample")) for mode in act]
 
 
-def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
-    """One setting's buffer, models, evaluations and comparison (runs in a worker process)."""
+CHECKPOINTS = "checkpoints"
+"""Under ``out``: the bench manifest, finished settings and per-episode evaluation checkpoints."""
+STOCHASTIC = frozenset({"awr", "bc", "awr-converged", "bc-converged", "iql", "sac"})
+"""Learners with a policy over actions (evaluated in each ``act`` mode); the rest act greedily."""
+
+
+def episode_count(env_id: str, config: BenchConfig) -> int:
+    """Episodes one setting plays: the buffer and every evaluation (for the progress bar)."""
+    from harness_gym.registry import env_class
+
+    tasks = env_class(env_id).domain_cls().tasks()
+    n_train = sum(task.split == "train" for task in tasks)
+    n_eval = sum(task.split == "eval" for task in tasks)
+    modes = sum(len(config.act) if algo in STOCHASTIC else 1 for algo in config.algos)
+    per_policy = n_eval * len(config.seeds) * config.rollouts
+    return config.episodes_per_task * n_train + (2 + len(config.references) + modes) * per_policy
+
+
+def _model_fingerprint(model: Any) -> str:
+    """Hash of a trained model's parameters: resuming its evaluation needs the very same model."""
+    import hashlib
+
+    import torch
+
+    digest = hashlib.sha256()
+    for name, module in sorted(vars(model.impl.modules).items()):
+        if isinstance(module, torch.nn.Module):
+            for key, tensor in module.state_dict().items():
+                digest.update(f"{name}.{key}".encode())
+                digest.update(tensor.detach().cpu().numpy().tobytes())
+    return digest.hexdigest()
+
+
+def run_setting(
+    env_id: str,
+    config: BenchConfig,
+    log: Callable[[str], None] = print,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """One setting's buffer, models, evaluations and comparison (runs in a worker process).
+
+    Resumable: the buffer is collected with per-episode checkpoints (an existing one is reused) and
+    every evaluation checkpoints its episodes under ``out/checkpoints/<env id>/``. ``progress(n)``
+    is told of every ``n`` episodes played or resumed.
+    """
     import torch
 
     from baselines.train import quiet_d3rlpy
@@ -134,35 +195,49 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
     n_train = sum(task.split == "train" for task in domain().tasks())
     root = str(Path(config.out) / "datasets")
     dataset_id = f"harness/{domain.name}/bench-mixed-v0"
-    collected = collect(
-        CollectConfig(
-            env_id,
-            "mixed",
-            config.episodes_per_task * n_train,
-            dataset_id,
-            executor=config.executor,
-            workers=1,
-            overwrite=True,
-            root=root,
-            show_progress=False,
-        )
+    tick = progress or (lambda n: None)
+    engine = EngineConfig(concurrency=config.concurrency)
+    collect_config = CollectConfig(
+        env_id,
+        "mixed",
+        config.episodes_per_task * n_train,
+        dataset_id,
+        executor=config.executor,
+        concurrency=config.concurrency,
+        root=root,
+        show_progress=False,
     )
+    if (dataset_root(root) / dataset_id).exists():  # collected before an interruption: same manifest
+        collected = None
+        tick(config.episodes_per_task * n_train)
+    else:
+        collected = collect(collect_config, progress=tick)
     dataset = minari.load_dataset(str(dataset_root(root) / dataset_id))
     buffer = buffer_stats(**buffer_arrays(iter_episodes(dataset)))
     data = to_d3rlpy(dataset)
     timings["collect_s"] = time.perf_counter() - start
+    checkpoints = Path(config.out) / CHECKPOINTS / env_id
+
+    def run_eval(policy: Any, name: str, seeds: tuple[int, ...], tag: str, fingerprint: str | None = None):
+        return evaluate(
+            policy,
+            env_id,
+            seeds=seeds,
+            rollouts=config.rollouts,
+            policy_name=name,
+            engine=engine,
+            checkpoint=checkpoints / tag,
+            fingerprint=fingerprint,
+            on_episode=lambda record: tick(1),
+            **env_kwargs,
+        )
 
     results: dict[str, list] = {
-        "base": evaluate(
-            BasePolicy(env_id), env_id, seeds=config.seeds, rollouts=config.rollouts, **env_kwargs
-        ),
-        "forced-check": evaluate(
-            ForcedCheckPolicy(env_id), env_id, seeds=config.seeds, rollouts=config.rollouts, **env_kwargs
-        ),
+        "base": run_eval(BasePolicy(env_id), "base", config.seeds, "base"),
+        "forced-check": run_eval(ForcedCheckPolicy(env_id), "forced-check", config.seeds, "forced-check"),
     }
-    for name in config.references:  # evaluate binds the oracle to its env
-        policy = make_policy(name, env_id)
-        results[name] = evaluate(policy, env_id, seeds=config.seeds, rollouts=config.rollouts, **env_kwargs)
+    for name in config.references:  # the engine binds the oracle to each env it plays on
+        results[name] = run_eval(make_policy(name, env_id), name, config.seeds, name)
     trained: dict[str, list[tuple[int, Any]]] = {"base": [(s, BasePolicy(env_id)) for s in config.seeds]}
     timings["evaluate_s"] = time.perf_counter() - start - timings["collect_s"]
     timings["train_s"] = 0.0
@@ -173,17 +248,11 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
             model = train(algo, data, seed=seed, schedule=schedule)
             timings["train_s"] += time.perf_counter() - mark
             mark = time.perf_counter()
+            fingerprint = _model_fingerprint(model)
             for name, policy in acting_policies(model, algo, config.act):
                 trained.setdefault(name, []).append((seed, policy))
                 results.setdefault(name, []).extend(
-                    evaluate(
-                        policy,
-                        env_id,
-                        seeds=(seed,),
-                        rollouts=config.rollouts,
-                        policy_name=name,
-                        **env_kwargs,
-                    )
+                    run_eval(policy, name, (seed,), f"{name}-s{seed}", fingerprint)
                 )
             timings["evaluate_s"] += time.perf_counter() - mark
     mark = time.perf_counter()
@@ -210,37 +279,93 @@ def run_setting(env_id: str, config: BenchConfig, log: Callable[[str], None] = p
             "G": evaluate_shift(trained, env_id, profiles, config.rollouts, evaluate, **env_kwargs),
         }
     if executor is not None:
-        out["executor"] = {"collect": collected.usage, "evaluate": executor.stats()}
+        used = collected.usage if collected else dict.fromkeys(USAGE_KEYS, 0.0)
+        out["executor"] = {"collect": used, "evaluate": executor.stats()}
     leave_training_profile()
     return out
 
 
+_PROGRESS: Any = None
+
+
+def _worker_init(progress: Any) -> None:
+    """A setting process: Ctrl-C is the parent's to handle; episodes are reported on ``progress``."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    global _PROGRESS
+    _PROGRESS = progress
+
+
+def _run_setting_in_worker(env_id: str, config: BenchConfig) -> dict[str, Any]:
+    result = run_setting(env_id, config, progress=_PROGRESS.put)
+    path = Path(config.out) / CHECKPOINTS / f"setting-{env_id}.json"
+    write_atomic(path, json.dumps(result, default=float).encode())
+    return result
+
+
 def run(config: BenchConfig) -> dict[str, Any]:
-    """Every setting, then the report; returns the results dict (also written to ``config.out``)."""
-    unknown = [env_id for env_id in config.settings if env_id not in harness_gym.ENV_IDS]
+    """Every setting, then the report; returns the results dict (also written to ``config.out``).
+
+    Resumable: rerun with the same settings after an interruption and finished settings are read
+    back, unfinished ones resume from their checkpoints (``out/checkpoints``, removed at the end).
+    """
+    from harness_gym.registry import EXTRA_ENV_ENTRY_POINTS
+
+    known = (*harness_gym.ENV_IDS, *EXTRA_ENV_ENTRY_POINTS)
+    unknown = [env_id for env_id in config.settings if env_id not in known]
     if unknown:
-        raise ValueError(f"unknown setting(s) {unknown}; known: {', '.join(harness_gym.ENV_IDS)}")
+        raise ValueError(f"unknown setting(s) {unknown}; known: {', '.join(known)}")
     from harness_gym.shift import check_profiles
 
     check_profiles(config.train_profile, config.eval_profiles, llm=config.executor is not None)
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
+    checkpoints = out / CHECKPOINTS
+    if not (checkpoints / "manifest.json").exists():  # a fresh run: no buffer of an older run is reused
+        shutil.rmtree(out / "datasets", ignore_errors=True)
+    check_manifest(checkpoints, config.content_key(), f"bench in {out}")
     start = time.perf_counter()
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    import multiprocessing
 
     from tqdm.auto import tqdm
 
     done: dict[str, dict[str, Any]] = {}
-    progress = tqdm(
-        total=len(config.settings), desc="bench", unit="setting", disable=not config.show_progress
+    for env_id in config.settings:
+        path = checkpoints / f"setting-{env_id}.json"
+        if path.exists():
+            done[env_id] = json.loads(path.read_text())
+    total = sum(episode_count(env_id, config) for env_id in config.settings)
+    initial = sum(episode_count(env_id, config) for env_id in done)
+    # smoothing=0: the ETA uses the mean rate so far, which includes the training between episodes
+    bar = tqdm(
+        total=total, initial=initial, desc="bench", unit="ep", smoothing=0, disable=not config.show_progress
     )
+    context = multiprocessing.get_context()
+    progress = context.Queue()
     # a fresh process per setting: caches and models of one setting never add to the next one's memory
-    pool_kwargs = {"max_workers": config.workers, "max_tasks_per_child": 1}
-    with ProcessPoolExecutor(**pool_kwargs) as pool, progress as bar:
-        futures = {pool.submit(run_setting, env_id, config): env_id for env_id in config.settings}
-        for future in as_completed(futures):
-            done[futures[future]] = future.result()
-            bar.update(1)
+    pool = context.Pool(config.workers, initializer=_worker_init, initargs=(progress,), maxtasksperchild=1)
+    try:
+        pending = {
+            env_id: pool.apply_async(_run_setting_in_worker, (env_id, config))
+            for env_id in config.settings
+            if env_id not in done
+        }
+        while pending:
+            with contextlib.suppress(queue.Empty):
+                bar.update(progress.get(timeout=0.1))
+            for env_id, result in list(pending.items()):
+                if result.ready():
+                    done[env_id] = result.get()
+                    del pending[env_id]
+                    bar.set_postfix_str(f"{len(done)}/{len(config.settings)} settings")
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        bar.close()
+        pool.join()
     settings = {env_id: done[env_id] for env_id in config.settings}
     results = {
         "config": asdict(config),
@@ -253,6 +378,9 @@ def run(config: BenchConfig) -> dict[str, Any]:
         (out / "results.json").write_text(json.dumps(results, indent=1, default=float))
     else:
         write_report(results, out)
+    shutil.rmtree(checkpoints)
+    if not config.keep_datasets:
+        shutil.rmtree(out / "datasets", ignore_errors=True)
     return results
 
 

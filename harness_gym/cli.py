@@ -52,7 +52,12 @@ def _add_executor_args(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--temperature", type=float, default=None, help="openai: sampling temperature (0)")
     group.add_argument("--max-tokens", type=int, default=None, help="openai: reply length limit (1024)")
-    group.add_argument("--max-concurrency", type=int, default=None, help="openai: requests in flight (4)")
+    group.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=None,
+        help="openai: requests in flight per process (default: the larger of 4 and --concurrency)",
+    )
     group.add_argument("--timeout", type=float, default=None, help="openai: seconds per request (60)")
     group.add_argument(
         "--fold-system",
@@ -68,6 +73,37 @@ def _add_executor_args(parser: argparse.ArgumentParser) -> None:
         choices=[*CACHE_MODES, *CACHE_MODE_ALIASES],
         help="record = read_write, replay = read_only (a miss is an error, no network)",
     )
+
+
+def _add_engine_args(parser: argparse.ArgumentParser, workers: bool = True, backend: bool = True) -> None:
+    group = parser.add_argument_group("episode engine (results never depend on these)")
+    group.add_argument(
+        "--concurrency", type=int, default=1, help="episodes in flight per process (threads; default 1)"
+    )
+    if workers:
+        group.add_argument(
+            "--workers", type=int, default=1, help="processes (or Ray tasks with --backend ray)"
+        )
+    if backend:
+        group.add_argument("--backend", default="local", choices=["local", "ray"])
+        group.add_argument(
+            "--ray-address",
+            default=None,
+            help="ray: cluster to join, e.g. ray://head:10001 (default $RAY_ADDRESS, else a local instance)",
+        )
+
+
+def _engine_config(args: argparse.Namespace):
+    from harness_gym.engine import EngineConfig, EngineError
+
+    try:
+        return EngineConfig(args.concurrency, args.workers, args.backend, args.ray_address)
+    except EngineError as exc:
+        raise SystemExit(f"harness-gym {args.command}: {exc}") from None
+
+
+_RESUME_HINT: list[str] = []
+"""Where the running command keeps its resumable state, for the Ctrl-C message."""
 
 
 def _executor_config(args: argparse.Namespace) -> OpenAIConfig | None:
@@ -90,6 +126,9 @@ def _executor_config(args: argparse.Namespace) -> OpenAIConfig | None:
         "cache": args.cache,
         "fold_system": args.fold_system,
     }
+    concurrency = getattr(args, "concurrency", 1)
+    if args.max_concurrency is None and concurrency > OpenAIConfig.max_concurrency:
+        settings["max_concurrency"] = concurrency  # the client's bound never throttles --concurrency
     try:
         config = OpenAIConfig(
             cache_mode=args.cache_mode, **{k: v for k, v in settings.items() if v is not None}
@@ -145,11 +184,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _final_summary(item: object, final: dict) -> dict:
+    """What ``summarize`` reads of a final info (the step records stay in the worker)."""
+    return {key: final[key] for key in ("G", "hms_norm", "hms", "usage")}
+
+
 def _run_one(env_id: str, args: argparse.Namespace, config: OpenAIConfig | None) -> None:
     from baselines.scripted import bind_policy
 
     policy = _make_policy(args.policy, env_id)
-    kwargs = {} if config is None else {"executor": config}
+    kwargs: dict = {}
+    if config is not None:
+        from harness_gym.executors.openai_executor import OpenAIExecutor
+
+        kwargs["executor"] = OpenAIExecutor(config)  # one client per process: --max-concurrency bounds it
     if args.executor_profile is not None:
         kwargs["executor_profile"] = args.executor_profile
     env = gym.make(env_id, split=args.split, render_mode="ansi" if args.show else None, **kwargs)
@@ -161,17 +209,27 @@ def _run_one(env_id: str, args: argparse.Namespace, config: OpenAIConfig | None)
         ]
     else:
         episodes = [(args.seed + i, None) for i in range(args.episodes)]
-    finals = []
+    finals: list = []
     failure: str | None = None
-    for i, (seed, task_id) in enumerate(episodes):
-        try:
-            finals.append(run_episode(env, policy, seed=seed, task_id=task_id))
-        except _endpoint_errors() as exc:
-            failure = f"harness-gym run: {env_id} episode {i + 1}/{len(episodes)} stopped the run: {exc}"
-            break
-        if args.show and i == 0:
+    keep = None if args.episodes_out else _final_summary  # the viewer needs the step records
+    try:
+        if args.show:  # the first episode on the rendering env, the rest on the engine
+            finals.append(run_episode(env, policy, seed=episodes[0][0], task_id=episodes[0][1]))
             print(env.render())
+    except _endpoint_errors() as exc:
+        failure = f"harness-gym run: {env_id} episode 1/{len(episodes)} stopped the run: {exc}"
     env.close()
+    from harness_gym.engine import run as run_engine
+    from harness_gym.rollout import EpisodeJob
+
+    rest = episodes[len(finals) :] if failure is None else []
+    by_item: dict = {}
+    job = EpisodeJob(env_id, policy, args.split, kwargs, keep=keep)
+    try:
+        run_engine(job, rest, by_item.__setitem__, _engine_config(args))
+    except _endpoint_errors() as exc:
+        failure = f"harness-gym run: {env_id}: {len(by_item)}/{len(rest)} episodes finished, then: {exc}"
+    finals += [by_item[item] for item in rest if item in by_item]
     if args.episodes_out:
         from harness_gym.viewer import write_infos
 
@@ -219,10 +277,18 @@ def _cmd_collect(args: argparse.Namespace) -> int:
         epsilon=args.epsilon,
         executor=_executor_config(args),
         workers=args.workers,
+        concurrency=args.concurrency,
+        backend=args.backend,
+        ray_address=args.ray_address,
         overwrite=args.overwrite,
         root=args.root,
         show_progress=not args.quiet,
     )
+    from harness_gym.collect import checkpoint_dir
+
+    _RESUME_HINT[:] = [
+        f"finished episodes are checkpointed in {checkpoint_dir(config)}; rerun the same command to resume"
+    ]
     try:
         report = collect(config)
     except CollectError as exc:
@@ -349,34 +415,82 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         raise SystemExit(f"unknown env id {args.env!r}; known: {', '.join(harness_gym.ENV_IDS)}")
     policy = _load_policy(args.policy, args.env, force=args.force, act=args.act)
     config = _executor_config(args)
+    engine = _engine_config(args)
     kwargs = {}
     if config is not None:
         from harness_gym.executors.openai_executor import OpenAIExecutor
 
-        executor = OpenAIExecutor(config)
-        kwargs["executor"] = executor
-    try:
-        results = evaluate(policy, args.env, split=args.split, **kwargs)
-    except _endpoint_errors() as exc:
-        raise SystemExit(f"harness-gym evaluate: {args.env}: the run stopped: {exc}") from None
+        kwargs["executor"] = OpenAIExecutor(config)
+    checkpoint = args.checkpoint or (f"{args.out}.partial" if args.out else None)
+    _RESUME_HINT[:] = [
+        f"finished episodes are checkpointed in {checkpoint}; rerun the same command to resume"
+        if checkpoint
+        else "nothing was kept (pass --out or --checkpoint to make an evaluation resumable)"
+    ]
+    from tqdm.auto import tqdm
+
+    from harness_gym.engine import ResumeError
+    from harness_gym.rollout import USAGE_KEYS
+
+    usage = dict.fromkeys(USAGE_KEYS, 0.0)
+
+    def on_episode(record: dict) -> None:
+        for key in USAGE_KEYS:
+            usage[key] += record["usage"][key]
+        bar.update(1)
+
+    n_tasks = len(gym.make(args.env, split=args.split).unwrapped.tasks)
+    total = n_tasks * len(EVAL_SEEDS) * EVAL_ROLLOUTS
+    desc = f"evaluate {args.policy} on {args.env}"
+    with tqdm(total=total, desc=desc, unit="ep", disable=args.quiet) as bar:
+        try:
+            results = evaluate(
+                policy,
+                args.env,
+                split=args.split,
+                engine=engine,
+                checkpoint=checkpoint,
+                fingerprint=_fingerprint(args.policy),
+                on_episode=on_episode,
+                **kwargs,
+            )
+        except ResumeError as exc:
+            raise SystemExit(f"harness-gym evaluate: {exc}") from None
+        except _endpoint_errors() as exc:
+            hint = _RESUME_HINT[0] if _RESUME_HINT else ""
+            raise SystemExit(f"harness-gym evaluate: {args.env}: the run stopped: {exc} ({hint})") from None
     n = len(results)
     mean_g = sum(r.G for r in results) / n
     mean_hms = sum(r.hms_norm for r in results) / n
     print(f"{args.env}  policy={args.policy}  split={args.split}  episodes={n}")
     print(f"mean G {mean_g:.3f}   mean HMS_norm {mean_hms:+.3f}")
-    if config is not None:
-        stats = executor.stats()
+    if config is not None and engine.workers == 1 and engine.backend == "local":
+        stats = kwargs["executor"].stats()  # this process played every episode
         print(
             f"executor {config.model}: {stats['requests']} requests, {stats['api_calls']} endpoint calls, "
             f"{stats['parse_failures']} parse failures, {stats['truncations']} truncated replies; "
             f"cache {stats['cache_hits']} hits, "
             f"{stats['cache_misses']} misses"
         )
+    _print_usage(usage, config)
     if args.out:
         with open(args.out, "w") as handle:
             json.dump([r.to_dict() for r in results], handle, indent=1)
         print(f"wrote {args.out}")
+    if checkpoint is not None and (args.out or args.checkpoint is None):
+        import shutil
+
+        shutil.rmtree(checkpoint, ignore_errors=True)
     return 0
+
+
+def _fingerprint(spec: str) -> str | None:
+    """A saved model's content hash (a resume with a retrained model is refused); None for a name."""
+    import hashlib
+    from pathlib import Path
+
+    path = Path(spec)
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
@@ -387,7 +501,14 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     base = QUICK if args.quick else BenchConfig()
     settings = tuple(args.settings) if args.settings else base.settings
     config = replace(
-        base, settings=settings, out=args.out, show_progress=not args.quiet, executor=_executor_config(args)
+        base,
+        settings=settings,
+        out=args.out,
+        show_progress=not args.quiet,
+        executor=_executor_config(args),
+        workers=args.workers if args.workers is not None else base.workers,
+        concurrency=args.concurrency,
+        keep_datasets=args.keep_datasets,
     )
     config = replace(config, train_profile=args.train_profile, eval_profiles=tuple(args.eval_profile or ()))
     if args.references:
@@ -397,6 +518,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         config = replace(config, references=tuple(args.references))
     if args.act is not None:
         config = replace(config, act=(args.act,))
+    _RESUME_HINT[:] = [
+        f"finished settings and episodes are checkpointed in {args.out}/checkpoints; rerun the same "
+        "command to resume"
+    ]
     try:
         results = run(config)
     except ValueError as exc:
@@ -502,6 +627,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--episodes-out", default=None, help="write each episode's final info as JSON lines (for 'view')"
     )
+    _add_engine_args(run)
     _add_executor_args(run)
     run.set_defaults(func=_cmd_run)
 
@@ -513,10 +639,10 @@ def build_parser() -> argparse.ArgumentParser:
     col.add_argument("--seed", type=int, default=0, help="episode i uses seed S + i")
     col.add_argument("--split", default="train", choices=["train", "eval", "all"])
     col.add_argument("--epsilon", type=float, default=0.3, help="exploratory: P(random legal action)")
-    col.add_argument("--workers", type=int, default=1, help="processes (the dataset does not depend on it)")
     col.add_argument("--overwrite", action="store_true", help="replace an existing dataset of that id")
     col.add_argument("--root", default=None, help="datasets directory (default: Minari's)")
     col.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_engine_args(col)
     _add_executor_args(col)
     col.set_defaults(func=_cmd_collect)
 
@@ -563,6 +689,14 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["sample", "greedy"],
         help="a learnable's action choice: sample from its legal softmax, or its argmax (Q-learners: greedy)",
     )
+    ev.add_argument(
+        "--checkpoint",
+        default=None,
+        help="resume directory, one file per finished episode (default: OUT.partial with --out; "
+        "removed once OUT is written)",
+    )
+    ev.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_engine_args(ev)
     _add_executor_args(ev)
     ev.set_defaults(func=_cmd_evaluate)
 
@@ -584,6 +718,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["sample", "greedy"],
         help="evaluate stochastic learners one way only (default: both, each reported)",
     )
+    be.add_argument(
+        "--keep-datasets",
+        action="store_true",
+        help="keep the buffers in OUT/datasets (default: removed after the report; a rerun rebuilds them)",
+    )
+    be.add_argument("--workers", type=int, default=None, help="settings run in parallel processes (2)")
+    _add_engine_args(be, workers=False, backend=False)
     _add_executor_args(be)
     be.set_defaults(func=_cmd_bench)
 
@@ -636,8 +777,14 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    _RESUME_HINT.clear()
     try:
         return args.func(args)
+    except KeyboardInterrupt:
+        hint = _RESUME_HINT[0] if _RESUME_HINT else "nothing to resume"
+        sys.stdout.flush()
+        print(f"\nharness-gym {args.command}: interrupted; {hint}", file=sys.stderr, flush=True)
+        return 130
     except _user_errors() as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__
         print(f"harness-gym {args.command}: {message}", file=sys.stderr)

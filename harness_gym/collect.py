@@ -29,12 +29,13 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 import uuid
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +43,8 @@ import gymnasium as gym
 import numpy as np
 
 import harness_gym
+from harness_gym.engine import EngineConfig, EngineError, differences
+from harness_gym.engine import run as run_engine
 from harness_gym.hms import EVENTS
 from harness_gym.reference_scores import reference_scores
 from harness_gym.registry import env_class
@@ -82,6 +85,11 @@ class CollectConfig:
     executor: OpenAIConfig | None = None
     """A chat LLM executor's settings; ``None`` is the embedded simulated executor."""
     workers: int = 1
+    concurrency: int = 1
+    """Episodes in flight per process (the dataset does not depend on it)."""
+    backend: str = "local"
+    """``local`` (threads in ``workers`` processes) or ``ray`` (``workers`` Ray tasks)."""
+    ray_address: str | None = None
     overwrite: bool = False
     root: str | None = None
     """Minari datasets directory; default ``$MINARI_DATASETS_PATH`` or ``~/.minari/datasets``."""
@@ -89,10 +97,15 @@ class CollectConfig:
 
     def content_key(self) -> dict[str, Any]:
         fields = asdict(self)
-        for name in ("workers", "overwrite", "root", "show_progress"):
+        scheduling = ("workers", "concurrency", "backend", "ray_address")
+        for name in (*scheduling, "overwrite", "root", "show_progress"):
             del fields[name]
         fields["executor"] = self.executor.content_key() if self.executor is not None else None
         return fields
+
+    @property
+    def engine(self) -> EngineConfig:
+        return EngineConfig(self.concurrency, self.workers, self.backend, self.ray_address)
 
     def env_kwargs(self) -> dict[str, Any]:
         """What ``gym.make`` needs besides the id and split."""
@@ -109,7 +122,8 @@ class CollectReport:
     resumed_episodes: int = 0
     seconds: float = 0.0
     usage: dict[str, float] = field(default_factory=dict)
-    """Executor calls, tokens, cost and response-cache hits/misses summed over the episodes run now."""
+    """Executor calls, tokens, cost and response-cache hits/misses summed over the episodes run now,
+    the reference-score episodes included."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -132,6 +146,10 @@ def validate(config: CollectConfig) -> Path:
         raise CollectError(f"episodes must be at least 1, got {config.episodes}")
     if config.workers < 1:
         raise CollectError(f"workers must be at least 1, got {config.workers}")
+    try:
+        config.engine  # noqa: B018  (validates concurrency, workers and backend)
+    except EngineError as exc:
+        raise CollectError(str(exc)) from None
     if config.split not in (*SPLITS, "all"):
         raise CollectError(f"unknown split {config.split!r}; expected train, eval or all")
     if not 0.0 <= config.epsilon <= 1.0:
@@ -203,14 +221,18 @@ def task_ids(env_id: str, split: str) -> list[str]:
     return [task.task_id for task in select(env_class(env_id).domain_cls().tasks(), split)]
 
 
-def rollout(config: CollectConfig, index: int) -> dict[str, np.ndarray]:
-    """Episode ``index`` of a collection as flat arrays (runs in worker processes)."""
+def rollout(config: CollectConfig, index: int, env: gym.Env | None = None) -> dict[str, np.ndarray]:
+    """Episode ``index`` of a collection as flat arrays, on ``env`` (default: one cached per process).
+
+    The behaviour policy is built afresh for every episode, so no state crosses episodes.
+    """
     from baselines.scripted import make_policy
 
-    key = (config.env_id, config.split, config.executor)
-    env = _ENVS.get(key)
     if env is None:
-        env = _ENVS[key] = gym.make(config.env_id, split=config.split, **config.env_kwargs())
+        key = (config.env_id, config.split, config.executor)
+        env = _ENVS.get(key)
+        if env is None:
+            env = _ENVS[key] = gym.make(config.env_id, split=config.split, **config.env_kwargs())
     domain = env.unwrapped.domain
     ids = [task.task_id for task in env.unwrapped.tasks]
     behavior = _behavior(config, index, len(ids))
@@ -296,7 +318,8 @@ def _open_checkpoints(config: CollectConfig) -> tuple[Path, dict[int, Path]]:
         if found != wanted:
             raise CollectError(
                 f"an interrupted collection of {config.dataset_id!r} with different settings is at "
-                f"{directory} ({found}); delete it or pass overwrite to start again"
+                f"{directory} ({'; '.join(differences(found, wanted))}); rerun with the same settings, "
+                "delete it or pass overwrite to start again"
             )
     else:
         directory.mkdir(parents=True, exist_ok=True)
@@ -330,31 +353,47 @@ def _load_episode(path: Path) -> dict[str, np.ndarray]:
 
 
 # -- the whole collection --------------------------------------------------------------------------
-def _rollouts(config: CollectConfig, indices: Sequence[int]) -> list[tuple[int, dict[str, np.ndarray]]]:
-    return [(index, rollout(config, index)) for index in indices]
+@dataclass(frozen=True)
+class CollectJob:
+    """The engine's view of a collection: each in-flight slot rolls episodes on its own env."""
+
+    config: CollectConfig
+
+    def slot(self) -> Callable[[int], dict[str, np.ndarray]]:
+        kwargs = self.config.env_kwargs()
+        if self.config.executor is not None:
+            kwargs["executor"] = _process_executor(self.config.executor)
+        env = gym.make(self.config.env_id, split=self.config.split, **kwargs)
+        return partial(rollout, self.config, env=env)
+
+
+_EXECUTORS: dict[OpenAIConfig, Any] = {}
+_EXECUTORS_LOCK = threading.Lock()
+
+
+def _process_executor(config: OpenAIConfig) -> Any:
+    """One chat executor per process, shared by its slots: ``max_concurrency`` bounds the process."""
+    from harness_gym.executors.openai_executor import OpenAIExecutor
+
+    with _EXECUTORS_LOCK:
+        if config not in _EXECUTORS:
+            _EXECUTORS[config] = OpenAIExecutor(config)
+        return _EXECUTORS[config]
 
 
 def _run_all(
     config: CollectConfig, pending: Sequence[int], on_done: Callable[[int, dict[str, np.ndarray]], None]
 ) -> None:
-    """Run the pending episodes; in parallel, one job per task so each task's verifier cache stays warm."""
-    if config.workers == 1 or len(pending) <= 1:
-        for index in pending:
-            on_done(index, rollout(config, index))
-        return
+    """Run the pending episodes on the engine; one task's episodes stay in one process (warm caches)."""
     n_tasks = len(task_ids(config.env_id, config.split))
-    jobs: dict[int, list[int]] = {}
-    for index in pending:
-        jobs.setdefault(index % n_tasks, []).append(index)
-    with ProcessPoolExecutor(max_workers=config.workers) as pool:
-        futures = [pool.submit(_rollouts, config, indices) for indices in jobs.values()]
-        for future in as_completed(futures):
-            for index, arrays in future.result():
-                on_done(index, arrays)
+    run_engine(CollectJob(config), pending, on_done, config.engine, group=lambda index: index % n_tasks)
 
 
-def collect(config: CollectConfig) -> CollectReport:
-    """Roll ``config.policy`` for ``config.episodes`` episodes and write the dataset."""
+def collect(config: CollectConfig, progress: Callable[[int], None] | None = None) -> CollectReport:
+    """Roll ``config.policy`` for ``config.episodes`` episodes and write the dataset.
+
+    ``progress(n)`` hears of every ``n`` episodes done (resumed, collected and reference-score ones).
+    """
     start = time.perf_counter()
     target = validate(config)
     if config.executor is not None:
@@ -373,16 +412,23 @@ def collect(config: CollectConfig) -> CollectReport:
         disable=not config.show_progress,
     ) as bar:
 
+        def advance(n: int) -> None:
+            bar.update(n)
+            if progress is not None:
+                progress(n)
+
+        if progress is not None:
+            progress(len(done))
+
         def on_done(index: int, arrays: dict[str, np.ndarray]) -> None:
             nonlocal usage
             _save_episode(directory, index, arrays)
             usage = usage + arrays["usage"]
-            bar.update(1)
+            advance(1)
 
         _run_all(config, pending, on_done)
-
-    episodes = [_load_episode(directory / f"episode-{i:06d}.npz") for i in range(config.episodes)]
-    _write_dataset(config, episodes, target)
+        episodes = [_load_episode(directory / f"episode-{i:06d}.npz") for i in range(config.episodes)]
+        _write_dataset(config, episodes, target)
     shutil.rmtree(directory)
     report = CollectReport(
         dataset_id=config.dataset_id,
@@ -400,12 +446,19 @@ def eval_env_spec(env_spec: EnvSpec) -> EnvSpec:
     return dataclasses.replace(env_spec, kwargs={**env_spec.kwargs, "split": "eval"})
 
 
-def _write_dataset(config: CollectConfig, episodes: list[dict[str, np.ndarray]], target: Path) -> None:
+def _write_dataset(
+    config: CollectConfig,
+    episodes: list[dict[str, np.ndarray]],
+    target: Path,
+) -> None:
     import minari
     from minari.data_collector.episode_buffer import EpisodeBuffer
 
     root = dataset_root(config.root)
-    env = gym.make(config.env_id, split=config.split, **config.env_kwargs())
+    # the metadata (env spec, executor) records no scheduling: the client's bound on requests in
+    # flight follows --concurrency, and the dataset must not depend on it
+    recorded = _unscheduled(config)
+    env = gym.make(recorded.env_id, split=recorded.split, **recorded.env_kwargs())
     domain = env.unwrapped.domain
     executor = env.unwrapped.executor
     describe = getattr(executor, "describe", lambda: {"name": executor.name})
@@ -475,6 +528,13 @@ def staged(root: Path) -> Iterator[Path]:
         else:
             os.environ["MINARI_DATASETS_PATH"] = previous
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _unscheduled(config: CollectConfig) -> CollectConfig:
+    if config.executor is None:
+        return config
+    default = type(config.executor).__dataclass_fields__["max_concurrency"].default
+    return replace(config, executor=replace(config.executor, max_concurrency=default))
 
 
 def _install(staging: Path, root: Path, dataset_id: str, target: Path, overwrite: bool) -> None:

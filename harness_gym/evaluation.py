@@ -15,16 +15,21 @@ Only numpy (and the package's own gymnasium-based rollout loop) is imported; no 
 
 from __future__ import annotations
 
+import json
+import os
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, is_dataclass
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from harness_gym.engine import Checkpoints, EngineConfig
+from harness_gym.engine import run as run_engine
 from harness_gym.hms import EVENTS
 from harness_gym.paper import EVAL_ROLLOUTS, EVAL_SEEDS
-from harness_gym.rollout import protocol_episodes, run_episode
+from harness_gym.rollout import USAGE_KEYS, EpisodeJob, protocol_episodes
 
 CBS = "CheckBeforeSubmit"
 EARLY_SUBMIT = "EarlySubmit"
@@ -87,6 +92,41 @@ class EpisodeResult:
         )
 
 
+def _episode_result(env_id: str, name: str, item: tuple, final: Mapping[str, Any]) -> dict[str, Any]:
+    """An engine item ``(episode_seed, task_id, seed, rollout)`` and its final info as a JSON record."""
+    episode_seed, task_id, seed, rollout = item
+    record = EpisodeResult(
+        env_id=env_id,
+        policy=name,
+        seed=int(seed),
+        task_id=task_id,
+        rollout=int(rollout),
+        episode_seed=int(episode_seed),
+        G=float(final["G"]),
+        hms_norm=float(final["hms_norm"]),
+        fired=tuple(bool(final["hms"][e]["fired"]) for e in EVENTS),
+        applicable=tuple(bool(final["hms"][e]["applicable"]) for e in EVENTS),
+        steps=len(final["trajectory"]["steps"]),
+        termination_reason=str(final["termination_reason"]),
+    ).to_dict()
+    record["usage"] = {key: final["usage"][key] for key in USAGE_KEYS}  # beside the result, for reports
+    return record
+
+
+def env_settings(env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The env kwargs as resume-manifest values: an executor (config or instance) by its content key."""
+    out: dict[str, Any] = {}
+    for key, value in env_kwargs.items():
+        config = getattr(value, "config", value)
+        if hasattr(config, "content_key"):
+            out[key] = config.content_key()
+        elif is_dataclass(config) and not isinstance(config, type):
+            out[key] = asdict(config)
+        else:
+            out[key] = value
+    return json.loads(json.dumps(out, sort_keys=True, default=repr))
+
+
 def evaluate(
     policy: Any,
     env_id: str,
@@ -94,42 +134,66 @@ def evaluate(
     seeds: Sequence[int] = EVAL_SEEDS,
     rollouts: int = EVAL_ROLLOUTS,
     policy_name: str | None = None,
+    *,
+    engine: EngineConfig | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    fingerprint: str | None = None,
+    on_episode: Callable[[dict[str, Any]], None] | None = None,
     **env_kwargs: Any,
 ) -> list[EpisodeResult]:
-    """Every task of ``split`` x ``seeds`` x ``rollouts``, in ``protocol_episodes`` order."""
+    """Every task of ``split`` x ``seeds`` x ``rollouts``, in ``protocol_episodes`` order.
+
+    ``engine`` sets episodes in flight, processes and backend (results never depend on it).
+    ``checkpoint`` is a directory keeping one file per finished episode: an interrupted evaluation
+    rerun with the same arguments resumes there, one with different settings (seeds, rollouts, policy
+    name or ``fingerprint``, env kwargs such as the executor's model, endpoint and sampling) is refused
+    with a ``ResumeError`` naming the difference. The caller removes it when it no longer needs it.
+    ``on_episode`` gets every episode's record (``EpisodeResult.to_dict()`` plus its executor
+    ``usage``), resumed ones first: progress bars and usage totals across processes.
+    """
     import gymnasium as gym
 
     import harness_gym  # noqa: F401  (registers the env ids)
 
     name = policy_name or getattr(policy, "name", None) or type(policy).__name__
     env = gym.make(env_id, split=split, **env_kwargs)
-    bind_env = getattr(policy, "bind_env", None)  # a policy reading hidden state (the oracle) binds to env
-    if callable(bind_env):
-        policy = bind_env(env)
-    try:
-        task_ids = [task.task_id for task in env.unwrapped.tasks]
-        results = []
-        for seed, task_id, rollout, episode_seed in protocol_episodes(task_ids, seeds, rollouts):
-            final = run_episode(env, policy, seed=episode_seed, task_id=task_id)
-            results.append(
-                EpisodeResult(
-                    env_id=env_id,
-                    policy=name,
-                    seed=int(seed),
-                    task_id=task_id,
-                    rollout=int(rollout),
-                    episode_seed=int(episode_seed),
-                    G=float(final["G"]),
-                    hms_norm=float(final["hms_norm"]),
-                    fired=tuple(bool(final["hms"][e]["fired"]) for e in EVENTS),
-                    applicable=tuple(bool(final["hms"][e]["applicable"]) for e in EVENTS),
-                    steps=len(final["trajectory"]["steps"]),
-                    termination_reason=str(final["termination_reason"]),
-                )
-            )
-        return results
-    finally:
-        env.close()
+    task_ids = [task.task_id for task in env.unwrapped.tasks]
+    env.close()
+    items = [
+        (episode_seed, task_id, seed, rollout)
+        for seed, task_id, rollout, episode_seed in protocol_episodes(task_ids, seeds, rollouts)
+    ]
+    records: dict[int, dict[str, Any]] = {}
+    store = None
+    if checkpoint is not None:
+        manifest = {
+            "env_id": env_id,
+            "split": split,
+            "seeds": [int(s) for s in seeds],
+            "rollouts": int(rollouts),
+            "policy": name,
+            "policy_fingerprint": fingerprint,
+            "env": env_settings(env_kwargs),
+        }
+        store = Checkpoints(checkpoint, manifest, f"evaluation of {name} on {env_id}")
+        records = {int(key): record for key, record in store.load().items()}
+    position = {item: i for i, item in enumerate(items)}
+    job = EpisodeJob(env_id, policy, split, env_kwargs, keep=partial(_episode_result, env_id, name))
+
+    def done(item: tuple, record: dict[str, Any]) -> None:
+        index = position[item]
+        if store is not None:
+            store.save(f"{index:06d}", record)
+        records[index] = record
+        if on_episode is not None:
+            on_episode(record)
+
+    for record in records.values():
+        if on_episode is not None:
+            on_episode(record)
+    pending = [item for i, item in enumerate(items) if i not in records]
+    run_engine(job, pending, done, engine or EngineConfig(), group=lambda item: item[1])
+    return [EpisodeResult.from_dict(records[i]) for i in range(len(items))]
 
 
 # -- paired statistics -----------------------------------------------------------------------------

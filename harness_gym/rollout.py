@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import copy
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import gymnasium as gym
@@ -27,9 +29,21 @@ class _Policy(Protocol):
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int: ...
 
 
+def start_episode(policy: Any) -> None:
+    """Call the policy's optional ``reset()``: a policy that keeps per-episode state clears it here.
+
+    With this, an episode never depends on the episodes the same policy object played before, which
+    the episode engine relies on (it also gives every in-flight slot its own copy of the policy).
+    """
+    reset = getattr(policy, "reset", None)
+    if callable(reset):
+        reset()
+
+
 def run_episode(env: gym.Env, policy: _Policy, *, seed: int, task_id: str | None = None) -> dict[str, Any]:
     """One episode; the env and the policy draw from generators seeded with ``seed``. Returns final info."""
     options = {"task_id": task_id} if task_id is not None else None
+    start_episode(policy)
     obs, info = env.reset(seed=seed, options=options)
     rng = np.random.default_rng(seed)
     while True:
@@ -62,6 +76,38 @@ def run_protocol(env: gym.Env, policy: _Policy, seeds: Sequence[int], rollouts: 
         run_episode(env, policy, seed=episode_seed, task_id=task_id)
         for _, task_id, _, episode_seed in protocol_episodes(task_ids, seeds, rollouts)
     ]
+
+
+@dataclass(frozen=True)
+class EpisodeJob:
+    """Episodes of ``policy`` on ``gym.make(env_id, split=split, **env_kwargs)`` for the episode engine.
+
+    Items are ``(episode_seed, task_id)`` (``task_id`` None: the env's seeded choice); each in-flight
+    slot plays on its own env with its own deep copy of the policy. ``keep`` post-processes the final
+    info in the slot (e.g. into a small record), so only what the caller keeps crosses processes.
+    """
+
+    env_id: str
+    policy: Any
+    split: str = "eval"
+    env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    keep: Callable[[Any, dict[str, Any]], Any] | None = None
+
+    def slot(self) -> Callable[[Any], Any]:
+        import harness_gym  # noqa: F401  (registers the env ids in spawned workers)
+
+        env = gym.make(self.env_id, split=self.split, **self.env_kwargs)
+        policy = copy.deepcopy(self.policy)
+        bind_env = getattr(policy, "bind_env", None)  # a policy reading hidden state (the oracle)
+        if callable(bind_env):
+            policy = bind_env(env)
+
+        def play(item: Any) -> Any:
+            seed, task_id = item[0], item[1]
+            final = run_episode(env, policy, seed=seed, task_id=task_id)
+            return self.keep(item, final) if self.keep is not None else final
+
+        return play
 
 
 def summarize(finals: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
