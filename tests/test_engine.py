@@ -202,8 +202,8 @@ def test_bench_resumes_after_sigkill_to_identical_results(tmp_path):
     pytest.importorskip("d3rlpy")
     code = (
         "import sys; from harness_gym.bench import BenchConfig, run; "
-        f"run(BenchConfig(settings=({ENV!r},), seeds=(0,), rollouts=1, episodes_per_task=2, epochs=1, "
-        "other_algos=(), n_boot=200, workers=1, show_progress=False, out=sys.argv[1]))"
+        f"run(BenchConfig(settings=({ENV!r},), seeds=(0,), rollouts=1, episodes_per_task=2, "
+        "algos=('awr', 'bc'), n_steps=5, n_boot=200, workers=1, show_progress=False, out=sys.argv[1]))"
     )
 
     def bench(out: Path) -> subprocess.Popen:
