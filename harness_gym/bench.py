@@ -194,7 +194,7 @@ def run_setting(
     domain = env_class(env_id).domain_cls
     n_train = sum(task.split == "train" for task in domain().tasks())
     root = str(Path(config.out) / "datasets")
-    dataset_id = f"harness/{domain.name}/bench-mixed-v0"
+    dataset_id = f"harness/{domain.dataset_domain()}/bench-mixed-v0"
     tick = progress or (lambda n: None)
     engine = EngineConfig(concurrency=config.concurrency)
     collect_config = CollectConfig(

@@ -167,7 +167,7 @@ def validate(config: CollectConfig) -> Path:
             f"malformed dataset id {config.dataset_id!r}: expected harness/<domain>/<name>-v<N>, "
             "e.g. harness/coding/mixed-v0"
         )
-    domain = env_class(config.env_id).domain_cls.name
+    domain = env_class(config.env_id).domain_cls.dataset_domain()
     if match["domain"] != domain:
         raise CollectError(
             f"dataset id {config.dataset_id!r} names domain {match['domain']!r}, "

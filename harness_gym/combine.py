@@ -72,7 +72,7 @@ def combine(
                     f"({metas[0].get(key)!r} vs {meta.get(key)!r})"
                 )
     env_id = metas[0]["harness_env_id"]
-    domain = harness_gym.registry.env_class(env_id).domain_cls.name
+    domain = harness_gym.registry.env_class(env_id).domain_cls.dataset_domain()
     if DATASET_ID.match(new_id)["domain"] != domain:
         raise CollectError(f"dataset id {new_id!r} does not name the domain of {env_id} ({domain!r})")
 

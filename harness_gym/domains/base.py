@@ -224,6 +224,9 @@ class Domain(ABC):
     evidence_required: ClassVar[bool] = False
     base_script: ClassVar[tuple[tuple[Action, str | None], ...]]
     """Base harness: the first (action, done-feature) whose feature is still 0 and which is legal."""
+    dataset_name: ClassVar[str | None] = None
+    """The ``<domain>`` of dataset ids ``harness/<domain>/...``; ``name`` unless a task source of the same
+    domain needs its own (HumanEval's datasets must not mix with coding's)."""
     prompts_cls: ClassVar[type[Prompts] | None] = None
     """How a chat LLM executor is prompted here and its replies parsed (``<domain>/prompts.py``)."""
 
@@ -233,6 +236,10 @@ class Domain(ABC):
         self._pools: dict[str, ArtifactPool] = {}
         self._supported = tuple(Action(a) in self.supported for a in range(N_ACTIONS))
         self._per_task: dict[tuple[str, str], Any] = {}
+
+    @classmethod
+    def dataset_domain(cls) -> str:
+        return cls.dataset_name or cls.name
 
     # -- tasks ---------------------------------------------------------------------------------
     def tasks(self) -> list[Task]:

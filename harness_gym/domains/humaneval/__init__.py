@@ -22,6 +22,7 @@ class HumanEvalDomain(CodingDomain):
 
     env_id = "HarnessHumanEval-v0"
     task_file = ""
+    dataset_name = "humaneval"
 
     def __init__(self, *args: Any, data_path: str | Path | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
