@@ -217,7 +217,8 @@ def _run_one(env_id: str, args: argparse.Namespace, config: OpenAIConfig | None)
             finals.append(run_episode(env, policy, seed=episodes[0][0], task_id=episodes[0][1]))
             print(env.render())
     except _endpoint_errors() as exc:
-        failure = f"harness-gym run: {env_id} episode 1/{len(episodes)} stopped the run: {exc}"
+        why = " ".join(str(exc).split())
+        failure = f"harness-gym run: {env_id} episode 1/{len(episodes)} stopped the run: {why}"
     env.close()
     from harness_gym.engine import run as run_engine
     from harness_gym.rollout import EpisodeJob
@@ -228,7 +229,9 @@ def _run_one(env_id: str, args: argparse.Namespace, config: OpenAIConfig | None)
     try:
         run_engine(job, rest, by_item.__setitem__, _engine_config(args))
     except _endpoint_errors() as exc:
-        failure = f"harness-gym run: {env_id}: {len(by_item)}/{len(rest)} episodes finished, then: {exc}"
+        stopped = len(finals) + len(by_item) + 1
+        why = " ".join(str(exc).split())
+        failure = f"harness-gym run: {env_id} episode {stopped}/{len(episodes)} stopped the run: {why}"
     finals += [by_item[item] for item in rest if item in by_item]
     if args.episodes_out:
         from harness_gym.viewer import write_infos

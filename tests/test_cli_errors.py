@@ -61,7 +61,7 @@ def model(root: Path, tmp_path_factory) -> Path:
     pytest.importorskip("d3rlpy")
     path = tmp_path_factory.mktemp("models") / "awr.d3"
     assert main(["train", "--algo", "awr", "--dataset", "harness/planning/mixed-v0", "--root", str(root),
-                 "--epochs", "1", "--out", str(path)]) == 0  # fmt: skip
+                 "--steps", "1", "--out", str(path)]) == 0  # fmt: skip
     return path
 
 

@@ -258,7 +258,9 @@ def test_revise_after_check_fixes_more_than_blind_revise() -> None:
 
     informed = fixed_rate([Action.CHECK, Action.REVISE, Action.SUBMIT])
     blind = fixed_rate([Action.REVISE, Action.SUBMIT])
-    assert informed > blind + 0.2, (informed, blind)
+    # Under the default profile only flaws the SQL checks see get localised feedback (P(fix) 0.61); the
+    # rest get a bare judge verdict, which fixes no more often than a blind revision (0.22).
+    assert informed > blind + 0.1, (informed, blind)
 
 
 def test_observation_after_draft_carries_no_gold_information() -> None:

@@ -35,7 +35,7 @@ def _python(code: str) -> subprocess.CompletedProcess:
 
 
 def _learner(shape: tuple[int, ...] = (N_FEATURES,)):
-    learner = DiscreteAWRConfig(hidden_units=8).create(device=False)
+    learner = DiscreteAWRConfig(hidden_units=8, masked=False).create(device=False)
     learner.create_impl(shape, N_ACTIONS)
     return learner
 
