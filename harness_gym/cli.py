@@ -172,8 +172,8 @@ def _make_policy(name: str, env_id: str):
 def _cmd_run(args: argparse.Namespace) -> int:
     env_ids = harness_gym.ENV_IDS if args.env == "all" else (args.env,)
     for env_id in env_ids:
-        if env_id not in harness_gym.ENV_IDS:
-            raise SystemExit(f"unknown env id {env_id!r}; known: all, {', '.join(harness_gym.ENV_IDS)}")
+        if env_id not in harness_gym.ALL_ENV_IDS:
+            raise SystemExit(f"unknown env id {env_id!r}; known: all, {', '.join(harness_gym.ALL_ENV_IDS)}")
     if args.episodes < 1:
         raise SystemExit("--episodes must be at least 1")
     config = _executor_config(args)
@@ -257,7 +257,8 @@ def _print_summary(env_id: str, args: argparse.Namespace, finals: list, config: 
     summary = summarize(finals)
     mode = "protocol (tasks x 3 seeds x 3 rollouts)" if args.protocol else f"seeds {args.seed}.."
     print(f"{env_id}  policy={args.policy}  split={args.split}  episodes={summary['episodes']}  {mode}")
-    reference = f"   (paper's Base G {BASE_G[env_id]:.3f})" if args.policy == "base" else ""
+    paper = BASE_G.get(env_id)
+    reference = f"   (paper's Base G {paper:.3f})" if args.policy == "base" and paper is not None else ""
     print(f"mean G        {summary['G']:.3f}{reference}")
     print(f"mean HMS_norm {summary['hms_norm']:+.3f}")
     print(f"{'event':<22} {'fired':>6} {'applicable':>10}")
@@ -414,8 +415,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
     from harness_gym.evaluation import evaluate
 
-    if args.env not in harness_gym.ENV_IDS:
-        raise SystemExit(f"unknown env id {args.env!r}; known: {', '.join(harness_gym.ENV_IDS)}")
+    if args.env not in harness_gym.ALL_ENV_IDS:
+        raise SystemExit(f"unknown env id {args.env!r}; known: {', '.join(harness_gym.ALL_ENV_IDS)}")
     policy = _load_policy(args.policy, args.env, force=args.force, act=args.act)
     config = _executor_config(args)
     engine = _engine_config(args)

@@ -138,8 +138,9 @@ def dataset_root(root: str | os.PathLike | None) -> Path:
 
 def validate(config: CollectConfig) -> Path:
     """Check the request before any work; returns the dataset's final directory."""
-    if config.env_id not in harness_gym.ENV_IDS:
-        raise CollectError(f"unknown env id {config.env_id!r}; known: {', '.join(harness_gym.ENV_IDS)}")
+    if config.env_id not in harness_gym.ALL_ENV_IDS:
+        known = ", ".join(harness_gym.ALL_ENV_IDS)
+        raise CollectError(f"unknown env id {config.env_id!r}; known: {known}")
     if config.policy not in BEHAVIORS:
         raise CollectError(f"unknown policy {config.policy!r}; expected one of {', '.join(BEHAVIORS)}")
     if config.episodes < 1:
