@@ -96,8 +96,9 @@ def monotone_buffers(draw):
 def test_monotone_conditional_process_never_decreases(buf):
     G, A, psi, beta = buf
     check = finite_buffer_check(G, A, psi, beta)
-    assert check["cov_w_psi"] >= -1e-9
-    assert check["delta_psi_direct"] >= -1e-9
+    # exact value >= 0; the sums over weights up to exp(A / beta) leave rounding noise (seen: -2.5e-9)
+    assert check["cov_w_psi"] >= -1e-7
+    assert check["delta_psi_direct"] >= -1e-7
 
 
 def test_monotone_corollary_is_not_vacuous():
