@@ -41,7 +41,7 @@ import torch.nn.functional as F
 from d3rlpy.algos.qlearning.base import QLearningAlgoBase, QLearningAlgoImplBase
 from d3rlpy.base import DeviceArg, LearnableConfig, register_learnable
 from d3rlpy.constants import ActionSpace
-from d3rlpy.dataset import MDPDataset
+from d3rlpy.dataset import MDPDataset, TransitionMiniBatch
 from d3rlpy.models.builders import create_categorical_policy, create_value_function
 from d3rlpy.models.encoders import VectorEncoderFactory
 from d3rlpy.models.torch import CategoricalPolicy, ValueFunction
@@ -51,6 +51,7 @@ from d3rlpy.torch_utility import Modules, TorchMiniBatch
 from d3rlpy.types import Shape, TorchObservation
 
 from baselines.legal import legal_categorical, split_mask, with_mask
+from baselines.sampler import update_with_returns
 
 if TYPE_CHECKING:
     from baselines.d3rlpy_bridge import OfflineData
@@ -317,6 +318,10 @@ class DiscreteAWR(QLearningAlgoBase[DiscreteAWRImpl, DiscreteAWRConfig]):
     def need_returns_to_go(self) -> bool:
         # BC with per-task advantages needs no returns; everything else reads A or G from them.
         return self._config.weighting != "none" or self._config.advantage == "value"
+
+    def update(self, batch: TransitionMiniBatch) -> dict[str, float]:
+        """d3rlpy's update; returns-to-go precomputed by ``baselines.sampler`` are read, not recomputed."""
+        return update_with_returns(self, batch)
 
     def training_dataset(self, data: OfflineData) -> MDPDataset:
         """The dataset to ``fit`` on: terminal-only rewards carrying this config's advantage target."""

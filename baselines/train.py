@@ -22,6 +22,7 @@ from baselines.awr import DiscreteAWR, DiscreteAWRConfig, awr_as_bc
 from baselines.budgets import AWRSchedule, IQLSchedule, QSchedule, SACSchedule, Schedule
 from baselines.d3rlpy_bridge import OfflineData, to_d3rlpy
 from baselines.iql import DiscreteIQL, DiscreteIQLConfig
+from baselines.sampler import flat_buffer
 
 if TYPE_CHECKING:
     import minari
@@ -151,6 +152,7 @@ def train(
         raise ValueError(f"{algo!r} needs its own config type, got {type(cfg).__name__}")
     else:
         buffer = data.dataset
+    buffer = flat_buffer(buffer, cfg.gamma if learner.need_returns_to_go else None)
     total = n_train_steps(algo, buffer.transition_count, s) if n_steps is None else n_steps
     if total < 1:
         raise ValueError(f"n_steps must be >= 1, got {total}")
