@@ -99,13 +99,15 @@ class _Rows:
         return int(self.actions.shape[0])
 
 
-def to_d3rlpy(dataset: minari.MinariDataset) -> OfflineData:
-    """Convert a Minari dataset written by ``harness_gym.collect`` (discrete actions, 7 of them)."""
+def to_d3rlpy(dataset: minari.MinariDataset, episodes: Iterable[EpisodeLike] | None = None) -> OfflineData:
+    """Convert a Minari dataset written by ``harness_gym.collect`` (discrete actions, 7 of them).
+
+    ``episodes``: the dataset's episodes when the caller has read them already (reading is slow)."""
     space = dataset.action_space
     n = getattr(space, "n", None)
     if n is not None and int(n) != N_ACTIONS:
         raise ValueError(f"dataset action space {space} is not Discrete({N_ACTIONS})")
-    return episodes_to_d3rlpy(iter_episodes(dataset))
+    return episodes_to_d3rlpy(iter_episodes(dataset) if episodes is None else episodes)
 
 
 def episodes_to_d3rlpy(episodes: Iterable[EpisodeLike]) -> OfflineData:

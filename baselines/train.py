@@ -27,7 +27,15 @@ from baselines.sampler import flat_buffer
 if TYPE_CHECKING:
     import minari
 
-__all__ = ["ALGOS", "PAPER_ALGOS", "make_config", "n_train_steps", "quiet_d3rlpy", "train"]
+__all__ = [
+    "ALGOS",
+    "PAPER_ALGOS",
+    "checkpoint_steps",
+    "make_config",
+    "n_train_steps",
+    "quiet_d3rlpy",
+    "train",
+]
 
 ALGOS = (
     "awr",
@@ -123,6 +131,13 @@ def n_train_steps(algo: str, n_transitions: int, schedule: Schedule | None = Non
     return s.n_steps
 
 
+def checkpoint_steps(total: int, points: int) -> list[int]:
+    """Steps after which ``train`` calls ``on_checkpoint``: ``points`` evenly spaced, the last ``total``."""
+    if total < 1 or points < 1:
+        raise ValueError(f"total and points must be >= 1, got {total}, {points}")
+    return sorted({max(1, total * k // points) for k in range(1, points + 1)})
+
+
 def train(
     algo: str,
     dataset: minari.MinariDataset | OfflineData,
@@ -136,8 +151,10 @@ def train(
     """Fit ``algo`` for ``n_steps`` gradient steps (default: ``n_train_steps``); return the learner.
 
     ``config`` replaces ``make_config(algo)`` (e.g. smaller networks in tests); it must match ``algo``.
-    ``on_checkpoint(learner, step)`` is called ``schedule.curve_points`` times at evenly spaced steps
-    (learning curves). Nothing is written to disk (d3rlpy's no-op logger).
+    ``on_checkpoint(learner, step)`` is called after each of ``checkpoint_steps(total,
+    schedule.curve_points)`` (learning curves; the last is the returned model); it must leave the
+    global random states as it found them, or the rest of the run changes. Nothing is written to disk
+    (d3rlpy's no-op logger).
     """
     if schedule is None:
         schedule = Schedule() if n_steps is None else Schedule(n_steps=n_steps)
@@ -156,22 +173,22 @@ def train(
     total = n_train_steps(algo, buffer.transition_count, s) if n_steps is None else n_steps
     if total < 1:
         raise ValueError(f"n_steps must be >= 1, got {total}")
-    points = s.curve_points if on_checkpoint is not None else 1
-    per_epoch = max(1, math.ceil(total / points))
     callback = None
     if on_checkpoint is not None:
+        marks = set(checkpoint_steps(total, s.curve_points))
 
         def callback(algo_: Any, epoch: int, step: int) -> None:
-            on_checkpoint(algo_, step)
+            if step in marks:
+                on_checkpoint(algo_, step)
 
     learner.fit(
         buffer,
         n_steps=total,
-        n_steps_per_epoch=per_epoch,
+        n_steps_per_epoch=total,  # one epoch: d3rlpy trains epochs x (n_steps // epochs) steps
         logger_adapter=NoopAdapterFactory(),
         show_progress=show_progress,
         with_timestamp=False,
         experiment_name=f"{algo}-seed{seed}",
-        epoch_callback=callback,
+        callback=callback,
     )
     return learner

@@ -9,7 +9,9 @@ evaluation seed ``s``, so all policies share their episode pairs); compare again
 Stochastic learners (AWR, BC, IQL, SAC) are evaluated in each mode of ``act``: ``sample`` draws from
 the softmax over legal actions (the paper's controller; reported under the algorithm's name) and
 ``greedy`` takes its argmax (reported as ``<algo>-greedy``); Q-learners act greedily. Settings run in
-``workers`` processes at once.
+``workers`` processes at once. Learning curves (``LearningCurves``): every training run's policy is
+also evaluated at ``Schedule.curve_points`` checkpoints on a small fixed episode set. ``timings`` holds
+the wall time of each phase (collect_s, evaluate_s, train_s, curves_s, statistics_s).
 
 Imports torch and d3rlpy: never imported by ``import harness_gym``.
 """
@@ -76,6 +78,8 @@ class BenchConfig:
     """Profiles the trained controllers and Base are evaluated against as well (``harness_gym.shift``)."""
     concurrency: int = 1
     """Episodes in flight per setting process (results never depend on it)."""
+    curves: bool = True
+    """Learning curves (``LearningCurves``): each run's policy evaluated at its training checkpoints."""
     keep_datasets: bool = False
     """Keep the buffers under ``out/datasets`` after the report (50-65 MB per setting at full size);
     by default they are removed: the report holds their statistics, and a rerun rebuilds them exactly."""
@@ -133,7 +137,8 @@ def episode_count(env_id: str, config: BenchConfig) -> int:
     n_eval = sum(task.split == "eval" for task in tasks)
     modes = sum(len(config.act) if algo in STOCHASTIC else 1 for algo in config.algos)
     per_policy = n_eval * len(config.seeds) * config.rollouts
-    return config.episodes_per_task * n_train + (2 + len(config.references) + modes) * per_policy
+    evaluated = (2 + len(config.references) + modes) * per_policy
+    return config.episodes_per_task * n_train + evaluated + curve_episode_count(n_eval, config)
 
 
 def _model_fingerprint(model: Any) -> str:
@@ -149,6 +154,95 @@ def _model_fingerprint(model: Any) -> str:
                 digest.update(f"{name}.{key}".encode())
                 digest.update(tensor.detach().cpu().numpy().tobytes())
     return digest.hexdigest()
+
+
+# -- learning curves -------------------------------------------------------------------------------
+CURVE_ROLLOUTS = 1
+"""A learning-curve point plays every eval task this many times, with the training run's seed."""
+
+
+def curve_episode_count(n_eval: int, config: BenchConfig) -> int:
+    """Episodes one setting's learning curves play (at most; a run shorter than its points has fewer)."""
+    from baselines.budgets import Schedule
+
+    if not config.curves:
+        return 0
+    return len(config.algos) * len(config.seeds) * Schedule().curve_points * n_eval * CURVE_ROLLOUTS
+
+
+@contextlib.contextmanager
+def random_states_kept() -> Any:
+    """Python's, numpy's global and torch's random states as they were on entry, restored on exit.
+
+    Evaluating at a training checkpoint must not change the batches the rest of the run draws, so a
+    run trains the same model with or without its learning curve."""
+    import random
+
+    import numpy as np
+    import torch
+
+    states = random.getstate(), np.random.get_state(), torch.get_rng_state()
+    try:
+        yield
+    finally:
+        random.setstate(states[0])
+        np.random.set_state(states[1])
+        torch.set_rng_state(states[2])
+
+
+class LearningCurves:
+    """Eval G of every training run at its checkpoints (``baselines.train.checkpoint_steps``).
+
+    A point is the mean G over every eval task x ``CURVE_ROLLOUTS`` with the run's seed as evaluation
+    seed: the same episodes at every checkpoint (deterministic: episode seeds come from
+    ``protocol_episodes``), so a curve moves only with the policy, and the last point plays the main
+    evaluation's rollout-0 episodes of that seed with the final model. Stochastic learners play their
+    ``sample`` mode (the paper's controller), Q-learners greedily. ``points`` is
+    ``{algo: {str(seed): [[step, G], ...]}}``; ``seconds`` the wall time spent evaluating.
+    """
+
+    def __init__(
+        self,
+        env_id: str,
+        engine: EngineConfig,
+        env_kwargs: dict[str, Any],
+        on_episode: Callable[[dict[str, Any]], None] | None = None,
+        enabled: bool = True,
+    ) -> None:
+        self.env_id = env_id
+        self.engine = engine
+        self.env_kwargs = env_kwargs
+        self.on_episode = on_episode
+        self.enabled = enabled
+        self.points: dict[str, dict[str, list[list[float]]]] = {}
+        self.seconds = 0.0
+
+    def recorder(self, algo: str, seed: int) -> Callable[[Any, int], None] | None:
+        """``on_checkpoint`` for ``baselines.train.train``: adds the run's points (None when disabled)."""
+        if not self.enabled:
+            return None
+        from harness_gym.evaluation import evaluate
+
+        points = self.points.setdefault(algo, {})[str(seed)] = []
+
+        def on_checkpoint(model: Any, step: int) -> None:
+            start = time.perf_counter()
+            name, policy = acting_policies(model, algo, ("sample",))[0]
+            with random_states_kept():
+                results = evaluate(
+                    policy,
+                    self.env_id,
+                    seeds=(seed,),
+                    rollouts=CURVE_ROLLOUTS,
+                    policy_name=name,
+                    engine=self.engine,
+                    on_episode=self.on_episode,
+                    **self.env_kwargs,
+                )
+            points.append([int(step), sum(r.G for r in results) / len(results)])
+            self.seconds += time.perf_counter() - start
+
+        return on_checkpoint
 
 
 def run_setting(
@@ -213,8 +307,10 @@ def run_setting(
     else:
         collected = collect(collect_config, progress=tick)
     dataset = minari.load_dataset(str(dataset_root(root) / dataset_id))
-    buffer = buffer_stats(**buffer_arrays(iter_episodes(dataset)))
-    data = to_d3rlpy(dataset)
+    episodes = list(iter_episodes(dataset))  # read once (~6 s and ~30 MB for 1,600 episodes)
+    buffer = buffer_stats(**buffer_arrays(episodes))
+    data = to_d3rlpy(dataset, episodes)
+    del episodes
     timings["collect_s"] = time.perf_counter() - start
     checkpoints = Path(config.out) / CHECKPOINTS / env_id
 
@@ -242,10 +338,11 @@ def run_setting(
     timings["evaluate_s"] = time.perf_counter() - start - timings["collect_s"]
     timings["train_s"] = 0.0
     schedule = Schedule() if config.n_steps is None else Schedule(n_steps=config.n_steps)
+    curves = LearningCurves(env_id, engine, env_kwargs, lambda record: tick(1), enabled=config.curves)
     for algo in config.algos:
         for seed in config.seeds:
             mark = time.perf_counter()
-            model = train(algo, data, seed=seed, schedule=schedule)
+            model = train(algo, data, seed=seed, schedule=schedule, on_checkpoint=curves.recorder(algo, seed))
             timings["train_s"] += time.perf_counter() - mark
             mark = time.perf_counter()
             fingerprint = _model_fingerprint(model)
@@ -255,6 +352,8 @@ def run_setting(
                     run_eval(policy, name, (seed,), f"{name}-s{seed}", fingerprint)
                 )
             timings["evaluate_s"] += time.perf_counter() - mark
+    timings["train_s"] -= curves.seconds  # the curves' evaluations ran inside training
+    timings["curves_s"] = curves.seconds
     mark = time.perf_counter()
     comparison = compare(results, n_boot=config.n_boot, n_perm=config.n_boot)
     timings["statistics_s"] = time.perf_counter() - mark
@@ -270,6 +369,7 @@ def run_setting(
         "buffer": buffer,
         "timings": timings,
         "seed_scores": seed_scores(results, env_id),
+        "curves": curves.points,
     }
     if config.eval_profiles:
         train_profile = config.train_profile or "default"

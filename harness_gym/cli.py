@@ -513,6 +513,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         workers=args.workers if args.workers is not None else base.workers,
         concurrency=args.concurrency,
         keep_datasets=args.keep_datasets,
+        curves=not args.no_curves,
     )
     config = replace(config, train_profile=args.train_profile, eval_profiles=tuple(args.eval_profile or ()))
     if args.references:
@@ -726,6 +727,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--keep-datasets",
         action="store_true",
         help="keep the buffers in OUT/datasets (default: removed after the report; a rerun rebuilds them)",
+    )
+    be.add_argument(
+        "--no-curves", action="store_true", help="skip the learning curves (their evaluation episodes)"
     )
     be.add_argument("--workers", type=int, default=None, help="settings run in parallel processes (2)")
     _add_engine_args(be, workers=False, backend=False)

@@ -51,6 +51,7 @@ HEADINGS = {
     "events": "Event-level decomposition (Base → AW)",
     "support": "Buffer slack and outcome change per setting",
     "others": "Other offline RL algorithms",
+    "curves": "Learning curves",
 }
 """Section titles of ``markdown_tables``, in order."""
 
@@ -467,8 +468,51 @@ def markdown_tables(results: Mapping[str, Any]) -> str:
         _events_table,
         _support_table,
         _others_table,
+        _curves_table,
     )
     return "\n\n".join(build(settings).rstrip() for build in builders) + "\n"
+
+
+# -- learning curves -------------------------------------------------------------------------------
+def _curve_runs(setting: Mapping[str, Any]) -> dict[str, list[list[tuple[int, float]]]]:
+    """{algo: one [(step, G), ...] per seed} from a setting's ``curves`` (``harness_gym.bench``)."""
+    runs = {}
+    for algo, per_seed in (setting.get("curves") or {}).items():
+        curves = [[(int(step), float(g)) for step, g in points] for points in per_seed.values() if points]
+        if curves:
+            runs[algo] = curves
+    return runs
+
+
+def _curve_stats(curves: list[list[tuple[int, float]]]) -> list[tuple[int, float, float, float]]:
+    """(step, mean, min, max) of G over seeds at each checkpoint (seeds share their checkpoint steps)."""
+    out = []
+    for k in range(min(len(c) for c in curves)):
+        gs = [c[k][1] for c in curves]
+        out.append((curves[0][k][0], sum(gs) / len(gs), min(gs), max(gs)))
+    return out
+
+
+def _curves_table(settings: list[tuple[str, Mapping[str, Any]]]) -> str:
+    rows_in = [(e, algo, _curve_stats(c)) for e, s in settings for algo, c in _curve_runs(s).items()]
+    if not rows_in:
+        return _section("curves", "_No learning curves in these results._", "", None)
+    k = max(len(stats) for _, _, stats in rows_in)
+    headers = ["Setting", "Algorithm", "Steps", *(f"{100 * (i + 1) / k:.0f}%" for i in range(k)), "Last ΔG"]
+    rows = []
+    for e, algo, stats in rows_in:
+        gs = [fmt_num(g) for _, g, _, _ in stats] + [DASH] * (k - len(stats))
+        last = fmt_signed(stats[-1][1] - stats[-2][1]) if len(stats) > 1 else DASH
+        rows.append([_label(e), algo, str(stats[-1][0]), *gs, last])
+    return _section(
+        "curves",
+        "Eval G of each trained policy at evenly spaced points of its training run (columns: share of "
+        "the run's gradient steps; Steps: its length), mean over seeds. A point plays every eval task "
+        "once with the run's seed, the same episodes at every point; stochastic learners sample. "
+        "Last ΔG is the change over the final stretch: a large positive value marks a run still improving.",
+        markdown_table(headers, rows, left=2),
+        None,
+    )
 
 
 # -- files -----------------------------------------------------------------------------------------
@@ -557,6 +601,7 @@ FIGURES = {
     "policy_comparison": "fig_policy_comparison.png",
     "sigma_delta_g": "fig_sigma_vs_delta_g.png",
     "events": "fig_events.png",
+    "learning_curves": "fig_learning_curves.png",
 }
 POLICY_COLOURS = {AW: "#1f77b4", BC: "#ff7f0e", FC: "#2ca02c"}
 POLICY_LABELS = {AW: "AW", BC: "BC", FC: "Forced CHECK"}
@@ -761,8 +806,44 @@ def _events_figure(settings: list[tuple[str, Mapping[str, Any]]], path: Path) ->
     fig.savefig(path)
 
 
+def _curves_figure(settings: list[tuple[str, Mapping[str, Any]]], path: Path) -> None:
+    from matplotlib.lines import Line2D
+
+    shown = [(e, _curve_runs(s), _base_G(s)) for e, s in settings]
+    shown = [row for row in shown if row[1]] or shown[:1]
+    algos = list(dict.fromkeys(algo for _, runs, _ in shown for algo in runs))
+    colours = {algo: f"C{i % 10}" for i, algo in enumerate(algos)}
+    styles = {algo: "-" if i < 10 else "--" for i, algo in enumerate(algos)}
+    ncols = max(1, min(4, len(shown)))
+    nrows = max(1, math.ceil(len(shown) / ncols))
+    fig = _new_figure(max(6.0, 3.6 * ncols + 0.6), 2.9 * nrows + 1.0)
+    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    for ax, (e, runs, base) in zip(axes, shown, strict=False):
+        if not runs:
+            _no_data(ax, "no learning curves")
+            continue
+        for algo, curves in runs.items():
+            stats = _curve_stats(curves)
+            steps, mean, low, high = zip(*stats, strict=True)
+            ax.plot(steps, mean, styles[algo], color=colours[algo], marker="o", ms=3, lw=1.3)
+            ax.fill_between(steps, low, high, color=colours[algo], alpha=0.15)
+        if not _missing(base):
+            ax.axhline(base, color="black", lw=0.9, ls=":")
+        ax.set_title(_label(e), fontsize=10)
+        ax.set_xlabel("gradient steps", fontsize=8)
+        ax.set_ylabel("eval G", fontsize=8)
+        ax.grid(alpha=0.3)
+    for ax in axes[len(shown) :]:
+        ax.set_axis_off()
+    handles = [Line2D([], [], color=colours[a], ls=styles[a], marker="o", ms=3, label=a) for a in algos]
+    handles.append(Line2D([], [], color="black", ls=":", label="Base (main evaluation)"))
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(6, len(handles)), fontsize=8)
+    fig.suptitle("Learning curves: eval G vs gradient steps (mean over seeds; band: min–max)", fontsize=10)
+    fig.savefig(path)
+
+
 def write_figures(results: Mapping[str, Any], out_dir: str | Path) -> dict[str, Path]:
-    """The four PNG figures (``FIGURES``) under ``out_dir``; needs matplotlib."""
+    """The PNG figures (``FIGURES``) under ``out_dir``; needs matplotlib."""
     import matplotlib  # noqa: F401  (fail early, before any file is written)
 
     out = Path(out_dir)
@@ -773,6 +854,7 @@ def write_figures(results: Mapping[str, Any], out_dir: str | Path) -> dict[str, 
         "policy_comparison": _policy_figure,
         "sigma_delta_g": _sigma_figure,
         "events": _events_figure,
+        "learning_curves": _curves_figure,
     }
     paths = {}
     for key, build in builders.items():

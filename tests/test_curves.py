@@ -1,0 +1,152 @@
+"""Learning curves: checkpoints of every training run, evaluated on a fixed episode set, in the report."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("d3rlpy")
+
+import minari
+import torch
+
+from baselines.budgets import Schedule
+from baselines.d3rlpy_bridge import to_d3rlpy
+from baselines.train import checkpoint_steps, n_train_steps, quiet_d3rlpy, train
+from harness_gym.bench import BenchConfig, LearningCurves, _model_fingerprint, random_states_kept, run
+from harness_gym.engine import EngineConfig
+from harness_gym.report import FIGURES, HEADINGS, markdown_tables, write_figures
+
+PLANNING = "HarnessPlanning-v0"
+POINTS = Schedule().curve_points
+
+
+def test_checkpoint_steps_are_evenly_spaced_and_end_at_the_total() -> None:
+    assert checkpoint_steps(1000, 5) == [200, 400, 600, 800, 1000]
+    assert checkpoint_steps(7, 5) == [1, 2, 4, 5, 7]
+    assert checkpoint_steps(3, 5) == [1, 2, 3]
+    with pytest.raises(ValueError, match=">= 1"):
+        checkpoint_steps(0, 5)
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    out = tmp_path_factory.mktemp("bench") / "results"
+    config = BenchConfig(
+        settings=(PLANNING,),
+        seeds=(0, 1),
+        rollouts=1,
+        episodes_per_task=1,
+        algos=("awr", "dqn", "sac"),
+        n_steps=7,  # not a multiple of the curve points: every run must still train 7 steps
+        n_boot=200,
+        out=str(out),
+        show_progress=False,
+        keep_datasets=True,
+    )
+    return run(config), out
+
+
+def test_every_algo_and_seed_has_its_curve_at_its_own_steps(bench: tuple[dict[str, Any], Path]) -> None:
+    results, out = bench
+    setting = results["settings"][PLANNING]
+    curves = setting["curves"]
+    assert set(curves) == {"awr", "dqn", "sac"}
+    data = to_d3rlpy(minari.load_dataset(str(out / "datasets" / "harness/planning/bench-mixed-v0")))
+    paper_steps = n_train_steps("awr", data.dataset.transition_count)  # the paper's epochs, not n_steps
+    assert paper_steps != 7
+    for algo, total in (("awr", paper_steps), ("dqn", 7), ("sac", 7)):
+        assert set(curves[algo]) == {"0", "1"}
+        for points in curves[algo].values():
+            assert [step for step, _ in points] == checkpoint_steps(total, POINTS)
+            assert all(0.0 <= g <= 1.0 for _, g in points)
+    assert setting["timings"]["curves_s"] > 0
+
+
+def test_the_last_point_replays_the_main_evaluation(bench: tuple[dict[str, Any], Path]) -> None:
+    """rollouts=1: the main evaluation of seed s plays exactly the curve's episodes with the final model,
+    so the mean of the last points over seeds is the reported G (sample mode for stochastic learners)."""
+    results, _ = bench
+    setting = results["settings"][PLANNING]
+    for algo in ("awr", "dqn", "sac"):
+        last = [points[-1][1] for points in setting["curves"][algo].values()]
+        assert np.mean(last) == pytest.approx(setting["compare"]["policies"][algo]["G"], abs=1e-9)
+
+
+def test_curves_do_not_change_the_trained_model(bench: tuple[dict[str, Any], Path]) -> None:
+    _, out = bench
+    quiet_d3rlpy()
+    data = to_d3rlpy(minari.load_dataset(str(out / "datasets" / "harness/planning/bench-mixed-v0")))
+    curves = LearningCurves(PLANNING, EngineConfig(), {})
+    for algo in ("dqn", "awr"):
+        with_curve = train(algo, data, seed=2, n_steps=6, on_checkpoint=curves.recorder(algo, 2))
+        without = train(algo, data, seed=2, n_steps=6)
+        assert with_curve.grad_step == without.grad_step
+        assert _model_fingerprint(with_curve) == _model_fingerprint(without)
+        assert [step for step, _ in curves.points[algo]["2"]] == checkpoint_steps(6, POINTS)
+
+
+def test_random_states_kept_restores_every_global_generator() -> None:
+    def seed_all() -> None:
+        random.seed(1)
+        np.random.seed(1)
+        torch.manual_seed(1)
+
+    def draws() -> tuple[float, float, float]:
+        return random.random(), float(np.random.random()), float(torch.rand(1))
+
+    seed_all()
+    expected = draws()
+    seed_all()
+    with random_states_kept():
+        draws()
+    assert draws() == expected
+
+
+# -- the report ------------------------------------------------------------------------------------
+def _results(curves: dict[str, Any] | None) -> dict[str, Any]:
+    setting: dict[str, Any] = {"compare": {"policies": {}}, "timings": {"curves_s": 3.25, "total_s": 9.0}}
+    if curves is not None:
+        setting["curves"] = curves
+    return {"config": {}, "timings": {}, "settings": {PLANNING: setting}}
+
+
+CURVES = {
+    "awr": {
+        "0": [[100, 0.2], [200, 0.4], [300, 0.5], [400, 0.55], [500, 0.6]],
+        "1": [[100, 0.4], [200, 0.4], [300, 0.5], [400, 0.65], [500, 0.8]],
+    },
+    "dqn": {"0": [[200, 0.3], [400, 0.3], [600, 0.3], [800, 0.3], [1000, 0.25]]},
+}
+
+
+def _section_rows(md: str) -> list[list[str]]:
+    section = md.split(f"## {HEADINGS['curves']}\n", 1)[1].split("\n## ", 1)[0]
+    lines = [line for line in section.splitlines() if line.startswith("|")]
+    return [[c.strip() for c in line.strip("|").split(" | ")] for line in lines]
+
+
+def test_report_section_averages_seeds_at_each_checkpoint() -> None:
+    rows = _section_rows(markdown_tables(_results(CURVES)))
+    assert rows[0] == ["Setting", "Algorithm", "Steps", "20%", "40%", "60%", "80%", "100%", "Last ΔG"]
+    body = {r[1]: r for r in rows[2:]}
+    assert body["awr"][2:] == ["500", "0.300", "0.400", "0.500", "0.600", "0.700", "+0.100"]
+    assert body["dqn"][2:] == ["1000", "0.300", "0.300", "0.300", "0.300", "0.250", "-0.050"]
+
+
+def test_report_without_curves_says_so() -> None:
+    md = markdown_tables(_results(None))
+    assert f"## {HEADINGS['curves']}" in md
+    assert "No learning curves" in md
+
+
+def test_learning_curve_figure_is_written(tmp_path: Path) -> None:
+    paths = write_figures(_results(CURVES), tmp_path)
+    assert paths["learning_curves"] == tmp_path / FIGURES["learning_curves"]
+    assert paths["learning_curves"].stat().st_size > 0
+    empty = write_figures(_results(None), tmp_path / "empty")  # no curves: a placeholder panel
+    assert empty["learning_curves"].stat().st_size > 0
