@@ -57,6 +57,22 @@ def assert_same(a: list[dict[str, np.ndarray]], b: list[dict[str, np.ndarray]]) 
             np.testing.assert_array_equal(x[key], y[key], err_msg=key)
 
 
+def test_episodes_out_are_what_reading_the_dataset_gives(tmp_path):
+    kept: list = []
+    collect(config(tmp_path), episodes_out=kept)
+    read = list(load(tmp_path, "harness/planning/mixed-v0").iterate_episodes())
+    assert [ep.id for ep in kept] == [ep.id for ep in read]
+    for mine, theirs in zip(kept, read, strict=True):
+        assert mine.infos.keys() == theirs.infos.keys()
+        for name in ("observations", "actions", "rewards", "terminations", "truncations"):
+            a, b = getattr(mine, name), getattr(theirs, name)
+            assert a.dtype == b.dtype, name
+            np.testing.assert_array_equal(a, b, err_msg=name)
+        for key, value in theirs.infos.items():
+            assert mine.infos[key].dtype == value.dtype, key
+            np.testing.assert_array_equal(mine.infos[key], value, err_msg=key)
+
+
 def test_round_trip_with_plain_minari(tmp_path, monkeypatch):
     report = collect(config(tmp_path))
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
