@@ -376,7 +376,9 @@ def run(config: BenchConfig) -> dict[str, Any]:
     # IQM etc. across settings x seeds (rliable); the bench's n_boot, capped to bound the time it takes
     from harness_gym.aggregate import POI_REPS, REPS, summarize
 
-    results["aggregate"] = summarize(results, min(config.n_boot, REPS), min(config.n_boot, POI_REPS))
+    results["aggregate"] = summarize(
+        results, min(config.n_boot, REPS), min(config.n_boot, POI_REPS), workers=config.workers
+    )
     try:
         from harness_gym.report import write_report
     except ImportError:  # the report module is optional for a results-only run

@@ -455,6 +455,10 @@ def _others_table(settings: list[tuple[str, Mapping[str, Any]]]) -> str:
     )
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _ci_cell(entry: Mapping[str, Any] | None, digits: int) -> str:
     return fmt_ci(_get(entry, "ci_low"), _get(entry, "ci_high"), lambda v: fmt_num(v, digits))
 
@@ -465,13 +469,14 @@ def _aggregate_metrics(aggregate: Mapping[str, Any]) -> str:
     boot = aggregate.get("bootstrap") or {}
     middle = runs - 2 * math.floor(0.25 * runs)
     intro = (
-        f"Normalised scores (random = 0, expert = 100, fixed per env id) of every policy's runs: {seeds} "
-        f"seeds x {envs} settings = {runs} runs per policy (rliable: runs = seeds, tasks = settings). The "
-        f"IQM is the mean of the middle 50% of those runs (here the middle {middle}); the optimality gap "
-        "is the mean shortfall below the expert (scores clipped at 100). Intervals: "
-        f"{100 * boot.get('confidence', 0.95):.0f}% stratified-bootstrap percentile intervals, runs "
-        f"resampled within each setting ({boot.get('reps')} replications, seed {boot.get('seed')}): they "
-        "cover seed-to-seed variation on these settings, not the choice of settings."
+        "Normalised scores (random = 0, expert = 100, fixed per env id) of every policy's runs: "
+        f"{_count(seeds, 'seed')} x {_count(envs, 'setting')} = {runs} runs per policy "
+        f"(rliable: runs = seeds, tasks = settings). The IQM is the mean of the middle 50% of those runs "
+        f"(here the middle {middle}); the optimality gap is the mean shortfall below the expert (scores "
+        f"clipped at 100). Intervals: {100 * boot.get('confidence', 0.95):.0f}% stratified-bootstrap "
+        f"percentile intervals, runs resampled within each setting ({boot.get('reps')} replications, "
+        f"seed {boot.get('seed')}): they cover seed-to-seed variation on these settings, not the choice "
+        "of settings."
     )
     left_out = [f"setting {e} (no scores)" for e in aggregate.get("unscored_settings") or ()]
     left_out += [
@@ -876,13 +881,15 @@ def _performance_profile_figure(results: Mapping[str, Any], out: Path) -> Path:
     from matplotlib import colormaps
     from rliable import plot_utils
 
-    palette = colormaps["tab20"]
+    palette = colormaps["tab20"]  # an algorithm in a dark shade, its greedy mode in the light one
+    algos = list(dict.fromkeys(name.removesuffix("-greedy") for name in policies))
+    shade = {n: 2 * algos.index(n.removesuffix("-greedy")) + n.endswith("-greedy") for n in policies}
     plot_utils.plot_performance_profiles(
         {name: np.asarray(p["fraction"]) for name, p in policies.items()},
         np.asarray(profile["tau"]),
         performance_profile_cis={name: np.array([p["ci_low"], p["ci_high"]]) for name, p in policies.items()},
         ax=ax,
-        colors={name: palette(i % palette.N) for i, name in enumerate(policies)},
+        colors={name: palette(shade[name] % palette.N) for name in policies},
         linestyles={name: "dashed" if name.endswith("-greedy") else "solid" for name in policies},
         xlabel="Normalised score τ (random = 0, expert = 100)",
         ylabel="Fraction of runs with score > τ",
@@ -892,7 +899,9 @@ def _performance_profile_figure(results: Mapping[str, Any], out: Path) -> Path:
     for tau in (0, 100):
         ax.axvline(tau, color="grey", lw=0.8, ls=":")
     runs, seeds, envs = aggregate["runs_per_policy"], len(aggregate["seeds"]), len(aggregate["settings"])
-    ax.set_title(f"Performance profiles: {runs} runs per policy ({seeds} seeds x {envs} settings)")
+    ax.set_title(
+        f"Performance profiles: {runs} runs per policy ({_count(seeds, 'seed')} x {_count(envs, 'setting')})"
+    )
     fig.legend(loc="outside right upper", fontsize=7)
     fig.savefig(path)
     return path

@@ -122,6 +122,11 @@ def test_probability_of_improvement_on_dominated_and_identical_runs() -> None:
     assert by_pair["high", "low"] == {"x": "high", "y": "low", "estimate": 1.0, "ci_low": 1.0, "ci_high": 1.0}
     assert by_pair["low", "high"]["estimate"] == 0.0 and by_pair["low", "high"]["ci_high"] == 0.0
     assert by_pair["same", "low"]["estimate"] == 0.5
+    noisy = {"a": rng.normal(0, 1, (3, 4)), "b": rng.normal(0, 1, (3, 4))}
+    pairs = [("a", "b"), ("b", "a")]
+    serial = probability_of_improvement(noisy, pairs, reps=100, seed=1)
+    assert probability_of_improvement(noisy, pairs, reps=100, seed=1, workers=2) == serial
+    assert serial[0]["ci_low"] < serial[0]["estimate"] < serial[0]["ci_high"]
     with pytest.raises(ValueError, match="no score matrix for \\['bc'\\]"):
         probability_of_improvement(scores, [("high", "bc")], reps=10)
 
