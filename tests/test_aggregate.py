@@ -131,6 +131,20 @@ def test_probability_of_improvement_on_dominated_and_identical_runs() -> None:
         probability_of_improvement(scores, [("high", "bc")], reps=10)
 
 
+def test_vectorised_probability_of_improvement_equals_rliables() -> None:
+    from rliable import metrics
+
+    from harness_gym.aggregate import _poi
+
+    rng = np.random.default_rng(4)
+    for shape_x, shape_y in [((3, 8), (3, 8)), ((5, 2), (2, 2))]:
+        x = rng.integers(0, 4, shape_x).astype(float)  # small integers: many ties
+        y = rng.integers(0, 4, shape_y).astype(float)
+        assert _poi(x, y)[0] == pytest.approx(metrics.probability_of_improvement(x, y), abs=1e-12)
+    x = rng.normal(size=(3, 4))
+    assert _poi(x, x.copy())[0] == 0.5
+
+
 def test_every_learner_is_compared_with_base_and_bc() -> None:
     policies = ["base", "forced-check", "expert", "awr", "awr-greedy", "bc", "dqn"]
     pairs = improvement_pairs(policies, references=["expert"])
