@@ -1,7 +1,8 @@
 """Controllers for harness-gym environments: scripted harnesses and (with the ``rl`` extra) learners.
 
 Importing the package registers its d3rlpy learnables (``baselines.learnables``) so that
-``d3rlpy.load_learnable`` can load a saved AWR or IQL model, without importing d3rlpy itself.
+``d3rlpy.load_learnable`` can load a saved AWR, IQL, masked SAC or masked BCQ model, without importing
+d3rlpy itself.
 """
 
 from baselines import learnables

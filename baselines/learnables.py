@@ -19,7 +19,7 @@ from importlib.machinery import ModuleSpec
 from types import ModuleType
 from typing import Any
 
-LEARNABLE_MODULES: tuple[str, ...] = ("baselines.awr", "baselines.iql")
+LEARNABLE_MODULES: tuple[str, ...] = ("baselines.awr", "baselines.bcq", "baselines.iql", "baselines.sac")
 """Every module of this package that calls ``d3rlpy.base.register_learnable`` (a test keeps it complete)."""
 
 _executing: set[str] = set()

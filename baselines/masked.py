@@ -2,18 +2,20 @@
 
 Per-action scores, by algorithm (illegal actions get -inf before the argmax / softmax):
 
-- ``DiscreteAWR``, ``DiscreteIQL``, ``DiscreteBC``, ``DiscreteSAC``: the categorical policy's logits
-  (AWR, IQL and SAC through
-  ``impl.policy``, d3rlpy's ``DiscreteBC`` through its ``imitator`` module, which its impl does not
-  expose otherwise). These are stochastic: ``sample=True`` draws from the softmax renormalised over the
-  legal actions, and ``action_probs`` reports that distribution.
+- ``DiscreteAWR``, ``DiscreteIQL``, ``DiscreteBC``, ``DiscreteSAC`` (and ``MaskedDiscreteSAC``): the
+  categorical policy's logits (AWR, IQL and SAC through ``impl.policy``, d3rlpy's ``DiscreteBC``
+  through its ``imitator`` module, which its impl does not expose otherwise). These are stochastic:
+  ``sample=True`` draws from the softmax renormalised over the legal actions, and ``action_probs``
+  reports that distribution.
 - ``DQN``, ``DoubleDQN``, ``DiscreteCQL``: Q-values from the public ``predict_value``, called once for
   all actions (the observation repeated, one row per action). Greedy only.
-- ``DiscreteBCQ``: Q-values as above, but, as in d3rlpy's own ``predict``, only actions whose imitator
-  probability is within ``action_flexibility`` of the best *legal* one are eligible (read from the
-  impl's ``imitator`` module). Greedy only.
+- ``DiscreteBCQ`` (and ``MaskedDiscreteBCQ``): Q-values as above, but, as in d3rlpy's own ``predict``,
+  only actions whose imitator probability is within ``action_flexibility`` of the best *legal* one are
+  eligible (read from the impl's ``imitator`` module; the rule ``MaskedDiscreteBCQ`` trains with).
+  Greedy only.
 
-Learnables trained with ``masked=True`` (``baselines.legal``) get the mask appended to their input.
+Learnables trained with ``masked=True`` (``baselines.legal``: AWR, BC, IQL, and the ``sac`` and ``bcq``
+of ``baselines.train``) get the mask appended to their input.
 The mask is always applied after scoring, so the result is legal even when the network would prefer
 an illegal action; if every legal score is non-finite, the first legal action is taken.
 """

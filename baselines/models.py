@@ -125,7 +125,7 @@ def load_model(path: str | os.PathLike, env_id: str, force: bool = False) -> tup
     except (RuntimeError, ValueError, pickle.UnpicklingError, EOFError) as exc:
         raise ModelError(f"{path}: the weights cannot be loaded ({type(exc).__name__}: {exc})") from None
     shape, actions = tuple(learner.impl.observation_shape), int(learner.impl.action_size)
-    # a mask-trained learner (AWR, BC, IQL) reads the legal-action mask as extra input columns
+    # a mask-trained learner (AWR, BC, IQL, SAC, BCQ) reads the legal-action mask as extra input columns
     width = N_FEATURES + (N_ACTIONS if getattr(learner.config, "masked", False) else 0)
     if shape != (width,) or actions != N_ACTIONS:
         raise ModelError(

@@ -19,9 +19,11 @@ from d3rlpy.logging import NoopAdapterFactory
 from d3rlpy.models.encoders import VectorEncoderFactory
 
 from baselines.awr import DiscreteAWR, DiscreteAWRConfig, awr_as_bc
+from baselines.bcq import MaskedDiscreteBCQ, MaskedDiscreteBCQConfig
 from baselines.budgets import AWRSchedule, IQLSchedule, QSchedule, SACSchedule, Schedule
 from baselines.d3rlpy_bridge import OfflineData, to_d3rlpy
 from baselines.iql import DiscreteIQL, DiscreteIQLConfig
+from baselines.sac import MaskedDiscreteSAC, MaskedDiscreteSACConfig
 from baselines.sampler import flat_buffer
 
 if TYPE_CHECKING:
@@ -101,16 +103,14 @@ def make_config(algo: str, schedule: Schedule | None = None) -> Any:
     if algo == "cql":
         return d3rlpy.algos.DiscreteCQLConfig(**one_net, **target, alpha=q.cql_alpha)
     if algo == "bcq":
-        return d3rlpy.algos.DiscreteBCQConfig(
-            **one_net, **target, action_flexibility=q.bcq_action_flexibility
-        )
+        return MaskedDiscreteBCQConfig(**one_net, **target, action_flexibility=q.bcq_action_flexibility)
     if algo == "dqn":
         return d3rlpy.algos.DQNConfig(**one_net, **target)
     if algo == "double-dqn":
         return d3rlpy.algos.DoubleDQNConfig(**one_net, **target)
     if algo == "sac":
         c = SACSchedule()
-        return d3rlpy.algos.DiscreteSACConfig(
+        return MaskedDiscreteSACConfig(
             actor_encoder_factory=enc,
             critic_encoder_factory=enc,
             actor_learning_rate=c.actor_learning_rate,
@@ -163,7 +163,7 @@ def train(
     cfg = make_config(algo, s) if config is None else config
     d3rlpy.seed(seed)
     learner = cfg.create(device=False)
-    if isinstance(learner, DiscreteAWR | DiscreteIQL):
+    if isinstance(learner, DiscreteAWR | DiscreteIQL | MaskedDiscreteSAC | MaskedDiscreteBCQ):
         buffer = learner.training_dataset(data)
     elif algo in ("awr", "awr-converged", "bc", "bc-converged", "iql"):
         raise ValueError(f"{algo!r} needs its own config type, got {type(cfg).__name__}")

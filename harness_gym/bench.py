@@ -269,7 +269,7 @@ def run_setting(
     from baselines.d3rlpy_bridge import to_d3rlpy
     from baselines.scripted import BasePolicy, ForcedCheckPolicy, make_policy
     from baselines.train import train
-    from harness_gym.aggregate import seed_scores
+    from harness_gym.aggregate import pass_k, seed_scores
     from harness_gym.collect import CollectConfig, collect, dataset_root, iter_episodes
     from harness_gym.evaluation import buffer_arrays, buffer_stats, compare, evaluate
     from harness_gym.executors.openai_executor import OpenAIExecutor
@@ -371,6 +371,7 @@ def run_setting(
         "timings": timings,
         "seed_scores": seed_scores(results, env_id),
         "curves": curves.points,
+        "pass_k": pass_k(results, range(1, config.rollouts + 1)),
     }
     if config.eval_profiles:
         train_profile = config.train_profile or "default"
@@ -468,10 +469,18 @@ def run(config: BenchConfig) -> dict[str, Any]:
         bar.close()
         pool.join()
     settings = {env_id: done[env_id] for env_id in config.settings}
-    results = {
-        "config": asdict(config),
-        "timings": {"total_s": time.perf_counter() - start, "peak_rss_mb": _peak_rss_mb()},
-        "settings": settings,
+    results: dict[str, Any] = {"config": asdict(config), "settings": settings}
+    # IQM etc. across settings x seeds (rliable); the bench's n_boot, capped to bound the time it takes
+    from harness_gym.aggregate import POI_REPS, REPS, summarize
+
+    mark = time.perf_counter()
+    results["aggregate"] = summarize(
+        results, min(config.n_boot, REPS), min(config.n_boot, POI_REPS), workers=config.workers
+    )
+    results["timings"] = {
+        "aggregate_s": time.perf_counter() - mark,
+        "total_s": time.perf_counter() - start,
+        "peak_rss_mb": _peak_rss_mb(),
     }
     try:
         from harness_gym.report import write_report

@@ -27,9 +27,7 @@ import numpy as np
 
 from harness_gym.paper import EVAL_ROLLOUTS, EVAL_SEEDS, PAPER
 from harness_gym.rollout import protocol_episodes, run_episode
-
-SOLVED_G = 0.99
-"""An episode solves its task when its G reaches this (the rubric's maximum up to rounding)."""
+from harness_gym.rubric import SOLVED_G
 
 OPTIONAL_POLICIES: dict[str, tuple[str, str]] = {"profile": ("baselines.profile_policy", "ProfilePolicy")}
 """Reference policies reported when their module is installed: name -> (module, class). The class is

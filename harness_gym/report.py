@@ -52,6 +52,7 @@ HEADINGS = {
     "support": "Buffer slack and outcome change per setting",
     "others": "Other offline RL algorithms",
     "curves": "Learning curves",
+    "aggregate": "Aggregate statistics",
 }
 """Section titles of ``markdown_tables``, in order."""
 
@@ -455,6 +456,108 @@ def _others_table(settings: list[tuple[str, Mapping[str, Any]]]) -> str:
     )
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _ci_cell(entry: Mapping[str, Any] | None, digits: int) -> str:
+    return fmt_ci(_get(entry, "ci_low"), _get(entry, "ci_high"), lambda v: fmt_num(v, digits))
+
+
+def _aggregate_metrics(aggregate: Mapping[str, Any]) -> str:
+    """IQM, mean, median and optimality gap with their intervals per policy, best IQM first."""
+    seeds, envs, runs = len(aggregate["seeds"]), len(aggregate["settings"]), aggregate["runs_per_policy"]
+    boot = aggregate.get("bootstrap") or {}
+    middle = runs - 2 * math.floor(0.25 * runs)
+    intro = (
+        "Normalised scores (random = 0, expert = 100, fixed per env id) of every policy's runs: "
+        f"{_count(seeds, 'seed')} x {_count(envs, 'setting')} = {runs} runs per policy "
+        f"(rliable: runs = seeds, tasks = settings). The IQM is the mean of the middle 50% of those runs "
+        f"(here the middle {middle}); the optimality gap is the mean shortfall below the expert (scores "
+        f"clipped at 100). Intervals: {100 * boot.get('confidence', 0.95):.0f}% stratified-bootstrap "
+        f"percentile intervals, runs resampled within each setting ({boot.get('reps')} replications, "
+        f"seed {boot.get('seed')}): they cover seed-to-seed variation on these settings, not the choice "
+        "of settings."
+    )
+    left_out = [f"setting {e} (no scores)" for e in aggregate.get("unscored_settings") or ()]
+    left_out += [
+        f"{p} (incomplete on {', '.join(e)})" for p, e in (aggregate.get("dropped_policies") or {}).items()
+    ]
+    left_out += [
+        f"setting {e} (incomplete for {', '.join(p)})"
+        for e, p in (aggregate.get("dropped_settings") or {}).items()
+    ]
+    if left_out:
+        intro += f" Left out: {'; '.join(left_out)}."
+    metrics = aggregate["metrics"]
+    order = sorted(metrics, key=lambda name: -metrics[name]["iqm"]["estimate"])
+    headers = ["Policy"]
+    for label in ("IQM", "Mean", "Median", "Optimality gap"):
+        headers += [label, "95% CI"]
+    rows = []
+    for name in order:
+        row = [name]
+        for key in ("iqm", "mean", "median", "optimality_gap"):
+            row += [fmt_num(_get(metrics[name].get(key), "estimate"), 1), _ci_cell(metrics[name].get(key), 1)]
+        rows.append(row)
+    return f"{intro}\n\n{markdown_table(headers, rows)}"
+
+
+def _improvement_table(aggregate: Mapping[str, Any]) -> str:
+    """P(X > Y) with its interval per compared pair."""
+    pairs = aggregate.get("improvement") or []
+    if not pairs:
+        return ""
+    reps = (aggregate.get("bootstrap") or {}).get("poi_reps")
+    intro = (
+        "**Probability of improvement.** P(X > Y): the chance that a run of X scores above a run of Y on "
+        "the same setting (ties count half; Mann-Whitney U), averaged over settings; 0.5 is no difference. "
+        f"Intervals: independent stratified bootstrap of both policies' runs ({reps} replications)."
+    )
+    rows = [[p["x"], p["y"], fmt_num(p.get("estimate"), 2), _ci_cell(p, 2)] for p in pairs]
+    return f"{intro}\n\n{markdown_table(['X', 'Y', 'P(X > Y)', '95% CI'], rows, left=2)}"
+
+
+def _pass_k_tables(settings: list[tuple[str, Mapping[str, Any]]]) -> str:
+    """One table per k: pass^k of every policy on every setting, and its mean over the settings shown."""
+    from harness_gym.rubric import SOLVED_G
+
+    scored = [(e, s["pass_k"]) for e, s in settings if s.get("pass_k")]
+    if not scored:
+        return ""
+    policies = list(dict.fromkeys(name for _, by_policy in scored for name in by_policy))
+    ks = sorted({int(k) for _, by_policy in scored for v in by_policy.values() for k in v})
+    parts = [
+        f"**pass^k.** The chance that k i.i.d. rollouts of a task all succeed (success: G >= {SOLVED_G}, "
+        "`harness_gym.rubric.SOLVED_G`), estimated per task and seed as C(c, k) / C(n, k) from c successes "
+        "in n rollouts (tau-bench's estimator), then averaged over tasks and seeds; pass^1 is the success "
+        "rate."
+    ]
+    for k in ks:
+        rows = []
+        for name in policies:
+            cells = [(by_policy.get(name) or {}).get(str(k)) for _, by_policy in scored]
+            rows.append([name, *(fmt_num(c) for c in cells), fmt_num(_mean(cells))])
+        headers = ["Policy", *(_short(e) for e, _ in scored), "Mean"]
+        parts += [f"pass^{k}:", markdown_table(headers, rows)]
+    return "\n\n".join(parts)
+
+
+def _aggregate_section(results: Mapping[str, Any], settings: list[tuple[str, Mapping[str, Any]]]) -> str:
+    """``results["aggregate"]`` (``harness_gym.aggregate.summarize``) and each setting's ``pass_k``."""
+    aggregate = results.get("aggregate") or {}
+    parts = [_aggregate_metrics(aggregate)] if aggregate.get("metrics") else []
+    parts += [part for part in (_improvement_table(aggregate), _pass_k_tables(settings)) if part]
+    if not parts:
+        return _section("aggregate", "_No aggregate statistics in these results._", "", None)
+    return _section(
+        "aggregate",
+        "Across settings and seeds, computed by `harness-gym bench` (`harness_gym.aggregate`, rliable).",
+        "\n\n".join(parts),
+        None,
+    )
+
+
 def markdown_tables(results: Mapping[str, Any]) -> str:
     """Every table of the report (run first, the paper's numbers below each), as Markdown."""
     settings = _ordered_settings(results)
@@ -469,6 +572,7 @@ def markdown_tables(results: Mapping[str, Any]) -> str:
         _support_table,
         _others_table,
         _curves_table,
+        lambda settings: _aggregate_section(results, settings),
     )
     return "\n\n".join(build(settings).rstrip() for build in builders) + "\n"
 
@@ -602,6 +706,7 @@ FIGURES = {
     "sigma_delta_g": "fig_sigma_vs_delta_g.png",
     "events": "fig_events.png",
     "learning_curves": "fig_learning_curves.png",
+    "performance_profile": "fig_performance_profile.png",
 }
 POLICY_COLOURS = {AW: "#1f77b4", BC: "#ff7f0e", FC: "#2ca02c"}
 POLICY_LABELS = {AW: "AW", BC: "BC", FC: "Forced CHECK"}
@@ -842,8 +947,49 @@ def _curves_figure(settings: list[tuple[str, Mapping[str, Any]]], path: Path) ->
     fig.savefig(path)
 
 
+def _performance_profile_figure(results: Mapping[str, Any], out: Path) -> Path:
+    """rliable's performance profiles (share of runs above each normalised score) with their bands."""
+    aggregate, path = results.get("aggregate") or {}, out / FIGURES["performance_profile"]
+    fig = _new_figure(9, 5)
+    ax = fig.subplots()
+    profile = aggregate.get("profile") or {}
+    policies = profile.get("policies") or {}
+    if not policies:
+        _no_data(ax, "no aggregate statistics")
+        fig.savefig(path)
+        return path
+    import numpy as np
+    from matplotlib import colormaps
+    from rliable import plot_utils
+
+    palette = colormaps["tab20"]  # an algorithm in a dark shade, its greedy mode in the light one
+    algos = list(dict.fromkeys(name.removesuffix("-greedy") for name in policies))
+    shade = {n: 2 * algos.index(n.removesuffix("-greedy")) + n.endswith("-greedy") for n in policies}
+    plot_utils.plot_performance_profiles(
+        {name: np.asarray(p["fraction"]) for name, p in policies.items()},
+        np.asarray(profile["tau"]),
+        performance_profile_cis={name: np.array([p["ci_low"], p["ci_high"]]) for name, p in policies.items()},
+        ax=ax,
+        colors={name: palette(shade[name] % palette.N) for name in policies},
+        linestyles={name: "dashed" if name.endswith("-greedy") else "solid" for name in policies},
+        xlabel="Normalised score τ (random = 0, expert = 100)",
+        ylabel="Fraction of runs with score > τ",
+        labelsize="medium",
+        ticklabelsize="small",
+    )
+    for tau in (0, 100):
+        ax.axvline(tau, color="grey", lw=0.8, ls=":")
+    runs, seeds, envs = aggregate["runs_per_policy"], len(aggregate["seeds"]), len(aggregate["settings"])
+    ax.set_title(
+        f"Performance profiles: {runs} runs per policy ({_count(seeds, 'seed')} x {_count(envs, 'setting')})"
+    )
+    fig.legend(loc="outside right upper", fontsize=7)
+    fig.savefig(path)
+    return path
+
+
 def write_figures(results: Mapping[str, Any], out_dir: str | Path) -> dict[str, Path]:
-    """The PNG figures (``FIGURES``) under ``out_dir``; needs matplotlib."""
+    """The PNG figures (``FIGURES``) under ``out_dir``; needs matplotlib (and rliable for the profiles)."""
     import matplotlib  # noqa: F401  (fail early, before any file is written)
 
     out = Path(out_dir)
@@ -860,4 +1006,5 @@ def write_figures(results: Mapping[str, Any], out_dir: str | Path) -> dict[str, 
     for key, build in builders.items():
         paths[key] = out / FIGURES[key]
         build(settings, paths[key])
+    paths["performance_profile"] = _performance_profile_figure(results, out)
     return paths

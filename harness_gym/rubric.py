@@ -13,6 +13,10 @@ Rubric = dict[str, tuple[float, float]]
 MISSING_BELOW = 0.5
 """A criterion counts as missing when it earns less than this fraction of its maximum."""
 
+SOLVED_G = 0.99
+"""An episode succeeds (solves its task) when its G reaches this: the rubric's maximum up to rounding.
+The one definition of success: the headroom table's "tasks solved" and pass^k use it."""
+
 
 def validate_rubric(rubric: Mapping[str, tuple[float, float]]) -> None:
     if not rubric:

@@ -1,13 +1,33 @@
-"""Per-seed normalised scores on the fixed reference ends of each env id."""
+"""Aggregate statistics: normalised runs, rliable's interval estimates, probability of improvement,
+performance profiles, pass^k and the report section built from them."""
 
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
+import numpy as np
 import pytest
 
-from harness_gym.aggregate import seed_scores
+from harness_gym.aggregate import (
+    improvement_pairs,
+    interval_estimates,
+    pass_hat_k,
+    pass_k,
+    probability_of_improvement,
+    score_matrices,
+    seed_scores,
+    summarize,
+)
 from harness_gym.reference_scores import reference_scores
+from harness_gym.report import FIGURES, HEADINGS, markdown_tables, write_figures
+from harness_gym.rubric import SOLVED_G
 
 ENV = "HarnessPlanning-v0"
+DB = "HarnessDBBench-v0"
 
 
 def test_seed_scores_normalise_each_seeds_mean() -> None:
@@ -18,3 +38,213 @@ def test_seed_scores_normalise_each_seeds_mean() -> None:
     assert scores["awr"][1] == pytest.approx(50.0)
     with pytest.raises(ValueError, match="HarnessCoding-v0"):
         seed_scores({"awr": [SimpleNamespace(env_id="HarnessCoding-v0", seed=0, G=0.5)]}, ENV)
+
+
+# -- score matrices --------------------------------------------------------------------------------
+def _results(table: dict[str, dict[str, list[float]]], **extra: Any) -> dict[str, Any]:
+    """A results dict from {env id: {policy: [score of seed 0, 1, ...]}}, through JSON like results.json."""
+    settings = {
+        env_id: {"seed_scores": {name: dict(enumerate(scores)) for name, scores in by_policy.items()}}
+        for env_id, by_policy in table.items()
+    }
+    return json.loads(json.dumps({"settings": settings, **extra}))
+
+
+def test_score_matrices_are_seeds_by_settings() -> None:
+    m = score_matrices(_results({ENV: {"awr": [1.0, 2.0, 3.0]}, DB: {"awr": [4.0, 5.0, 6.0]}}))
+    assert m.settings == (ENV, DB) and m.seeds == (0, 1, 2)  # JSON's string seeds read back as ints
+    np.testing.assert_array_equal(m.scores["awr"], [[1, 4], [2, 5], [3, 6]])
+
+
+def test_settings_missing_a_policy_are_handled_explicitly() -> None:
+    results = _results(
+        {ENV: {"base": [0.0, 1.0], "awr": [2.0, 3.0]}, DB: {"base": [4.0, 5.0]}, "HarnessCoding-v0": {}}
+    )
+    dropped = score_matrices(results, missing="drop-policy")
+    assert set(dropped.scores) == {"base"} and dropped.settings == (ENV, DB)
+    assert dropped.dropped_policies == {"awr": [DB]}
+    assert dropped.unscored_settings == ("HarnessCoding-v0",)
+    narrowed = score_matrices(results, missing="drop-setting")
+    assert set(narrowed.scores) == {"base", "awr"} and narrowed.settings == (ENV,)
+    assert narrowed.dropped_settings == {DB: ["awr"]}
+    with pytest.raises(ValueError, match=f"awr: {DB}"):
+        score_matrices(results, missing="error")
+    with pytest.raises(ValueError, match="missing must be"):
+        score_matrices(results, missing="ignore")  # type: ignore[arg-type]
+    # a seed missing counts as a missing cell too
+    partial = score_matrices(_results({ENV: {"base": [0.0, 1.0], "awr": [2.0]}}))
+    assert set(partial.scores) == {"base"} and partial.dropped_policies == {"awr": [ENV]}
+
+
+# -- interval estimates ----------------------------------------------------------------------------
+def test_iqm_mean_median_and_gap_of_known_matrices() -> None:
+    from rliable import metrics
+
+    # 2 seeds x 4 settings, 8 distinct values: the IQM drops the two lowest and the two highest
+    x = np.array([[0.0, 10.0, 50.0, 1000.0], [-300.0, 20.0, 60.0, 70.0]])
+    est = interval_estimates({"p": x}, reps=200)["p"]
+    assert est["iqm"]["estimate"] == pytest.approx((10 + 20 + 50 + 60) / 4)
+    assert est["iqm"]["estimate"] == pytest.approx(metrics.aggregate_iqm(x))
+    assert est["mean"]["estimate"] == pytest.approx(x.mean())
+    assert est["median"]["estimate"] == pytest.approx(np.median([-150.0, 15.0, 55.0, 535.0]))
+    clipped = np.minimum(x, 100.0)  # the optimality gap counts shortfall below the expert only
+    assert est["optimality_gap"]["estimate"] == pytest.approx(100.0 - clipped.mean())
+    constant = interval_estimates({"c": np.full((3, 2), 42.0)}, reps=100)["c"]["iqm"]
+    assert constant == {"estimate": 42.0, "ci_low": 42.0, "ci_high": 42.0}
+
+
+def test_bootstrap_interval_contains_the_estimate_and_is_reproducible() -> None:
+    rng = np.random.default_rng(7)
+    scores = {"a": rng.normal(50, 20, (3, 8)), "b": rng.normal(20, 20, (3, 8))}
+    np.random.seed(123)
+    before = np.random.get_state()[1].copy()
+    first = interval_estimates(scores, reps=300, seed=5)
+    assert np.array_equal(np.random.get_state()[1], before)  # the caller's global RNG is left alone
+    again = interval_estimates(scores, reps=300, seed=5)
+    assert first == again
+    alone = interval_estimates({"a": scores["a"]}, reps=300, seed=5)
+    assert alone["a"] == first["a"]  # a policy's interval does not depend on the other policies
+    other = interval_estimates(scores, reps=300, seed=6)
+    assert other["a"]["iqm"] != first["a"]["iqm"]
+    for by_metric in first.values():
+        for e in by_metric.values():
+            assert e["ci_low"] <= e["estimate"] <= e["ci_high"]
+            assert e["ci_low"] < e["ci_high"]
+
+
+# -- probability of improvement --------------------------------------------------------------------
+def test_probability_of_improvement_on_dominated_and_identical_runs() -> None:
+    rng = np.random.default_rng(0)
+    low = rng.uniform(0, 10, (3, 4))
+    scores = {"high": low + 50, "low": low, "same": low.copy()}
+    pairs = [("high", "low"), ("low", "high"), ("same", "low")]
+    by_pair = {(p["x"], p["y"]): p for p in probability_of_improvement(scores, pairs, reps=100)}
+    assert by_pair["high", "low"] == {"x": "high", "y": "low", "estimate": 1.0, "ci_low": 1.0, "ci_high": 1.0}
+    assert by_pair["low", "high"]["estimate"] == 0.0 and by_pair["low", "high"]["ci_high"] == 0.0
+    assert by_pair["same", "low"]["estimate"] == 0.5
+    noisy = {"a": rng.normal(0, 1, (3, 4)), "b": rng.normal(0, 1, (3, 4))}
+    pairs = [("a", "b"), ("b", "a")]
+    serial = probability_of_improvement(noisy, pairs, reps=100, seed=1)
+    assert probability_of_improvement(noisy, pairs, reps=100, seed=1, workers=2) == serial
+    assert serial[0]["ci_low"] < serial[0]["estimate"] < serial[0]["ci_high"]
+    with pytest.raises(ValueError, match="no score matrix for \\['bc'\\]"):
+        probability_of_improvement(scores, [("high", "bc")], reps=10)
+
+
+def test_vectorised_probability_of_improvement_equals_rliables() -> None:
+    from rliable import metrics
+
+    from harness_gym.aggregate import _poi
+
+    rng = np.random.default_rng(4)
+    for shape_x, shape_y in [((3, 8), (3, 8)), ((5, 2), (2, 2))]:
+        x = rng.integers(0, 4, shape_x).astype(float)  # small integers: many ties
+        y = rng.integers(0, 4, shape_y).astype(float)
+        assert _poi(x, y)[0] == pytest.approx(metrics.probability_of_improvement(x, y), abs=1e-12)
+    x = rng.normal(size=(3, 4))
+    assert _poi(x, x.copy())[0] == 0.5
+
+
+def test_every_learner_is_compared_with_base_and_bc() -> None:
+    policies = ["base", "forced-check", "expert", "awr", "awr-greedy", "bc", "dqn"]
+    pairs = improvement_pairs(policies, references=["expert"])
+    assert ("awr", "bc") in pairs and ("bc", "base") in pairs and ("bc", "bc") not in pairs
+    for learner in ("awr", "awr-greedy", "dqn"):
+        assert (learner, "base") in pairs and (learner, "bc") in pairs
+    assert not any(x in {"base", "forced-check", "expert"} for x, _ in pairs)
+    assert improvement_pairs(["base", "iql"]) == [("iql", "base")]  # no bc in the results
+
+
+# -- pass^k ----------------------------------------------------------------------------------------
+def _brute_force_pass_k(outcomes: list[bool], k: int) -> float:
+    subsets = list(itertools.combinations(range(len(outcomes)), k))
+    return sum(all(outcomes[i] for i in s) for s in subsets) / len(subsets)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+def test_pass_hat_k_matches_enumerating_every_k_subset(n: int) -> None:
+    for c in range(n + 1):
+        outcomes = [True] * c + [False] * (n - c)
+        for k in range(1, n + 1):
+            assert pass_hat_k(c, n, k) == pytest.approx(_brute_force_pass_k(outcomes, k))
+
+
+def test_pass_hat_k_rejects_impossible_inputs() -> None:
+    with pytest.raises(ValueError, match="k=4 with n=3"):
+        pass_hat_k(2, 3, 4)
+    with pytest.raises(ValueError, match="k=0"):
+        pass_hat_k(2, 3, 0)
+    with pytest.raises(ValueError, match="successes"):
+        pass_hat_k(4, 3, 1)
+
+
+def test_pass_k_groups_rollouts_by_task_and_seed() -> None:
+    def episodes(task: str, seed: int, gs: list[float]) -> list[SimpleNamespace]:
+        return [SimpleNamespace(task_id=task, seed=seed, G=g) for g in gs]
+
+    # (t0, seed 0): 2 of 3 succeed (G at the threshold counts); (t0, seed 1): 3 of 3; (t1, seed 0): 0 of 3
+    results = (
+        episodes("t0", 0, [1.0, SOLVED_G, 0.98]) + episodes("t0", 1, [1.0] * 3) + episodes("t1", 0, [0.5] * 3)
+    )
+    got = pass_k({"awr": results}, ks=[1, 2, 3])["awr"]
+    assert got == pytest.approx({"1": (2 / 3 + 1 + 0) / 3, "2": (1 / 3 + 1 + 0) / 3, "3": (0 + 1 + 0) / 3})
+    assert pass_k({"awr": results}, ks=[1], threshold=0.5)["awr"]["1"] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="k=4 with n=3"):
+        pass_k({"awr": results}, ks=[4])
+    with pytest.raises(ValueError, match="no episodes"):
+        pass_k({"awr": []}, ks=[1])
+
+
+# -- summary and report ----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def fake_results() -> dict[str, Any]:
+    """3 seeds x 2 settings; bc and awr beat base everywhere; an expert reference; pass^k of 3 rollouts."""
+    rng = np.random.default_rng(1)
+    shift = {"base": 0.0, "forced-check": 5.0, "expert": 100.0, "bc": 20.0, "awr": 40.0}
+    table = {env: {name: list(s + rng.normal(0, 3, 3)) for name, s in shift.items()} for env in (ENV, DB)}
+    results = _results(table, config={"references": ["expert"], "seeds": [0, 1, 2], "rollouts": 3})
+    for env in (ENV, DB):
+        results["settings"][env]["pass_k"] = {
+            name: {"1": 0.5, "2": 0.25, "3": 0.125} if name == "awr" else {"1": 0.2, "2": 0.1, "3": 0.0}
+            for name in shift
+        }
+    results["aggregate"] = summarize(results, reps=200, poi_reps=50, seed=3)
+    return json.loads(json.dumps(results))
+
+
+def test_summarize_is_json_ready_and_reproducible(fake_results: dict[str, Any]) -> None:
+    aggregate = fake_results["aggregate"]
+    assert aggregate["runs_per_policy"] == 6 and aggregate["seeds"] == [0, 1, 2]
+    assert set(aggregate["metrics"]) == {"base", "forced-check", "expert", "bc", "awr"}
+    pairs = {(p["x"], p["y"]): p["estimate"] for p in aggregate["improvement"]}
+    assert set(pairs) == {("bc", "base"), ("awr", "base"), ("awr", "bc")}
+    assert pairs["awr", "bc"] == 1.0
+    profile = aggregate["profile"]
+    assert profile["tau"][0] <= 0 and profile["tau"][-1] >= 100
+    awr = profile["policies"]["awr"]["fraction"]
+    assert awr[0] == 1.0 and awr[-1] == 0.0 and all(a >= b for a, b in itertools.pairwise(awr))
+    assert summarize(fake_results, reps=200, poi_reps=50, seed=3) == aggregate
+    with pytest.raises(ValueError, match="replications"):
+        summarize(fake_results, reps=0)
+
+
+def test_report_renders_the_aggregate_section(fake_results: dict[str, Any], tmp_path: Path) -> None:
+    md = markdown_tables(fake_results)
+    section = md.split(f"## {HEADINGS['aggregate']}\n", 1)[1]
+    assert "3 seeds x 2 settings = 6 runs per policy" in section
+    metrics = fake_results["aggregate"]["metrics"]
+    rows = [line for line in section.splitlines() if line.startswith("| awr |")]
+    iqm = metrics["awr"]["iqm"]
+    assert rows[0].startswith(
+        f"| awr | {iqm['estimate']:.1f} | [{iqm['ci_low']:.1f}, {iqm['ci_high']:.1f}] |"
+    )
+    assert "| awr | bc | 1.00 | [1.00, 1.00] |" in section
+    assert "pass^3:" in section and "| awr | 0.125 | 0.125 | 0.125 |" in section
+    paths = write_figures(fake_results, tmp_path)
+    assert paths["performance_profile"] == tmp_path / FIGURES["performance_profile"]
+    assert paths["performance_profile"].stat().st_size > 0
+
+
+def test_report_without_aggregate_says_so() -> None:
+    md = markdown_tables({"settings": {ENV: {}}})
+    assert f"## {HEADINGS['aggregate']}\n\n_No aggregate statistics in these results._" in md

@@ -87,6 +87,11 @@ def test_bench_writes_the_report(tmp_path):
     assert set(policies) == {"base", "forced-check", "awr", "bc", "awr-greedy", "bc-greedy", "dqn"}
     assert all(p["pairs"] == 20 for p in policies.values())
     assert set(results["settings"][PLANNING]["seed_scores"]) == set(policies)
+    assert set(results["settings"][PLANNING]["pass_k"]) == set(policies)  # rollouts=1: pass^1 only
+    assert all(set(by_k) == {"1"} for by_k in results["settings"][PLANNING]["pass_k"].values())
+    aggregate = json.loads((tmp_path / "results" / "results.json").read_text())["aggregate"]
+    assert aggregate["runs_per_policy"] == 1 and set(aggregate["metrics"]) == set(policies)
+    assert ("awr", "bc") in {(p["x"], p["y"]) for p in aggregate["improvement"]}
     for name in ("report.md", "results.json", "summary.csv"):
         assert (tmp_path / "results" / name).exists()
     rows = list(csv.DictReader((tmp_path / "results" / "summary.csv").open()))

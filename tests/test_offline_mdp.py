@@ -113,3 +113,114 @@ def test_does_not_submit_where_submitting_pays_zero(policies: dict[str, MaskedPo
 def test_bc_copies_the_majority(policies: dict[str, MaskedPolicy]) -> None:
     """The control: the best action at s1 is invisible without returns."""
     assert _greedy(policies["bc-converged"], S1, M1) is Action.SUBMIT
+
+
+# ---- masked SAC and BCQ: illegal actions get no probability, and their losses ignore them ----------
+
+NEVER_LEGAL = [int(a) for a in Action if not (M0[a] or M1[a])]
+"""OBSERVE, RETRIEVE, CALL_TOOL, REVISE: illegal at every state of these MDPs (no mask allows them)."""
+
+
+def d3rlpy_original(algo: str) -> Any:
+    """d3rlpy's own config for ``algo`` ("sac", "bcq") with every setting of ``make_config(algo)``."""
+    import dataclasses
+
+    from d3rlpy.algos import DiscreteBCQConfig, DiscreteSACConfig
+
+    from baselines.train import make_config
+
+    base = {"sac": DiscreteSACConfig, "bcq": DiscreteBCQConfig}[algo]
+    cfg = make_config(algo)
+    return base(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(base)})
+
+
+def model_input(model: Any, obs: np.ndarray, mask: np.ndarray, n: int = 1) -> np.ndarray:
+    """``n`` rows of what ``model`` reads: the observation, plus the mask for masked learners."""
+    from baselines.legal import with_mask
+
+    x = obs[None] if not getattr(model.config, "masked", False) else with_mask(obs[None], mask[None])
+    return np.repeat(x, n, axis=0)
+
+
+def test_trained_sac_samples_no_illegal_action(policies: dict[str, MaskedPolicy]) -> None:
+    """Fails on unmasked training: d3rlpy's DiscreteSAC, trained on the same data, samples illegal
+    actions (DRAFT at s1, which its network carries over from s0) from its own policy."""
+    model = policies["sac"].algo
+    original = train("sac", two_step_data(), seed=0, config=d3rlpy_original("sac"))
+    illegal = {}
+    for obs, mask in ((S0, M0), (S1, M1)):
+        legal = mask.astype(bool)
+        assert legal[model.sample_action(model_input(model, obs, mask, 2000))].all()
+        assert legal[model.predict(model_input(model, obs, mask))].all()
+        illegal[int(np.argmax(obs))] = float(
+            (~legal[original.sample_action(model_input(original, obs, mask, 2000))]).mean()
+        )
+    assert max(illegal.values()) > 0.2, illegal
+
+
+def _final_bias(module: Any) -> Any:
+    """The output layer's bias of a d3rlpy Q-function or categorical policy (one entry per action)."""
+    (bias,) = [p for name, p in module.named_parameters() if name.endswith("_fc.bias")]
+    return bias
+
+
+def _all_transitions(learner: Any, data: Any) -> Any:
+    """Every transition of the learner's training dataset as one torch minibatch."""
+    from d3rlpy.dataset import BasicTransitionPicker, TransitionMiniBatch
+    from d3rlpy.torch_utility import TorchMiniBatch
+
+    ds = learner.training_dataset(data) if hasattr(learner, "training_dataset") else data.dataset
+    learner.build_with_dataset(ds)
+    picker = BasicTransitionPicker()
+    batch = TransitionMiniBatch.from_transitions(
+        [picker(e, i) for e in ds.episodes for i in range(e.transition_count)]
+    )
+    return TorchMiniBatch.from_batch(
+        batch, gamma=1.0, compute_returns_to_go=False, device=learner.impl.device
+    )
+
+
+def _policy_loss_and_target(algo: str, impl: Any, batch: Any) -> tuple[Any, Any, Any]:
+    """(actor or imitator loss, critic target, the policy module it trains)."""
+    target = impl.compute_target(batch)
+    if algo == "sac":
+        return impl.compute_actor_loss(batch)["loss"], target, impl.modules.policy
+    return impl.compute_loss(batch, target).imitator_loss, target, impl.modules.imitator
+
+
+@pytest.mark.parametrize("algo", ("sac", "bcq"))
+@pytest.mark.parametrize("masked", (True, False))
+def test_losses_and_targets_ignore_illegal_actions(algo: str, masked: bool) -> None:
+    """Masked: raising every always-illegal action's logit and Q-value (online and target networks) by
+    100 changes neither the actor / imitator loss nor the critic target at s', and those actions' logits
+    get no gradient. d3rlpy's original (``masked=False``) changes on both counts."""
+    import dataclasses
+
+    import torch
+
+    from baselines.train import make_config
+
+    cfg = make_config(algo) if masked else d3rlpy_original(algo)
+    if algo == "sac":  # no temperature step inside the actor loss, so the two evaluations are comparable
+        cfg = dataclasses.replace(cfg, temp_learning_rate=0.0)
+    learner = cfg.create(device=False)
+    batch = _all_transitions(learner, two_step_data(20))
+    impl = learner.impl
+    loss, target, policy = _policy_loss_and_target(algo, impl, batch)
+    policy.zero_grad()
+    loss.backward()
+    grad = _final_bias(policy).grad[NEVER_LEGAL]
+    with torch.no_grad():
+        for module in (policy, *impl.modules.q_funcs, *impl.modules.targ_q_funcs):
+            _final_bias(module)[NEVER_LEGAL] += 100.0
+    shifted_loss, shifted_target, _ = _policy_loss_and_target(algo, impl, batch)
+    live = batch.terminals.view(-1) == 0  # a terminal step's target is multiplied by 0
+    assert live.any()
+    if masked:
+        assert torch.all(grad == 0.0)
+        assert torch.equal(shifted_loss, loss) and torch.equal(shifted_target[live], target[live])
+        assert torch.isfinite(loss) and torch.isfinite(target).all()
+    else:
+        assert torch.any(grad != 0.0)
+        assert not torch.allclose(shifted_loss, loss)
+        assert not torch.allclose(shifted_target[live], target[live])
