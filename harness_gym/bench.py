@@ -11,6 +11,10 @@ the softmax over legal actions (the paper's controller; reported under the algor
 ``greedy`` takes its argmax (reported as ``<algo>-greedy``); Q-learners act greedily. Settings run in
 ``workers`` processes at once.
 
+Off-policy evaluation (``off_policy_evaluation``): every trained acting policy is also valued from the
+buffer alone (FQE, IS, WIS, PDIS, DR; ``baselines.ope``) and by playing it on the train tasks the
+buffer's episodes start from, so each estimator's error is measured against the simulator's truth.
+
 Imports torch and d3rlpy: never imported by ``import harness_gym``.
 """
 
