@@ -119,6 +119,14 @@ class MaskedPolicy:
             raise RuntimeError(f"{self.name} chose illegal action {action} under mask {mask}")
         return action
 
+    def q_values(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
+        """The learner's own action values at ``obs`` (every action), or None when it learns none (AWR,
+        BC): what it believes each action is worth, to set beside an off-policy or simulated value."""
+        try:
+            return self._q_values(obs, mask)
+        except NotImplementedError:
+            return None
+
     @staticmethod
     def _argmax(scores: np.ndarray, mask: np.ndarray) -> int:
         if np.isfinite(scores).any():

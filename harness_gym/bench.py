@@ -13,6 +13,10 @@ the softmax over legal actions (the paper's controller; reported under the algor
 also evaluated at ``Schedule.curve_points`` checkpoints on a small fixed episode set. ``timings`` holds
 the wall time of each phase (collect_s, evaluate_s, train_s, curves_s, statistics_s).
 
+Off-policy evaluation (``off_policy_evaluation``): every trained acting policy is also valued from the
+buffer alone (FQE, IS, WIS, PDIS, DR; ``baselines.ope``) and by playing it on the train tasks the
+buffer's episodes start from, so each estimator's error is measured against the simulator's truth.
+
 Imports torch and d3rlpy: never imported by ``import harness_gym``.
 """
 
@@ -20,9 +24,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import queue
 import resource
 import shutil
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
@@ -138,7 +144,8 @@ def episode_count(env_id: str, config: BenchConfig) -> int:
     modes = sum(len(config.act) if algo in STOCHASTIC else 1 for algo in config.algos)
     per_policy = n_eval * len(config.seeds) * config.rollouts
     evaluated = (2 + len(config.references) + modes) * per_policy
-    return config.episodes_per_task * n_train + evaluated + curve_episode_count(n_eval, config)
+    truth = n_train * len(config.seeds) * modes  # ``off_policy_evaluation``'s true values
+    return config.episodes_per_task * n_train + evaluated + truth + curve_episode_count(n_eval, config)
 
 
 def _model_fingerprint(model: Any) -> str:
@@ -243,6 +250,59 @@ class LearningCurves:
             self.seconds += time.perf_counter() - start
 
         return on_checkpoint
+
+
+def off_policy_evaluation(
+    env_id: str,
+    trained: dict[str, list[tuple[int, Any]]],
+    data: Any,
+    engine: EngineConfig,
+    checkpoints: Path,
+    tick: Callable[[int], None],
+    env_kwargs: dict[str, Any],
+) -> dict[str, dict[str, dict[str, float | None]]]:
+    """Off-policy estimates of every trained acting policy beside its true value (``baselines.ope``).
+
+    The buffer's episodes start on the train-split tasks, round robin, so every estimate is of the
+    value on the train split, and so is the truth: the policy plays every train task once
+    (``rollouts=1``; evaluation seed = its training seed), the same number of episodes per task as
+    each task's share of the buffer, ``true_se`` the standard error of that mean.
+    ``{policy: {str(seed): {"true", "true_se", "fqe", "is", "wis", "pdis", "dr", "own_q", "ess"}}}``;
+    an estimate that is undefined (WIS when no logged episode follows the policy) is None.
+    """
+    from baselines.ope import LoggedBuffer, off_policy_values
+    from harness_gym.evaluation import evaluate
+
+    runs = [
+        (name, seed, policy) for name, pairs in trained.items() if name != "base" for seed, policy in pairs
+    ]
+    if not runs:
+        return {}
+    estimates = off_policy_values(
+        [p for _, _, p in runs], LoggedBuffer.from_offline(data), [s for _, s, _ in runs]
+    )
+    out: dict[str, dict[str, dict[str, float | None]]] = {}
+    for (name, seed, policy), values in zip(runs, estimates, strict=True):
+        records = evaluate(
+            policy,
+            env_id,
+            split="train",
+            seeds=(seed,),
+            rollouts=1,
+            policy_name=name,
+            engine=engine,
+            checkpoint=checkpoints / f"ope-{name}-s{seed}",
+            fingerprint=_model_fingerprint(policy.algo),
+            on_episode=lambda record: tick(1),
+            **env_kwargs,
+        )
+        g = [r.G for r in records]
+        se = statistics.stdev(g) / math.sqrt(len(g)) if len(g) > 1 else None
+        entry = {"true": statistics.fmean(g), "true_se": se, **values}
+        out.setdefault(name, {})[str(seed)] = {
+            k: None if v is None or not math.isfinite(v) else float(v) for k, v in entry.items()
+        }
+    return out
 
 
 def run_setting(
@@ -356,6 +416,9 @@ def run_setting(
     timings["train_s"] -= curves.seconds  # the curves' evaluations ran inside training
     timings["curves_s"] = curves.seconds
     mark = time.perf_counter()
+    ope = off_policy_evaluation(env_id, trained, data, engine, checkpoints, tick, env_kwargs)
+    timings["ope_s"] = time.perf_counter() - mark
+    mark = time.perf_counter()
     comparison = compare(results, n_boot=config.n_boot, n_perm=config.n_boot)
     timings["statistics_s"] = time.perf_counter() - mark
     timings["total_s"] = time.perf_counter() - start
@@ -372,6 +435,7 @@ def run_setting(
         "seed_scores": seed_scores(results, env_id),
         "curves": curves.points,
         "pass_k": pass_k(results, range(1, config.rollouts + 1)),
+        "ope": ope,
     }
     if config.eval_profiles:
         train_profile = config.train_profile or "default"

@@ -94,6 +94,18 @@ def test_bench_writes_the_report(tmp_path):
     assert ("awr", "bc") in {(p["x"], p["y"]) for p in aggregate["improvement"]}
     for name in ("report.md", "results.json", "summary.csv"):
         assert (tmp_path / "results" / name).exists()
+    # off-policy evaluation: every trained acting policy and seed, each estimator beside the truth
+    ope = results["settings"][PLANNING]["ope"]
+    assert set(ope) == set(policies) - {"base", "forced-check"}
+    keys = {"true", "true_se", "fqe", "is", "wis", "pdis", "dr", "own_q", "ess"}
+    for name, per_seed in ope.items():
+        assert set(per_seed) == {"0"} and set(per_seed["0"]) == keys
+        entry = per_seed["0"]
+        assert 0.0 <= entry["true"] <= 1.0 and entry["true_se"] >= 0.0 and entry["ess"] >= 0.0
+        assert all(isinstance(entry[k], float) for k in ("fqe", "is", "pdis", "dr"))
+        assert (entry["own_q"] is None) == (name != "dqn")  # only the Q-learner has its own values
+    assert "ope_s" in results["settings"][PLANNING]["timings"]
+    assert "## Off-policy evaluation" in (tmp_path / "results" / "report.md").read_text()
     rows = list(csv.DictReader((tmp_path / "results" / "summary.csv").open()))
     assert {row["policy"] for row in rows} == set(policies)
     with pytest.raises(ValueError, match="unknown setting"):

@@ -60,3 +60,40 @@ def test_bad_input() -> None:
         OPEEpisode(np.ones(2), np.zeros(3), np.ones(2))
     with pytest.raises(ValueError, match="dr needs"):
         estimate(_episodes(0.5)[:2], "dr")
+
+
+def test_padded_episodes_of_different_lengths_match_the_per_episode_formulas() -> None:
+    """The estimators run on padded arrays; each must equal its textbook per-episode sum."""
+    rng = np.random.default_rng(1)
+    episodes = []
+    for length in rng.integers(1, 6, size=40):
+        episodes.append(
+            OPEEpisode(
+                target_prob=rng.random(length),
+                behavior_logp=np.log(rng.uniform(0.2, 1.0, length)),
+                rewards=rng.random(length),
+                q_hat=rng.random(length),
+                v_hat=rng.random(length),
+            )
+        )
+    gamma = 0.9
+    per_episode = {"is": [], "pdis": [], "dr": []}
+    weights = []
+    for ep in episodes:
+        w = ep.cumulative_ratios()
+        d = gamma ** np.arange(len(w))
+        weights.append(w[-1])
+        per_episode["is"].append(w[-1] * np.sum(d * ep.rewards))
+        per_episode["pdis"].append(np.sum(d * w * ep.rewards))
+        w_prev = np.concatenate([[1.0], w[:-1]])
+        per_episode["dr"].append(np.sum(d * (w * ep.rewards - w * ep.q_hat + w_prev * ep.v_hat)))
+    returns = [np.sum(gamma ** np.arange(len(ep.rewards)) * ep.rewards) for ep in episodes]
+    for name in ("is", "pdis", "dr"):
+        assert estimate(episodes, name, gamma) == pytest.approx(np.mean(per_episode[name]), rel=1e-12), name
+    assert estimate(episodes, "wis", gamma) == pytest.approx(np.dot(weights, returns) / np.sum(weights))
+    assert effective_sample_size(episodes) == pytest.approx(np.sum(weights) ** 2 / np.sum(np.square(weights)))
+
+
+def test_wis_is_undefined_when_no_episode_follows_the_target() -> None:
+    ep = OPEEpisode(np.array([0.0]), np.log([0.5]), np.array([1.0]))
+    assert np.isnan(estimate([ep], "wis")) and effective_sample_size([ep]) == 0.0
