@@ -48,7 +48,7 @@ from harness_gym.engine import run as run_engine
 from harness_gym.hms import EVENTS
 from harness_gym.reference_scores import reference_scores
 from harness_gym.registry import env_class
-from harness_gym.rollout import USAGE_KEYS
+from harness_gym.rollout import USAGE_KEYS, policy_rng
 from harness_gym.task import SPLITS
 
 if TYPE_CHECKING:
@@ -255,7 +255,7 @@ def rollout(config: CollectConfig, index: int, env: gym.Env | None = None) -> di
     task_index = index % len(ids)
 
     obs, info = env.reset(seed=seed, options={"task_id": ids[task_index]})
-    rng = np.random.default_rng(seed)
+    rng = policy_rng(seed)
     observations, masks = [obs], [info["action_mask"]]
     actions, logps, rewards, terms, truncs = [], [], [], [], []
     while True:

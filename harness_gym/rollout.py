@@ -40,12 +40,27 @@ def start_episode(policy: Any) -> None:
         reset()
 
 
+POLICY_STREAM = 1
+"""Spawn key of the policy's generator: ``default_rng([seed, POLICY_STREAM])``."""
+
+
+def policy_rng(seed: int) -> np.random.Generator:
+    """The policy's generator for the episode seeded ``seed``: a stream independent of the env's.
+
+    ``env.reset(seed=seed)`` seeds the executor with ``default_rng(seed)``'s stream; a policy drawing
+    from that same stream would make its random choices (an exploratory action, a sampled action) the
+    executor's own draws, so which action it explores would be correlated with whether the executor
+    succeeds. A separate stream keeps episodes reproducible from ``seed`` without that coupling.
+    """
+    return np.random.default_rng([seed, POLICY_STREAM])
+
+
 def run_episode(env: gym.Env, policy: _Policy, *, seed: int, task_id: str | None = None) -> dict[str, Any]:
-    """One episode; the env and the policy draw from generators seeded with ``seed``. Returns final info."""
+    """One episode: the env on ``reset(seed=seed)``, the policy on ``policy_rng(seed)``; the final info."""
     options = {"task_id": task_id} if task_id is not None else None
     start_episode(policy)
     obs, info = env.reset(seed=seed, options=options)
-    rng = np.random.default_rng(seed)
+    rng = policy_rng(seed)
     while True:
         action = policy.act(obs, info["action_mask"], rng)
         obs, _, terminated, truncated, info = env.step(action)

@@ -22,6 +22,7 @@ from harness_gym.collect import (
     CollectError,
     checkpoint_dir,
     collect,
+    dataset_root,
     dataset_stats,
     mixed_behavior,
 )
@@ -257,3 +258,43 @@ def test_mixed_gives_every_task_both_behaviours(n_tasks: int) -> None:
     assert all(sorted(b) == ["base", "exploratory"] for b in per_task.values()), per_task
     first_round = [mixed_behavior(i, n_tasks) for i in range(n_tasks)]
     assert abs(first_round.count("base") - first_round.count("exploratory")) <= 1
+
+
+def test_the_policy_draws_from_a_stream_independent_of_the_executors() -> None:
+    """The env seeds its executor with ``default_rng(seed)``; a policy on that same stream would make
+    its exploratory choices the executor's own draws (correlated with whether a draft succeeds)."""
+    from harness_gym.rollout import policy_rng, run_episode
+
+    class FirstDraw:
+        def __init__(self) -> None:
+            self.draws: list[float] = []
+
+        def act(self, obs, mask, rng):
+            self.draws.append(float(rng.random()))
+            return int(np.flatnonzero(mask)[-1])
+
+    env = gym.make("HarnessPlanning-v0")
+    policy = FirstDraw()
+    run_episode(env, policy, seed=11)
+    assert policy.draws[0] == policy_rng(11).random()
+    env.reset(seed=11)
+    assert policy.draws[0] != env.unwrapped.np_random.random()
+
+
+def test_collected_exploration_draws_from_the_policy_stream(tmp_path: Path) -> None:
+    """Collection plays the same episode as ``run_episode`` from the same seed (both use policy_rng)."""
+    from harness_gym.rollout import run_episode
+
+    config = CollectConfig(
+        "HarnessPlanning-v0", "exploratory", 3, "harness/planning/rng-v0", root=str(tmp_path)
+    )
+    collect(config)
+    dataset = minari.load_dataset(str(dataset_root(str(tmp_path)) / "harness/planning/rng-v0"))
+    env = gym.make("HarnessPlanning-v0")
+    ids = [task.task_id for task in env.unwrapped.tasks]
+    for index, episode in enumerate(dataset.iterate_episodes()):
+        final = run_episode(
+            env, make_policy("exploratory", "HarnessPlanning-v0"), seed=index, task_id=ids[index]
+        )
+        played = [Action[step["action"]].value for step in final["trajectory"]["steps"]]
+        assert played == [int(a) for a in episode.actions]
