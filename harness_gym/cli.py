@@ -512,6 +512,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         executor=_executor_config(args),
         workers=args.workers if args.workers is not None else base.workers,
         concurrency=args.concurrency,
+        backend=args.backend,
+        ray_address=args.ray_address,
+        ray_tasks=args.ray_tasks,
         keep_datasets=args.keep_datasets,
     )
     config = replace(config, train_profile=args.train_profile, eval_profiles=tuple(args.eval_profile or ()))
@@ -728,7 +731,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep the buffers in OUT/datasets (default: removed after the report; a rerun rebuilds them)",
     )
     be.add_argument("--workers", type=int, default=None, help="settings run in parallel processes (2)")
-    _add_engine_args(be, workers=False, backend=False)
+    _add_engine_args(be, workers=False)
+    be.add_argument(
+        "--ray-tasks", type=int, default=1, help="ray: tasks per collection or evaluation in a setting (1)"
+    )
     _add_executor_args(be)
     be.set_defaults(func=_cmd_bench)
 
