@@ -34,6 +34,7 @@ _LLM_FLAGS = (
     "base_url",
     "temperature",
     "max_tokens",
+    "context_tokens",
     "max_concurrency",
     "timeout",
     "cache",
@@ -52,6 +53,13 @@ def _add_executor_args(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--temperature", type=float, default=None, help="openai: sampling temperature (0)")
     group.add_argument("--max-tokens", type=int, default=None, help="openai: reply length limit (1024)")
+    group.add_argument(
+        "--context-tokens",
+        type=int,
+        default=None,
+        help="openai: the model's context window as served; a call whose prompt leaves less than "
+        "--max-tokens of it is a truncated reply (default: rely on the server's refusal)",
+    )
     group.add_argument(
         "--max-concurrency",
         type=int,
@@ -121,6 +129,7 @@ def _executor_config(args: argparse.Namespace) -> OpenAIConfig | None:
         "base_url": args.base_url,
         "temperature": args.temperature,
         "max_tokens": args.max_tokens,
+        "context_tokens": args.context_tokens,
         "max_concurrency": args.max_concurrency,
         "timeout_s": args.timeout,
         "cache": args.cache,

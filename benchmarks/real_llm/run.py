@@ -111,6 +111,12 @@ def main() -> None:
     parser.add_argument("--cache-mode", default="read_write", choices=("read_write", "read_only"))
     parser.add_argument("--episodes", type=int, default=3)
     parser.add_argument("--max-tokens", type=int, default=512)
+    parser.add_argument(
+        "--context-tokens",
+        type=int,
+        default=None,
+        help="the server's context window (OpenAIConfig.context_tokens)",
+    )
     parser.add_argument("--envs", default="all", help="comma-separated env ids, or all")
     parser.add_argument("--out", type=Path, help="Markdown table")
     parser.add_argument("--json", type=Path, help="per-row results as JSON")
@@ -123,6 +129,7 @@ def main() -> None:
         cache=args.cache,
         cache_mode=args.cache_mode,
         max_tokens=args.max_tokens,
+        context_tokens=args.context_tokens,
         max_retries=2,
         timeout_s=300,
     )
