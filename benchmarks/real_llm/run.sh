@@ -14,6 +14,9 @@ episodes=${1:-3}
 venv=${REAL_LLM_VENV:-$root/.venv-real-llm}
 python=${PYTHON:-$root/.venv/bin/python}
 port=${REAL_LLM_PORT:-8011}
+# one thread: on a shared machine two llama.cpp threads wait on each other (2 tokens/s against 30 with
+# one, measured beside other work on two cores); give more on a machine of its own
+threads=${REAL_LLM_THREADS:-1}
 model=smollm2-135m-instruct
 n_ctx=8192  # the model's training context (llama.context_length in the GGUF): served whole, and checked
 
@@ -38,7 +41,7 @@ fi
 echo "model file: $gguf"
 
 "$venv/bin/python" -m llama_cpp.server --model "$gguf" --model_alias "$model" \
-    --host 127.0.0.1 --port "$port" --n_ctx "$n_ctx" --n_threads 2 > "$here/server.log" 2>&1 &
+    --host 127.0.0.1 --port "$port" --n_ctx "$n_ctx" --n_threads "$threads" > "$here/server.log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true' EXIT
 up() { "$venv/bin/python" -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/v1/models', timeout=2)" 2> /dev/null; }
