@@ -34,7 +34,7 @@ from harness_gym.collect import CollectConfig, CollectJob
 from harness_gym.engine import EngineConfig
 from harness_gym.engine import run as run_engine
 from harness_gym.executors.openai_executor import OpenAIConfig
-from harness_gym.executors.prompts import JUDGE_INSTRUCTION
+from harness_gym.executors.prompts import INSTRUCTION_HEADING, JUDGE_INSTRUCTION
 
 ENV = "HarnessPlanning-v0"
 
@@ -48,7 +48,7 @@ def _serve(latency: float, port: Any, requests: Any, peak: Any) -> None:
 
     def reply(messages: list[dict]) -> str:
         content = messages[-1]["content"]
-        if content.rsplit("## Your turn\n", 1)[-1].startswith(JUDGE_INSTRUCTION):
+        if content.rsplit(f"{INSTRUCTION_HEADING}\n", 1)[-1].startswith(JUDGE_INSTRUCTION):
             return "PASS"
         task = next(t for t in tasks if t.prompt.strip() in content)
         pool = domain.domain.pool(task)

@@ -86,6 +86,14 @@ class BenchConfig:
     """Episodes in flight per setting process (results never depend on it)."""
     curves: bool = True
     """Learning curves (``LearningCurves``): each run's policy evaluated at its training checkpoints."""
+    backend: str = "local"
+    """Engine backend of each setting's collection and evaluations: ``local`` (threads in the setting
+    process) or ``ray`` (``ray_tasks`` Ray tasks; results never depend on it)."""
+    ray_address: str | None = None
+    """Ray cluster every setting process joins; default ``$RAY_ADDRESS``, else a running local
+    instance (``ray start --head``), else a new one per setting process."""
+    ray_tasks: int = 1
+    """Ray tasks per collection or evaluation, each with ``concurrency`` episodes in flight."""
     keep_datasets: bool = False
     """Keep the buffers under ``out/datasets`` after the report (50-65 MB per setting at full size);
     by default they are removed: the report holds their statistics, and a rerun rebuilds them exactly."""
@@ -93,10 +101,18 @@ class BenchConfig:
     def content_key(self) -> dict[str, Any]:
         """The settings that change results; a resume with different ones is refused."""
         fields = asdict(self)
-        for name in ("out", "show_progress", "workers", "concurrency", "keep_datasets"):
+        scheduling = ("workers", "concurrency", "backend", "ray_address", "ray_tasks")
+        for name in ("out", "show_progress", *scheduling, "keep_datasets"):
             del fields[name]
         fields["executor"] = self.executor.content_key() if self.executor is not None else None
         return fields
+
+    @property
+    def engine(self) -> EngineConfig:
+        """How each setting plays its episodes (a local setting process cannot fork workers of its own,
+        so ``ray_tasks`` applies to the Ray backend only)."""
+        workers = self.ray_tasks if self.backend == "ray" else 1
+        return EngineConfig(self.concurrency, workers, self.backend, self.ray_address)
 
 
 QUICK = BenchConfig(
@@ -350,14 +366,17 @@ def run_setting(
     root = str(Path(config.out) / "datasets")
     dataset_id = f"harness/{domain.dataset_domain()}/bench-mixed-v0"
     tick = progress or (lambda n: None)
-    engine = EngineConfig(concurrency=config.concurrency)
+    engine = config.engine
     collect_config = CollectConfig(
         env_id,
         "mixed",
         config.episodes_per_task * n_train,
         dataset_id,
         executor=config.executor,
-        concurrency=config.concurrency,
+        workers=engine.workers,
+        concurrency=engine.concurrency,
+        backend=engine.backend,
+        ray_address=engine.ray_address,
         root=root,
         show_progress=False,
     )
@@ -485,6 +504,9 @@ def run(config: BenchConfig) -> dict[str, Any]:
     from harness_gym.shift import check_profiles
 
     check_profiles(config.train_profile, config.eval_profiles, llm=config.executor is not None)
+    if config.ray_tasks < 1:
+        raise ValueError(f"ray_tasks must be at least 1, got {config.ray_tasks}")
+    config.engine  # noqa: B018  (an EngineError names a bad concurrency, backend or Ray address)
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
     checkpoints = out / CHECKPOINTS

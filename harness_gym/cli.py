@@ -34,6 +34,7 @@ _LLM_FLAGS = (
     "base_url",
     "temperature",
     "max_tokens",
+    "context_tokens",
     "max_concurrency",
     "timeout",
     "cache",
@@ -52,6 +53,13 @@ def _add_executor_args(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--temperature", type=float, default=None, help="openai: sampling temperature (0)")
     group.add_argument("--max-tokens", type=int, default=None, help="openai: reply length limit (1024)")
+    group.add_argument(
+        "--context-tokens",
+        type=int,
+        default=None,
+        help="openai: the model's context window as served; a call whose prompt leaves less than "
+        "--max-tokens of it is a truncated reply (default: rely on the server's refusal)",
+    )
     group.add_argument(
         "--max-concurrency",
         type=int,
@@ -121,6 +129,7 @@ def _executor_config(args: argparse.Namespace) -> OpenAIConfig | None:
         "base_url": args.base_url,
         "temperature": args.temperature,
         "max_tokens": args.max_tokens,
+        "context_tokens": args.context_tokens,
         "max_concurrency": args.max_concurrency,
         "timeout_s": args.timeout,
         "cache": args.cache,
@@ -512,6 +521,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         executor=_executor_config(args),
         workers=args.workers if args.workers is not None else base.workers,
         concurrency=args.concurrency,
+        backend=args.backend,
+        ray_address=args.ray_address,
+        ray_tasks=args.ray_tasks,
         keep_datasets=args.keep_datasets,
         curves=not args.no_curves,
     )
@@ -732,7 +744,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-curves", action="store_true", help="skip the learning curves (their evaluation episodes)"
     )
     be.add_argument("--workers", type=int, default=None, help="settings run in parallel processes (2)")
-    _add_engine_args(be, workers=False, backend=False)
+    _add_engine_args(be, workers=False)
+    be.add_argument(
+        "--ray-tasks", type=int, default=1, help="ray: tasks per collection or evaluation in a setting (1)"
+    )
     _add_executor_args(be)
     be.set_defaults(func=_cmd_bench)
 

@@ -8,6 +8,7 @@ import pytest
 
 from harness_gym.calibrate import calibrate_env, truth_of, wilson
 from harness_gym.cli import main
+from harness_gym.executors.prompts import INSTRUCTION_HEADING
 from harness_gym.profiles import DomainProfile, DraftParams, ExecutorProfile, Mechanism, named
 
 KNOWN = Mechanism(
@@ -82,7 +83,8 @@ def test_calibrate_measures_a_chat_llm_endpoint():
         if "## Current draft\n```\n" not in content:
             return "I am not able to write this plan."  # drafts and tool calls fail to parse
         draft = content.split("## Current draft\n```\n", 1)[1].split("\n```", 1)[0]
-        if "## Your turn\n" in content and "PASS" in content.rsplit("## Your turn\n", 1)[1][:400]:
+        turn = f"{INSTRUCTION_HEADING}\n"
+        if turn in content and "PASS" in content.rsplit(turn, 1)[1][:400]:
             return "PASS" if draft in references else "FAIL: the plan does not reach the goal"
         problems = (
             content.split("## Problems reported by the harness", 1)[1] if "## Problems" in content else ""

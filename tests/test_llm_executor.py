@@ -23,7 +23,7 @@ from harness_gym.executors import (
     OpenAIConfig,
     OpenAIExecutor,
 )
-from harness_gym.executors.prompts import JUDGE_INSTRUCTION
+from harness_gym.executors.prompts import INSTRUCTION_HEADING, JUDGE_INSTRUCTION
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def serve() -> Iterator[Callable[..., ChatServer]]:
 
 def kind_of(messages: list[dict[str, str]]) -> str:
     """Which request a message list is, from the instruction the prompts end with."""
-    turn = messages[-1]["content"].rsplit("## Your turn\n", 1)[1]
+    turn = messages[-1]["content"].rsplit(f"{INSTRUCTION_HEADING}\n", 1)[1]
     if turn.startswith(JUDGE_INSTRUCTION):
         return "judge"
     if "## Current draft" in messages[-1]["content"]:
@@ -474,6 +474,28 @@ def test_a_truncated_reply_is_an_executor_error_never_an_artifact(serve, tmp_pat
     cache = env.unwrapped.executor.cache
     [key] = cache.keys()
     assert cache._lookup(key).finish_reason == "length"
+
+
+@pytest.mark.parametrize(("prompt_tokens", "overflow"), [(900, False), (1500, True)])
+def test_a_prompt_that_leaves_no_room_for_max_tokens_is_a_truncated_reply(serve, prompt_tokens, overflow):
+    # a server that cuts an over-long prompt silently still answers, finish_reason "stop"; the usage it
+    # reports is what the context_tokens rule checks
+    env_id = "HarnessCoding-v0"
+    srv = serve(lambda payload: "", usage={"prompt_tokens": prompt_tokens, "completion_tokens": 20})
+    env = make_env(env_id, srv.base_url, max_tokens=100, context_tokens=1000)
+    srv.respond = Scripted(env)
+    env.reset(seed=0, options={"task_id": env.unwrapped.tasks[0].task_id})
+    env.step(int(Action.DRAFT))
+    record = env.unwrapped._ep.steps[-1]
+    assert (record["draft_hash"] is None) == overflow
+    if overflow:
+        assert record["text"].startswith("executor error: truncated reply")
+        assert "1000-token context" in record["text"] and "1500 tokens" in record["text"]
+    assert env.unwrapped.executor.stats()["truncations"] == int(overflow)
+    assert OpenAIConfig(context_tokens=4096).content_key()["context_tokens"] == 4096
+    assert "context_tokens" not in OpenAIConfig().content_key()
+    with pytest.raises(ValueError, match="must exceed max_tokens"):
+        OpenAIConfig(max_tokens=1000, context_tokens=1000)
 
 
 def test_harness_errors_never_reach_the_model_as_feedback(serve):

@@ -17,7 +17,7 @@ from harness_gym.domains.long_memory.generate import show_date
 from harness_gym.domains.multi_tool.tools import names_in_context, read_result, run_call
 from harness_gym.domains.research.verifier import FORMATS as RESEARCH_FORMATS
 from harness_gym.executors.base import Context, ExecutorRequest, Feedback
-from harness_gym.executors.prompts import ParseError, Prompts
+from harness_gym.executors.prompts import INSTRUCTION_HEADING, ParseError, Prompts
 from harness_gym.task import Task
 
 KW, RESEARCH, MULTI, MEMORY = (
@@ -35,6 +35,11 @@ def setup(env_id: str) -> tuple[Domain, tuple[Task, ...], Prompts]:
     domain = env.unwrapped.domain
     assert domain.prompts_cls is not None
     return domain, tuple(env.unwrapped.tasks), domain.prompts_cls(domain)
+
+
+def instruction_of(content: str) -> str:
+    """The request's last section: the instruction, then the reply form if any."""
+    return content.rsplit(f"\n{INSTRUCTION_HEADING}\n", 1)[1]
 
 
 def user_text(prompts: Prompts, request: ExecutorRequest) -> str:
@@ -259,7 +264,7 @@ def test_tool_messages_carry_the_tool_instruction_and_each_result_once() -> None
         evidence = [f"tool:{i}:{read_result(text).tool}" for i, text in enumerate(texts)]
         context = Context(observed=True, evidence=evidence, tool_results=texts)
         content = user_text(prompts, ExecutorRequest("tool", task, context))
-        assert content.endswith(prompts.tool_instruction)
+        assert instruction_of(content).startswith(prompts.tool_instruction)
         assert '{"tool": NAME, "args": {...}}' in prompts.tool_instruction
         gathered = content.split("## Evidence gathered\n")[1].split("## Tool results so far")[0]
         for i, (marker, text) in enumerate(zip(evidence, texts, strict=True)):
@@ -371,7 +376,7 @@ def test_revise_messages_show_the_draft_and_localising_feedback(env_id: str) -> 
         content = user_text(prompts, ExecutorRequest("revise", task, Context(observed=True), draft, local))
         assert "## Current draft\n```\n" + draft + "\n```" in content
         assert f"- {issue}" in content
-        assert content.endswith(prompts.revise_instruction)
+        assert instruction_of(content).startswith(prompts.revise_instruction)
         stale = Feedback("check", artifact_hash(draft + "x"), (issue,))
         content = user_text(prompts, ExecutorRequest("revise", task, Context(observed=True), draft, stale))
         assert issue not in content and draft in content

@@ -30,6 +30,7 @@ def replay_config() -> OpenAIConfig:
         model=FIXTURE["model"],
         base_url=FIXTURE["base_url"],
         max_tokens=FIXTURE["max_tokens"],
+        context_tokens=FIXTURE.get("context_tokens"),
         cache=str(CACHE),
         cache_mode="read_only",
         max_retries=0,

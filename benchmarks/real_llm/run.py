@@ -103,6 +103,28 @@ def table(rows: list[dict[str, Any]], model: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def summary(rows: list[dict[str, Any]]) -> str:
+    """Per setting over all its policies (the README's table): Base and expert G, calls, and parse
+    failures and truncated replies per call (weighted by each row's calls)."""
+    lines = [
+        "| setting | Base G | expert G | calls (all policies) | parse failures / call | truncated / call |",
+        "|---|---|---|---|---|---|",
+    ]
+    for env_id in dict.fromkeys(r["env_id"] for r in rows):
+        mine = [r for r in rows if r["env_id"] == env_id]
+        g = {policy: f"{G:.3f}" for policy, G in ((r["policy"], r["G"]) for r in mine)}
+        calls = sum(r["calls"] for r in mine)
+        per_call = {
+            key: sum(r[key] * r["calls"] for r in mine) / max(1, calls)
+            for key in ("parse_failures_per_call", "truncation_rate")
+        }
+        lines.append(
+            f"| `{env_id}` | {g.get('base', '-')} | {g.get('expert', '-')} | {calls} "
+            f"| {per_call['parse_failures_per_call']:.2f} | {per_call['truncation_rate']:.2f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base-url", required=True)
@@ -111,6 +133,12 @@ def main() -> None:
     parser.add_argument("--cache-mode", default="read_write", choices=("read_write", "read_only"))
     parser.add_argument("--episodes", type=int, default=3)
     parser.add_argument("--max-tokens", type=int, default=512)
+    parser.add_argument(
+        "--context-tokens",
+        type=int,
+        default=None,
+        help="the server's context window (OpenAIConfig.context_tokens)",
+    )
     parser.add_argument("--envs", default="all", help="comma-separated env ids, or all")
     parser.add_argument("--out", type=Path, help="Markdown table")
     parser.add_argument("--json", type=Path, help="per-row results as JSON")
@@ -123,8 +151,9 @@ def main() -> None:
         cache=args.cache,
         cache_mode=args.cache_mode,
         max_tokens=args.max_tokens,
+        context_tokens=args.context_tokens,
         max_retries=2,
-        timeout_s=300,
+        timeout_s=1800,  # a 512-token reply on a busy CPU
     )
     policies = [p for p in POLICIES if p in SCRIPTED]
     rows = []
@@ -133,7 +162,7 @@ def main() -> None:
             row = run_setting(env_id, policy, config, args.episodes)
             rows.append(row)
             print(table([row], args.model).splitlines()[-1], flush=True)
-    text = table(rows, args.model)
+    text = table(rows, args.model) + "\nPer setting, all policies together:\n\n" + summary(rows)
     print(text)
     if args.out:
         args.out.write_text(text)
@@ -142,7 +171,12 @@ def main() -> None:
         args.json.write_text(json.dumps(slim, indent=1) + "\n")
     if args.expected:
         episodes = [e for r in rows for e in r["episodes_out"]]
-        fixture = {"model": args.model, "base_url": args.base_url, "max_tokens": args.max_tokens}
+        fixture = {
+            "model": args.model,
+            "base_url": args.base_url,
+            "max_tokens": args.max_tokens,
+            "context_tokens": args.context_tokens,
+        }
         args.expected.write_text(json.dumps({**fixture, "episodes": episodes}, indent=1) + "\n")
 
 

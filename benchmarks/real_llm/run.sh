@@ -14,7 +14,11 @@ episodes=${1:-3}
 venv=${REAL_LLM_VENV:-$root/.venv-real-llm}
 python=${PYTHON:-$root/.venv/bin/python}
 port=${REAL_LLM_PORT:-8011}
+# one thread: on a shared machine two llama.cpp threads wait on each other (2 tokens/s against 30 with
+# one, measured beside other work on two cores); give more on a machine of its own
+threads=${REAL_LLM_THREADS:-1}
 model=smollm2-135m-instruct
+n_ctx=8192  # the model's training context (llama.context_length in the GGUF): served whole, and checked
 
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
@@ -37,7 +41,7 @@ fi
 echo "model file: $gguf"
 
 "$venv/bin/python" -m llama_cpp.server --model "$gguf" --model_alias "$model" \
-    --host 127.0.0.1 --port "$port" --n_ctx 8192 --n_threads 2 > "$here/server.log" 2>&1 &
+    --host 127.0.0.1 --port "$port" --n_ctx "$n_ctx" --n_threads "$threads" > "$here/server.log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true' EXIT
 up() { "$venv/bin/python" -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/v1/models', timeout=2)" 2> /dev/null; }
@@ -57,7 +61,7 @@ if [ "${RECORD_FIXTURE:-0}" = 1 ]; then
 fi
 cd "$root"
 PYTHONPATH="$root" "$python" "$here/run.py" --base-url "http://127.0.0.1:$port/v1" --model "$model" \
-    --cache "$cache" --episodes "$episodes" --out "$here/results.md" --json "$here/results.json" "${extra[@]}"
+    --cache "$cache" --context-tokens "$n_ctx" --episodes "$episodes" --out "$here/results.md" --json "$here/results.json" "${extra[@]}"
 if [ "${RECORD_FIXTURE:-0}" = 1 ]; then
     # one self-contained file: fold the write-ahead log in
     "$python" -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA wal_checkpoint(TRUNCATE)'); c.execute('PRAGMA journal_mode=DELETE'); c.execute('VACUUM'); c.close()" "$cache"

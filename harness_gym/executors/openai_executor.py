@@ -7,6 +7,12 @@ the endpoint. What it guarantees:
 - a reply without an artifact of the required form, or one cut at ``max_tokens``
   (``finish_reason == "length"``: "truncated reply"), is an executor error the harness sees (a failure
   signal in the episode), never an exception and never an artifact;
+- a prompt too long for the model's context is never answered silently: a server that refuses it
+  (HTTP 400: llama.cpp, vLLM, OpenAI) stops the run with an error saying so; with
+  ``context_tokens`` set, every call must also leave ``max_tokens`` of room in that context by the
+  usage the endpoint reports (``prompt_tokens + max_tokens <= context_tokens``), else its reply is a
+  "truncated reply" executor error: that catches servers that cut an over-long prompt silently (Ollama
+  keeps only its ``num_ctx`` tokens) or shorten the reply's budget to what is left (llama.cpp);
 - an endpoint that stays down after the client's retries, or a miss while replaying a cache, *is* an
   exception (:class:`~harness_gym.executors.openai_client.LLMError`,
   :class:`~harness_gym.executors.cache.CacheMissError`): a silently failed call would corrupt a dataset;
@@ -58,6 +64,11 @@ class OpenAIConfig:
     temperature: float = 0.0
     max_tokens: int = DEFAULT_MAX_TOKENS
     """Completion budget per call; a reply that reaches it is a "truncated reply" executor error."""
+    context_tokens: int | None = None
+    """The model's context window as the server runs it (e.g. llama.cpp's ``--n_ctx``, Ollama's
+    ``num_ctx``), if known: a call whose reported ``prompt_tokens`` plus ``max_tokens`` exceeds it is a
+    "truncated reply" executor error (the server may have cut the prompt or the reply). Needs an endpoint
+    that reports usage; ``None`` checks nothing beyond the server's own refusal."""
     timeout_s: float = 60.0
     """Per request; a timed-out request is retried."""
     deadline_s: float = 600.0
@@ -87,6 +98,11 @@ class OpenAIConfig:
                 f"{', '.join((*MODES, *CACHE_MODE_ALIASES))}"
             )
         object.__setattr__(self, "cache_mode", mode)
+        if self.context_tokens is not None and self.context_tokens <= self.max_tokens:
+            raise ValueError(
+                f"context_tokens ({self.context_tokens}) must exceed max_tokens ({self.max_tokens}): the "
+                "prompt needs room in the context too"
+            )
         if mode == "read_only" and self.cache is None:
             raise ValueError("cache mode 'read_only' (replay) needs a cache file")
 
@@ -108,6 +124,8 @@ class OpenAIConfig:
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "fold_system": self.fold_system,
+            # only when set, so keys written before the option existed still match
+            **({"context_tokens": self.context_tokens} if self.context_tokens is not None else {}),
         }
 
 
@@ -226,7 +244,12 @@ class OpenAIExecutor:
             self._counts["requests"] += 1
         error: str | None = None
         artifact = reply.text
-        if reply.finish_reason == "length":
+        overflow = self._context_overflow(reply)
+        if overflow is not None:
+            error = f"{TRUNCATED_REPLY}: {overflow}"
+            with self._lock:
+                self._counts["truncations"] += 1
+        elif reply.finish_reason == "length":
             error = f"{TRUNCATED_REPLY}: cut off at max_tokens={self.config.max_tokens}"
             with self._lock:
                 self._counts["truncations"] += 1
@@ -241,6 +264,17 @@ class OpenAIExecutor:
         if error is not None:
             return ExecutorResponse(text=reply.text, usage=usage, error=error, cached=cached, io=io)
         return ExecutorResponse(text=artifact, usage=usage, cached=cached, io=io)
+
+    def _context_overflow(self, reply: CachedResponse) -> str | None:
+        """Why the call broke the ``context_tokens`` rule, or None."""
+        limit = self.config.context_tokens
+        if limit is None or reply.prompt_tokens + self.config.max_tokens <= limit:
+            return None
+        return (
+            f"the prompt ({reply.prompt_tokens} tokens) leaves less than max_tokens={self.config.max_tokens} "
+            f"of the model's {limit}-token context (context_tokens); the server may have cut the prompt "
+            "or the reply: gather less, lower max_tokens or give the server a larger context"
+        )
 
     def _call(self, messages: list[dict[str, str]], seed: int | None) -> CachedResponse:
         result = self.client.chat(messages, seed=seed)  # LLMError once retries are spent

@@ -6,14 +6,32 @@ and is named by ``Domain.prompts_cls``; chat executors (``OpenAIExecutor``) only
 
 The request is rendered from what the harness has gathered, never from hidden references: the task
 statement (plus the inputs OBSERVE reads, once observed), the text of each retrieved evidence item, the
-tool results so far, the current draft and the feedback that localises problems in it. A reply that holds
-no artifact in the required form raises :class:`ParseError`, which the executor turns into an executor
-error: the harness sees a failure signal, the episode goes on.
+tool results so far, the current draft and the feedback that localises problems in it, then the
+instruction (under :data:`INSTRUCTION_HEADING`) and, where the domain gives one, the exact shape of the
+reply it parses (:meth:`Prompts.reply_form`). A reply that holds no artifact in the required form raises
+:class:`ParseError`, which the executor turns into an executor error: the harness sees a failure signal,
+the episode goes on.
+
+What the parsers accept (the rules, one place; each only changes how a reply is read into an artifact,
+which the domain then writes in its canonical form, never what the verifier pays for):
+
+- JSON (:func:`json_objects`): every object in the reply, fenced or not, with prose around it; an object
+  that is not strict JSON is read as a literal when that reading is the only one: trailing commas before
+  ``}`` or ``]``, single-quoted strings, Python's ``True``/``False``/``None``. Anything else that is not
+  JSON (code such as ``JSON.stringify(...)``, unbalanced braces) is no object.
+- Labelled lines (:func:`labelled_fields`): a label in any case, with spaces, underscores and hyphens in
+  it interchangeable (``Signed off by`` is ``SIGNED_OFF_BY``), followed by ``:`` or ``=`` whichever the
+  format asks for, around Markdown emphasis, bullets and quotes; the last fenced block holding such
+  lines wins over prose, and a label given twice keeps its last value. Every label is required.
+- Judgements (:func:`parse_judgement`): the first line starting with PASS or FAIL in any case.
+- A reply cut at ``max_tokens`` is never read (see ``openai_executor``).
 """
 
 from __future__ import annotations
 
+import ast
 import json
+import math
 import re
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -31,6 +49,13 @@ SYSTEM_PROMPT = (
     "evidence, run tools, check and revise; you write the artifact it asks for. Follow the required "
     "output format exactly: the harness parses your reply mechanically."
 )
+
+INSTRUCTION_HEADING = "## Instruction"
+"""Heads the request's last section (the instruction, then the reply form). A heading that reads as a
+turn in a conversation ("## Your turn") made a small chat model (SmolLM2-135M-Instruct) answer "I'm ready
+to help. What's the task?" instead of doing it; this one did not."""
+
+REPLY_FORM_INTRO = "Reply in exactly this form (your own values in place of the example's):"
 
 JUDGE_INSTRUCTION = (
     "Judge the current draft against the task's requirements and the gathered material. Reply with "
@@ -66,7 +91,8 @@ def fenced_blocks(reply: str, languages: Sequence[str] | None = None) -> list[st
 
 
 def json_objects(reply: str) -> list[Any]:
-    """Every JSON object that can be decoded starting at a ``{`` in the reply, outermost first."""
+    """Every JSON object that can be decoded starting at a ``{`` in the reply, outermost first; one that
+    is not strict JSON is read by :func:`relaxed_object` (see the module docstring)."""
     decoder = json.JSONDecoder()
     found: list[Any] = []
     end = 0
@@ -76,27 +102,116 @@ def json_objects(reply: str) -> list[Any]:
         try:
             value, stop = decoder.raw_decode(reply, match.start())
         except json.JSONDecodeError:
-            continue
+            chunk = _balanced(reply, match.start())
+            value = relaxed_object(chunk) if chunk is not None else None
+            if value is None:
+                continue
+            stop = match.start() + len(chunk)
         found.append(value)
         end = stop
     return found
 
 
+def _balanced(text: str, start: int) -> str | None:
+    """``text`` from the ``{`` at ``start`` to the ``}`` closing it (braces in quoted strings skipped)."""
+    depth, quote, escaped = 0, "", False
+    for i in range(start, len(text)):
+        char = text[i]
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start : i + 1]
+    return None
+
+
+def _without_trailing_commas(chunk: str) -> str:
+    """``chunk`` without the commas that directly precede a ``}`` or ``]`` (outside quoted strings)."""
+    out: list[str] = []
+    quote, escaped = "", False
+    for i, char in enumerate(chunk):
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char == "," and chunk[i + 1 :].lstrip()[:1] in ("}", "]"):
+            continue
+        out.append(char)
+    return "".join(out)
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is made of JSON's types only (string keys, finite numbers)."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, str | int | bool)
+
+
+def relaxed_object(chunk: str) -> dict[str, Any] | None:
+    """The object a not-quite-JSON ``{...}`` spells unambiguously, else None: trailing commas dropped,
+    then strict JSON, else a Python literal (single quotes, ``True``/``False``/``None``) made of JSON's
+    types only. Nothing is evaluated (``ast.literal_eval``)."""
+    if len(chunk) > 100_000:
+        return None
+    text = _without_trailing_commas(chunk)
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None
+    return value if isinstance(value, dict) and _plain(value) else None
+
+
+LABEL_SEPARATORS = (":", "=")
+"""A labelled line may use either separator, whichever the format asks for (``total: 5`` for
+``total = 5``): the label says which field it is either way."""
+
+
+def _label_key(label: str) -> str:
+    """A label's spelling-free form: case folded, spaces / underscores / hyphens as one ``_``."""
+    return re.sub(r"[ \t_-]+", "_", label.strip()).casefold()
+
+
 def labelled_fields(reply: str, labels: Sequence[str], sep: str = ":") -> dict[str, str]:
     """``{label: value}`` of the reply's ``LABEL<sep> value`` lines (labels in the given spelling).
 
-    Markdown emphasis, list bullets and quotes around the label are ignored. When a fenced block holds
-    such lines only the last such block is read (prose around an answer often repeats a label); a label
-    given more than once keeps its last value.
+    ``sep`` and the other :data:`LABEL_SEPARATORS` are accepted; a label matches in any case and with
+    spaces, underscores and hyphens interchanged. Markdown emphasis, list bullets and quotes around the
+    label are ignored. When a fenced block holds such lines only the last such block is read (prose
+    around an answer often repeats a label); a label given more than once keeps its last value.
     """
-    names = "|".join(re.escape(label) for label in labels)
+    names = "|".join(
+        r"[ \t_-]+".join(re.escape(word) for word in re.split(r"[ \t_-]+", label.strip())) for label in labels
+    )
+    seps = "".join(re.escape(s) for s in dict.fromkeys((sep, *LABEL_SEPARATORS)))
     line = re.compile(
-        rf"^[ \t*_>#`-]*({names})[ \t*_`]*{re.escape(sep)}[ \t*_`]*(.*?)[ \t\r*_`]*$",
+        rf"^[ \t*_>#`-]*({names})[ \t*_`]*[{seps}][ \t*_`]*(.*?)[ \t\r*_`]*$",
         re.IGNORECASE | re.MULTILINE,
     )
-    spelling = {label.casefold(): label for label in labels}
+    spelling = {_label_key(label): label for label in labels}
     for text in [*reversed(fenced_blocks(reply)), reply]:
-        found = {spelling[m.group(1).casefold()]: m.group(2).strip() for m in line.finditer(text)}
+        found = {spelling[_label_key(m.group(1))]: m.group(2).strip() for m in line.finditer(text)}
         if found:
             return found
     return {}
@@ -189,6 +304,12 @@ class Prompts:
         """The tool call in the reply, in the form the domain runs; :class:`ParseError` if none."""
         raise ParseError(f"{self.domain.env_id} has no executor-chosen tool calls")
 
+    def reply_form(self, task: Task, kind: str) -> str | None:
+        """The exact shape of the reply a ``draft``/``revise`` (artifact) or ``tool`` request wants, with
+        placeholder values, shown after the instruction: the task states its format far above, and a small
+        model follows what it read last. ``None``: the instruction says enough."""
+        return None
+
     # -- the protocol --------------------------------------------------------------------------------
     def messages(self, request: ExecutorRequest) -> list[Message]:
         """System + one user message holding everything the harness gathered for this request."""
@@ -213,7 +334,7 @@ class Prompts:
             if real:
                 issues = "\n".join(f"- {issue}" for issue in real)
                 parts.append(f"## Problems reported by the harness ({request.feedback.source})\n{issues}")
-        parts.append("## Your turn\n" + self._instruction(request))
+        parts.append(f"{INSTRUCTION_HEADING}\n" + self._instruction(request))
         return [{"role": "system", "content": self.system}, {"role": "user", "content": "\n\n".join(parts)}]
 
     def parse(self, request: ExecutorRequest, reply: str) -> str:
@@ -227,12 +348,14 @@ class Prompts:
         return self.artifact(request.task, reply)
 
     def _instruction(self, request: ExecutorRequest) -> str:
-        return {
+        text = {
             "draft": self.artifact_instruction,
             "revise": self.revise_instruction,
             "judge": JUDGE_INSTRUCTION,
             "tool": self.tool_instruction,
         }[request.kind]
+        form = self.reply_form(request.task, request.kind) if request.kind != "judge" else None
+        return text if form is None else f"{text}\n{REPLY_FORM_INTRO}\n{form.strip()}"
 
     @staticmethod
     def _localized(request: ExecutorRequest) -> bool:

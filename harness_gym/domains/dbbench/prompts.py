@@ -55,6 +55,13 @@ class DBBenchPrompts(Prompts):
         '`Final Answer: ["v1", ...]`).'
     )
 
+    def reply_form(self, task: Task, kind: str) -> str | None:
+        """A fenced statement on the task's table (its name is in the task), placeholders for the rest."""
+        if kind == "tool":
+            return None
+        table = task.payload["record"]["table"]["table_name"]
+        return f"```sql\nSELECT <columns> FROM `{table}` WHERE <condition>\n```"
+
     def task_text(self, task: Task, observed: bool) -> str:
         if not observed:
             return task.prompt

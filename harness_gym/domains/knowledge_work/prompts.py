@@ -9,7 +9,9 @@ computation itself and stay as they are.
 from __future__ import annotations
 
 import json
+from datetime import date
 
+from harness_gym.domains.knowledge_work.generate import Values, render
 from harness_gym.executors.prompts import Prompts, required_fields, required_json_object
 from harness_gym.task import Task
 
@@ -17,11 +19,18 @@ from harness_gym.task import Task
 class KnowledgeWorkPrompts(Prompts):
     """Reports as ``LABEL: value`` lines, ``label = value`` lines or one JSON object (``format.style``)."""
 
+    artifact_instruction = "Write the report the task asks for, from the sources above, and nothing else."
+
     def evidence_text(self, task: Task, item: str) -> str:
         for src in task.payload["sources"]:
             if src["id"] == item:
                 return f"({src['kind']}) {src['title']}\n{src['text']}"
         return item
+
+    def reply_form(self, task: Task, kind: str) -> str | None:
+        """The task's own "Shape of the report" (same placeholder values)."""
+        example = Values(1234.0, "First Last", date(2000, 1, 31), ("MEMO-000", "TABLE-000"), "none")
+        return render(task.payload["format"], example) if kind != "tool" else None
 
     def artifact(self, task: Task, reply: str) -> str:
         fmt = task.payload["format"]

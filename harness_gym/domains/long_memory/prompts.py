@@ -12,6 +12,7 @@ import json
 import re
 
 from harness_gym.domains.long_memory.generate import show_date
+from harness_gym.domains.long_memory.verifier import FORMATS
 from harness_gym.executors.prompts import ParseError, Prompts, required_fields, required_json_object
 from harness_gym.task import Task
 
@@ -32,6 +33,8 @@ def _last_tag(reply: str, name: str) -> str | None:
 class LongMemoryPrompts(Prompts):
     """Answers in the task's ``answer_format`` layout (``verifier.FORMATS``)."""
 
+    artifact_instruction = "Answer the question from the sessions above, in the format the task requires."
+
     def task_text(self, task: Task, observed: bool) -> str:
         if not observed:
             return task.prompt
@@ -45,6 +48,12 @@ class LongMemoryPrompts(Prompts):
                 date = show_date(session["date"], task.payload["date_style"])
                 return f"Session {item}, {date}\n{session['text']}"
         return item
+
+    def reply_form(self, task: Task, kind: str) -> str | None:
+        """The task's layout with placeholders (``sNN``: no real session id to copy)."""
+        if kind == "tool":
+            return None
+        return FORMATS[task.payload["answer_format"]].render("your answer", "sNN")
 
     def artifact(self, task: Task, reply: str) -> str:
         layout = task.payload["answer_format"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import ClassVar
 
+from harness_gym.domains.multi_tool.verifier import AnswerSpec
 from harness_gym.executors.prompts import ParseError, Prompts, json_objects, required_fields
 from harness_gym.task import Task
 
@@ -23,6 +24,9 @@ class MultiToolPrompts(Prompts):
         "tools listed in the task and its arguments. Use the results so far: do not repeat a call that "
         "already succeeded, and fix a call that was refused."
     )
+    artifact_instruction: ClassVar[str] = (
+        "Write the two-line answer the task asks for, from the tool results above, and nothing else."
+    )
 
     def evidence_text(self, task: Task, item: str) -> str:
         kind, _, rest = item.partition(":")
@@ -30,6 +34,12 @@ class MultiToolPrompts(Prompts):
         if kind != "tool" or not index.isdigit():
             return item
         return f"the {name} output shown as tool result {int(index) + 1} under 'Tool results so far'"
+
+    def reply_form(self, task: Task, kind: str) -> str | None:
+        """A call with a neutral example (no document of the task), or the task's answer layout."""
+        if kind == "tool":
+            return '{"tool": "calculator", "args": {"expression": "(2 + 3) * 4"}}'
+        return f"{AnswerSpec.from_payload(task.payload).example()}\nTOOLS: <tool>, <tool>"
 
     def artifact(self, task: Task, reply: str) -> str:
         labels = (task.payload["answer"]["label"], "TOOLS")

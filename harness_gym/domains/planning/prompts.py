@@ -14,12 +14,20 @@ from harness_gym.executors.prompts import ParseError, Prompts, fenced_blocks
 from harness_gym.task import Task
 
 _DECORATION = re.compile(r"^(?:[\s>*_`]|[-+\u2022]\s|\d+\s*[.):]\s|step\s*\d+\s*[.):\-]\s*)*", re.I)
-_TRAILER = re.compile(r"\s*(?:(?:#|//|--|->|[\u2192\u2014\u2013(]).*)?$")
-"""A comment after an action (``# clears b``, ``-> b is clear``) is dropped; any other text voids the line."""
+_TRAILER = re.compile(r"\s*(?:(?:#|//|--|->|-\s|[\u2192\u2014\u2013(]).*)?$")
+"""A comment after an action (``# clears b``, ``-> b is clear``, `` - clears b``) is dropped; any other
+text voids the line."""
 _FORMS = {
     "blocks": "move(X, Y)",
     "logistics": "drive(T, FROM, TO), load(P, T, L) or unload(P, T, L)",
 }
+_EXAMPLES = {
+    "blocks": "move(<block>, <block>)\nmove(<block>, table)",
+    "logistics": (
+        "load(<package>, <truck>, <place>)\ndrive(<truck>, <from>, <to>)\nunload(<package>, <truck>, <place>)"
+    ),
+}
+"""Plan lines with placeholders (no object of the task to copy)."""
 
 
 class PlanningPrompts(Prompts):
@@ -27,6 +35,9 @@ class PlanningPrompts(Prompts):
         "Reply with the plan only, one action per line in the exact form the task gives (a ``` fence "
         "around it is fine)."
     )
+
+    def reply_form(self, task: Task, kind: str) -> str | None:
+        return _EXAMPLES.get(task.payload["kind"]) if kind != "tool" else None
 
     def _actions(self, task: Task) -> tuple[str, ...]:
         payload = task.payload

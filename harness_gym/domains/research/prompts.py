@@ -23,11 +23,23 @@ def _last_tag(reply: str, name: str) -> str | None:
 class ResearchPrompts(Prompts):
     """Answers in the task's ``verifier.FORMATS`` layout: two labelled lines, one JSON object or two tags."""
 
+    artifact_instruction = "Answer the question from the documents above, in the format the task requires."
+
     def evidence_text(self, task: Task, item: str) -> str:
         for doc in task.payload["docs"]:
             if doc["id"] == item:
                 return f"{doc['title']}\n{doc['text']}"
         return item
+
+    def reply_form(self, task: Task, kind: str) -> str | None:
+        """The task's layout with placeholders (the task's own example of the tags layout reads
+        ``<answer><answer></answer>``, its placeholder being a tag)."""
+        if kind == "tool":
+            return None
+        fmt = FORMATS[task.payload["format"]]
+        if fmt.kind == "tags":
+            return "<answer>your answer</answer>\n<sources>doc-NNN doc-NNN</sources>"
+        return fmt.render("your answer", ["doc-NNN", "doc-NNN"])
 
     def artifact(self, task: Task, reply: str) -> str:
         fmt = FORMATS[task.payload["format"]]

@@ -50,6 +50,14 @@ class TauRetailPrompts(Prompts):
         '(a ```json fence is fine), ending with a "respond" call.'
     )
 
+    def reply_form(self, task: Task, kind: str) -> str | None:
+        if kind == "tool":
+            return None
+        return (
+            '{"calls": [{"name": "<tool>", "kwargs": {"<argument>": "<value>"}}, '
+            '{"name": "respond", "kwargs": {"content": "<message to the customer>"}}]}'
+        )
+
     def task_text(self, task: Task, observed: bool) -> str:
         if not observed:
             return task.prompt
