@@ -33,7 +33,7 @@ import ast
 import json
 import math
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness_gym.executors.base import ExecutorRequest
@@ -112,9 +112,10 @@ def json_objects(reply: str) -> list[Any]:
     return found
 
 
-def _balanced(text: str, start: int) -> str | None:
-    """``text`` from the ``{`` at ``start`` to the ``}`` closing it (braces in quoted strings skipped)."""
-    depth, quote, escaped = 0, "", False
+def _scan(text: str, start: int = 0) -> Iterator[tuple[int, str, bool]]:
+    """``(index, char, outside)`` from ``start``: ``outside`` is False inside a quoted string and on its
+    quote characters (backslash escapes honoured), so structure is only read outside strings."""
+    quote, escaped = "", False
     for i in range(start, len(text)):
         char = text[i]
         if quote:
@@ -124,11 +125,21 @@ def _balanced(text: str, start: int) -> str | None:
                 escaped = True
             elif char == quote:
                 quote = ""
+            yield i, char, False
         elif char in "\"'":
             quote = char
-        elif char == "{":
+            yield i, char, False
+        else:
+            yield i, char, True
+
+
+def _balanced(text: str, start: int) -> str | None:
+    """``text`` from the ``{`` at ``start`` to the ``}`` closing it (braces in quoted strings skipped)."""
+    depth = 0
+    for i, char, outside in _scan(text, start):
+        if outside and char == "{":
             depth += 1
-        elif char == "}":
+        elif outside and char == "}":
             depth -= 1
             if depth == 0:
                 return text[start : i + 1]
@@ -137,22 +148,11 @@ def _balanced(text: str, start: int) -> str | None:
 
 def _without_trailing_commas(chunk: str) -> str:
     """``chunk`` without the commas that directly precede a ``}`` or ``]`` (outside quoted strings)."""
-    out: list[str] = []
-    quote, escaped = "", False
-    for i, char in enumerate(chunk):
-        if quote:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == quote:
-                quote = ""
-        elif char in "\"'":
-            quote = char
-        elif char == "," and chunk[i + 1 :].lstrip()[:1] in ("}", "]"):
-            continue
-        out.append(char)
-    return "".join(out)
+    return "".join(
+        char
+        for i, char, outside in _scan(chunk)
+        if not (outside and char == "," and chunk[i + 1 :].lstrip()[:1] in ("}", "]"))
+    )
 
 
 def _plain(value: Any) -> bool:
