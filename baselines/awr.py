@@ -54,7 +54,7 @@ from baselines.legal import legal_categorical, split_mask, with_mask
 from baselines.sampler import update_with_returns
 
 if TYPE_CHECKING:
-    from baselines.d3rlpy_bridge import OfflineData
+    from harness_gym.datasets.d3rlpy_bridge import OfflineData
 
 __all__ = [
     "ADVANTAGES",

@@ -46,7 +46,7 @@ from baselines.legal import (
 )
 
 if TYPE_CHECKING:
-    from baselines.d3rlpy_bridge import OfflineData
+    from harness_gym.datasets.d3rlpy_bridge import OfflineData
 
 __all__ = ["MaskedDiscreteBCQ", "MaskedDiscreteBCQConfig", "legal_imitation_loss"]
 

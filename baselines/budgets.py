@@ -52,28 +52,13 @@ Two configurations, both reported:
   beta = 0.2, weights clipped to [0.1, 10], entropy bonus 0.01). The length is in epochs, as in the
   paper, so it varies with the buffer.
 - ``converged``: the same objective and network for the shared ``n_steps`` gradient steps.
-
-Fitted Q evaluation (``FQESchedule``)
--------------------------------------
-The bench's off-policy evaluation fits one FQE per acting policy and seed (``baselines.fqe``), ~48 per
-setting, so its budget must be small; it can be, because FQE regresses on the buffer's distinct
-state x action cells (tens of states) in full batches rather than on minibatches of steps.
-
-- **12 backups** (``iterations``): one per step of the longest possible episode (every domain's
-  ``max_steps`` is 12), so the terminal reward reaches the first step whatever the policy; with
-  gamma = 1 fewer backups leave the start-state value short by construction.
-- **20 Adam steps per backup at 1e-2** (240 gradient steps in all): on the Planning buffer (46
-  states), the start-state values of the policies inside the buffer's support (AWR, BC, IQL, both
-  modes) agree within 0.01 with a 12 x 2,000-step fit at 1e-3; 10 steps per backup left one of them
-  0.12 off. The rate is 10x the learners' because every step is a full batch of an exact, fixed target.
-- **Network**: the shared one (``Schedule.hidden_units``), seeded with the policy's training seed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["AWRSchedule", "FQESchedule", "IQLSchedule", "QSchedule", "SACSchedule", "Schedule"]
+__all__ = ["AWRSchedule", "IQLSchedule", "QSchedule", "SACSchedule", "Schedule"]
 
 
 @dataclass(frozen=True)
@@ -86,16 +71,12 @@ class Schedule:
     """No discount: <= 12-step episodes with a terminal reward; G is what is evaluated."""
     batch_size: int = 256
     hidden_units: int = 64
-    curve_points: int = 5
-    """Learning curves: the policy is evaluated after every ``n_steps / curve_points`` steps."""
 
     def __post_init__(self) -> None:
         if self.n_steps < 1 or self.batch_size < 1 or self.hidden_units < 1:
             raise ValueError(f"n_steps, batch_size and hidden_units must be >= 1: {self}")
         if not 0.0 < self.gamma <= 1.0:
             raise ValueError(f"gamma must be in (0, 1], got {self.gamma}")
-        if self.curve_points < 1:
-            raise ValueError(f"curve_points must be >= 1, got {self.curve_points}")
 
     @property
     def target_update_interval(self) -> int:
@@ -143,18 +124,3 @@ class AWRSchedule:
     weight_clip: tuple[float, float] = (0.1, 10.0)
     entropy_coef: float = 0.01
     paper_epochs: int = 20
-
-
-@dataclass(frozen=True)
-class FQESchedule:
-    """Fitted Q evaluation of every trained policy (``baselines.fqe``)."""
-
-    iterations: int = 12
-    """Bellman backups: the longest possible episode (``max_steps``)."""
-    steps_per_iteration: int = 20
-    """Full-batch Adam steps fitting each backup's fixed target."""
-    learning_rate: float = 1e-2
-
-    def __post_init__(self) -> None:
-        if self.iterations < 1 or self.steps_per_iteration < 1 or not self.learning_rate > 0:
-            raise ValueError(f"iterations and steps_per_iteration must be >= 1, learning_rate > 0: {self}")

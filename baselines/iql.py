@@ -39,7 +39,7 @@ from d3rlpy.types import Shape, TorchObservation
 from baselines.legal import legal_categorical, masked_dataset, split_mask
 
 if TYPE_CHECKING:
-    from baselines.d3rlpy_bridge import OfflineData
+    from harness_gym.datasets.d3rlpy_bridge import OfflineData
 
 __all__ = ["DiscreteIQL", "DiscreteIQLConfig", "expectile_loss"]
 

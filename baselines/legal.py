@@ -19,13 +19,14 @@ import numpy as np
 import torch
 from torch.distributions import Categorical
 
-from harness_gym.actions import N_ACTIONS
+from harness_gym.core.actions import N_ACTIONS
+from harness_gym.core.state import with_mask
 
 if TYPE_CHECKING:
     from d3rlpy.dataset import MDPDataset
     from d3rlpy.models.torch import CategoricalPolicy
 
-    from baselines.d3rlpy_bridge import OfflineData
+    from harness_gym.datasets.d3rlpy_bridge import OfflineData
 
 __all__ = [
     "ILLEGAL_LOGIT",
@@ -40,17 +41,6 @@ __all__ = [
 
 ILLEGAL_LOGIT = -1e9
 """Finite (not -inf) so that 0 * log p stays 0 in entropies and expectations."""
-
-
-def with_mask(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """(N, F) observations and (N, N_ACTIONS) masks -> (N, F + N_ACTIONS) float32 model input."""
-    obs = np.asarray(observations, dtype=np.float32)
-    m = np.asarray(masks)
-    if obs.ndim != 2 or m.shape != (obs.shape[0], N_ACTIONS):
-        raise ValueError(f"need (N, F) observations and (N, {N_ACTIONS}) masks, got {obs.shape}, {m.shape}")
-    if not (m != 0).any(axis=1).all():
-        raise ValueError("every mask row must allow at least one action")
-    return np.concatenate([obs, (m != 0).astype(np.float32)], axis=1)
 
 
 def split_mask(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

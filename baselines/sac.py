@@ -43,7 +43,7 @@ from d3rlpy.types import Shape, TorchObservation
 from baselines.legal import ILLEGAL_LOGIT, check_mask_input, legal_mask, masked_dataset, raw_logits
 
 if TYPE_CHECKING:
-    from baselines.d3rlpy_bridge import OfflineData
+    from harness_gym.datasets.d3rlpy_bridge import OfflineData
 
 __all__ = ["ENTROPY_FRACTION", "MaskedDiscreteSAC", "MaskedDiscreteSACConfig", "legal_log_pi"]
 

@@ -21,10 +21,11 @@ from d3rlpy.models.encoders import VectorEncoderFactory
 from baselines.awr import DiscreteAWR, DiscreteAWRConfig, awr_as_bc
 from baselines.bcq import MaskedDiscreteBCQ, MaskedDiscreteBCQConfig
 from baselines.budgets import AWRSchedule, IQLSchedule, QSchedule, SACSchedule, Schedule
-from baselines.d3rlpy_bridge import OfflineData, to_d3rlpy
+from baselines.catalog import ALGOS, PAPER_ALGOS
 from baselines.iql import DiscreteIQL, DiscreteIQLConfig
 from baselines.sac import MaskedDiscreteSAC, MaskedDiscreteSACConfig
 from baselines.sampler import flat_buffer
+from harness_gym.datasets.d3rlpy_bridge import OfflineData, quiet_d3rlpy, to_d3rlpy
 
 if TYPE_CHECKING:
     import minari
@@ -38,31 +39,6 @@ __all__ = [
     "quiet_d3rlpy",
     "train",
 ]
-
-ALGOS = (
-    "awr",
-    "awr-converged",
-    "bc",
-    "bc-converged",
-    "iql",
-    "bc-d3rlpy",
-    "cql",
-    "bcq",
-    "dqn",
-    "double-dqn",
-    "sac",
-)
-PAPER_ALGOS = ("awr", "bc")
-"""Trained for ``AWRSchedule.paper_epochs`` passes over the buffer (the paper's length)."""
-
-
-def quiet_d3rlpy() -> None:
-    """Silence d3rlpy's per-epoch info logging (structlog), e.g. for batch runs; warnings still show."""
-    import logging
-
-    import structlog
-
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
 
 
 def make_config(algo: str, schedule: Schedule | None = None) -> Any:
@@ -146,13 +122,14 @@ def train(
     show_progress: bool = False,
     config: LearnableConfig | None = None,
     schedule: Schedule | None = None,
+    curve_points: int = 0,
     on_checkpoint: Callable[[Any, int], None] | None = None,
 ) -> Any:
     """Fit ``algo`` for ``n_steps`` gradient steps (default: ``n_train_steps``); return the learner.
 
     ``config`` replaces ``make_config(algo)`` (e.g. smaller networks in tests); it must match ``algo``.
-    ``on_checkpoint(learner, step)`` is called after each of ``checkpoint_steps(total,
-    schedule.curve_points)`` (learning curves; the last is the returned model); it must leave the
+    ``on_checkpoint(learner, step)`` is called after each of ``checkpoint_steps(total, curve_points)``
+    (learning curves; the last is the returned model); it must leave the
     global random states as it found them, or the rest of the run changes. Nothing is written to disk
     (d3rlpy's no-op logger).
     """
@@ -174,8 +151,8 @@ def train(
     if total < 1:
         raise ValueError(f"n_steps must be >= 1, got {total}")
     callback = None
-    if on_checkpoint is not None:
-        marks = set(checkpoint_steps(total, s.curve_points))
+    if on_checkpoint is not None and curve_points > 0:
+        marks = set(checkpoint_steps(total, curve_points))
 
         def callback(algo_: Any, epoch: int, step: int) -> None:
             if step in marks:

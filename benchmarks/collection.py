@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 
-from harness_gym.registry import env_class
+from harness_gym.envs.registry import env_class
 
 
 def time_collection(env_id: str, workers: int, root: str) -> float:

@@ -30,9 +30,9 @@ import gymnasium as gym
 import numpy as np
 
 import harness_gym
-from harness_gym.collect import CollectConfig, CollectJob
-from harness_gym.engine import EngineConfig
-from harness_gym.engine import run as run_engine
+from harness_gym.datasets.collect import CollectConfig, CollectJob
+from harness_gym.evaluation.engine import EngineConfig
+from harness_gym.evaluation.engine import run as run_engine
 from harness_gym.executors.openai_executor import OpenAIConfig
 from harness_gym.executors.prompts import INSTRUCTION_HEADING, JUDGE_INSTRUCTION
 

@@ -17,7 +17,7 @@ import gymnasium as gym
 import numpy as np
 
 import harness_gym
-from harness_gym.domains.base import VERIFIER_CACHE
+from harness_gym.envs.domain import VERIFIER_CACHE
 
 TARGETS = {"HarnessCoding-v0": 0.1}
 DEFAULT_TARGET = 0.3

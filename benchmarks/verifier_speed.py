@@ -16,8 +16,8 @@ import argparse
 import resource
 import time
 
+from harness_gym.core.task import packaged_task_file, read_jsonl
 from harness_gym.domains.coding import generate, verifier
-from harness_gym.task import packaged_task_file, read_jsonl
 
 
 def seconds_per_artifact(tasks: list, rounds: int, pools: bool = True) -> tuple[float, float, int]:

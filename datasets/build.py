@@ -15,8 +15,8 @@ from pathlib import Path
 import minari
 
 import harness_gym
-from harness_gym.collect import CollectConfig, collect, dataset_root, dataset_stats
-from harness_gym.registry import env_class
+from harness_gym.datasets.collect import CollectConfig, collect, dataset_root, dataset_stats
+from harness_gym.envs.registry import env_class
 
 EPISODES_PER_TASK = 20
 HERE = Path(__file__).parent
@@ -51,7 +51,7 @@ def card(config: CollectConfig, dataset: minari.MinariDataset, seconds: float) -
 
 Rollouts of the Base harness and its exploratory variant (epsilon {config.epsilon}: a uniformly random
 legal action instead of the scripted one), alternating so that every task gets both
-(`harness_gym.collect.mixed_behavior`), on the **train** split of `{config.env_id}` with the embedded
+(`harness_gym.datasets.collect.mixed_behavior`), on the **train** split of `{config.env_id}` with the embedded
 simulated executor. Episode *i* runs task *i* mod {len(meta["harness_task_ids"])} with seed
 {config.seed} + *i*. This is the kind of buffer the paper trains its offline controllers on.
 
@@ -81,7 +81,7 @@ dataset = minari.load_dataset("{config.dataset_id}")
 | task set | {meta["harness_task_set_version"]}, {len(meta["harness_task_ids"])} train tasks |
 | build time (this machine, 2 workers) | {seconds:.0f} s |
 
-Support (`harness_gym/support.py`): can an offline learner see anything better than Base here?
+Support (`harness_gym/datasets/support.py`): can an offline learner see anything better than Base here?
 
 | diagnostic | value |
 |---|---|
@@ -97,7 +97,7 @@ Support (`harness_gym/support.py`): can an offline learner see anything better t
 Per-step infos: `action_mask`, `behavior_logp`, `task_index`, `behavior` (index into
 `harness_behaviors`); on the last row `G`, `hms_norm`, `hms_fired` / `hms_applicable`
 (`harness_hms_events` order) and `rubric_score` / `rubric_max` (`harness_rubric_criteria`:
-{", ".join(meta["harness_rubric_criteria"])}). See `harness_gym/collect.py` for the full layout.
+{", ".join(meta["harness_rubric_criteria"])}). See `harness_gym/datasets/collect.py` for the full layout.
 """
 
 

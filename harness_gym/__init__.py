@@ -1,21 +1,29 @@
 """harness-gym: Gymnasium environments in which a controller learns to run an LLM agent's harness.
 
-Importing the package registers every environment id (``harness_gym.ENV_IDS``) with Gymnasium.
+Importing the package registers every environment id (``harness_gym.ENV_IDS``) with Gymnasium. The
+package is built in layers, each importing only those below it (``CONTRIBUTING.md``):
+
+- ``core``: the MDP's pieces (actions, observation layout, tasks, step records, rubric, HMS);
+- ``sandbox``: running untrusted code;
+- ``executors``: the frozen LLM (protocol, simulated executor and its profiles, OpenAI-compatible client);
+- ``envs``: the domain contract, the generic environment loop and the id registry;
+- ``domains``: one package per setting;
+- ``policies``: the scripted reference controllers;
+- ``evaluation``: playing and scoring policies, statistics, headroom, calibration;
+- ``datasets``: rollout buffers as Minari datasets;
+- ``bench``: the whole benchmark, its algorithm registry and report;
+- ``cli``: the ``harness-gym`` command.
 """
 
-from harness_gym.actions import N_ACTIONS, Action
-from harness_gym.env import HarnessEnv, InvalidActionError
-from harness_gym.registry import ENV_ENTRY_POINTS, EXTRA_ENV_ENTRY_POINTS, register_all
-from harness_gym.state import FEATURES
-
-__version__ = "0.1.0"
-
-ENV_IDS: tuple[str, ...] = tuple(ENV_ENTRY_POINTS)
-"""The paper's eight settings (``--env all``)."""
-ALL_ENV_IDS: tuple[str, ...] = ENV_IDS + tuple(EXTRA_ENV_ENTRY_POINTS)
-"""Every registered id: the eight settings and other task sources (``HarnessHumanEval-v0``)."""
+from harness_gym import _compat
+from harness_gym._version import __version__
+from harness_gym.core.actions import N_ACTIONS, Action
+from harness_gym.core.state import FEATURES
+from harness_gym.envs.env import HarnessEnv, InvalidActionError
+from harness_gym.envs.registry import ALL_ENV_IDS, ENV_IDS, register_all
 
 register_all()
+_compat.install()
 
 __all__ = [
     "ALL_ENV_IDS",

@@ -12,7 +12,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness_gym.aggregate import (
+from harness_gym.bench.report import FIGURES, HEADINGS, markdown_tables, write_figures
+from harness_gym.core.rubric import SOLVED_G
+from harness_gym.evaluation.aggregate import (
     improvement_pairs,
     interval_estimates,
     pass_hat_k,
@@ -22,9 +24,7 @@ from harness_gym.aggregate import (
     seed_scores,
     summarize,
 )
-from harness_gym.reference_scores import reference_scores
-from harness_gym.report import FIGURES, HEADINGS, markdown_tables, write_figures
-from harness_gym.rubric import SOLVED_G
+from harness_gym.evaluation.reference_scores import reference_scores
 
 ENV = "HarnessPlanning-v0"
 DB = "HarnessDBBench-v0"
@@ -134,7 +134,7 @@ def test_probability_of_improvement_on_dominated_and_identical_runs() -> None:
 def test_vectorised_probability_of_improvement_equals_rliables() -> None:
     from rliable import metrics
 
-    from harness_gym.aggregate import _poi
+    from harness_gym.evaluation.aggregate import _poi
 
     rng = np.random.default_rng(4)
     for shape_x, shape_y in [((3, 8), (3, 8)), ((5, 2), (2, 2))]:

@@ -23,11 +23,11 @@ from baselines.awr import (
     per_task_advantage,
 )
 from baselines.budgets import Schedule
-from baselines.d3rlpy_bridge import OfflineData, episodes_to_d3rlpy
-from baselines.legal import with_mask
-from baselines.masked import MaskedPolicy
 from baselines.train import ALGOS, make_config, train
-from harness_gym.actions import N_ACTIONS, Action
+from harness_gym.core.actions import N_ACTIONS, Action
+from harness_gym.core.state import with_mask
+from harness_gym.datasets.d3rlpy_bridge import OfflineData, episodes_to_d3rlpy
+from harness_gym.evaluation.d3rlpy_policy import MaskedPolicy
 
 # Synthetic features: [state X, state Y, checked, revised].
 X0 = np.array([1, 0, 0, 0], dtype=np.float32)

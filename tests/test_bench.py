@@ -8,13 +8,14 @@ import json
 import minari
 import pytest
 
-from baselines.masked import MaskedPolicy
-from baselines.scripted import make_policy
-from baselines.train import ALGOS, quiet_d3rlpy, train
-from harness_gym.bench import BenchConfig, run
-from harness_gym.cli import main
-from harness_gym.collect import CollectConfig, collect
-from harness_gym.evaluation import evaluate
+from baselines.train import ALGOS, train
+from harness_gym.bench.runner import BenchConfig, run
+from harness_gym.cli.main import main
+from harness_gym.datasets.collect import CollectConfig, collect
+from harness_gym.datasets.d3rlpy_bridge import quiet_d3rlpy
+from harness_gym.evaluation.d3rlpy_policy import MaskedPolicy
+from harness_gym.evaluation.protocol import evaluate
+from harness_gym.policies.scripted import make_policy
 
 PLANNING = "HarnessPlanning-v0"
 

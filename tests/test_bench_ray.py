@@ -12,8 +12,8 @@ from dataclasses import replace
 
 import pytest
 
-from harness_gym.bench import BenchConfig, run
-from harness_gym.engine import EngineError
+from harness_gym.bench.runner import BenchConfig, run
+from harness_gym.evaluation.engine import EngineError
 
 PLANNING = "HarnessPlanning-v0"
 

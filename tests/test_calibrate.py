@@ -6,10 +6,11 @@ import json
 
 import pytest
 
-from harness_gym.calibrate import calibrate_env, truth_of, wilson
-from harness_gym.cli import main
+from harness_gym.cli.main import main
+from harness_gym.envs.registry import executor_profile
+from harness_gym.evaluation.calibrate import calibrate_env, truth_of, wilson
+from harness_gym.executors.profiles import DomainProfile, DraftParams, ExecutorProfile, Mechanism
 from harness_gym.executors.prompts import INSTRUCTION_HEADING
-from harness_gym.profiles import DomainProfile, DraftParams, ExecutorProfile, Mechanism, named
 
 KNOWN = Mechanism(
     p_fix={"localised": 0.5, "verdict": 0.3, "none": 0.1},
@@ -22,7 +23,7 @@ KNOWN = Mechanism(
 
 
 def _known(env_domain: str, draft: DraftParams) -> ExecutorProfile:
-    return named("default").with_domain(env_domain, DomainProfile(draft=draft, mechanism=KNOWN))
+    return executor_profile("default").with_domain(env_domain, DomainProfile(draft=draft, mechanism=KNOWN))
 
 
 @pytest.mark.parametrize(

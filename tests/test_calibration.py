@@ -6,9 +6,9 @@ import gymnasium as gym
 import pytest
 
 import harness_gym
-from baselines.scripted import BasePolicy
-from harness_gym.paper import BASE_G, CALIBRATION_TOLERANCE, EVAL_ROLLOUTS, EVAL_SEEDS, PAPER
-from harness_gym.rollout import run_protocol, summarize
+from harness_gym.evaluation.paper import BASE_G, CALIBRATION_TOLERANCE, EVAL_ROLLOUTS, EVAL_SEEDS, PAPER
+from harness_gym.evaluation.rollout import run_protocol, summarize
+from harness_gym.policies.scripted import BasePolicy
 
 
 @pytest.mark.parametrize("env_id", harness_gym.ENV_IDS)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import harness_gym
-from harness_gym.cli import main
-from harness_gym.state import FEATURES
+from harness_gym.cli.main import main
+from harness_gym.core.state import FEATURES
 
 
 def test_envs_lists_ids_counts_and_layout(capsys):

@@ -15,9 +15,9 @@ import gymnasium as gym
 import pytest
 from upstream import upstream_path
 
-from harness_gym.cli import main
-from harness_gym.collect import CollectConfig, collect
-from harness_gym.task import TaskFileError
+from harness_gym.cli.main import main
+from harness_gym.core.task import TaskFileError
+from harness_gym.datasets.collect import CollectConfig, collect
 
 ROOT = Path(__file__).resolve().parents[1]
 PLANNING = "HarnessPlanning-v0"

@@ -11,10 +11,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from harness_gym.core.task import packaged_task_file, read_jsonl, write_jsonl
 from harness_gym.domains.coding import generate, mutants, values, verifier
 from harness_gym.domains.coding.problems import FAMILIES, variant_values
 from harness_gym.sandbox import SandboxLimits
-from harness_gym.task import packaged_task_file, read_jsonl, write_jsonl
 
 TASK_PATH = packaged_task_file(generate.TASK_FILE)
 PAYLOAD_KEYS = {

@@ -14,10 +14,10 @@ import minari
 import numpy as np
 import pytest
 
-from baselines.scripted import ExploratoryPolicy, ForcedCheckPolicy, make_policy
 from harness_gym import Action
-from harness_gym.cli import main
-from harness_gym.collect import (
+from harness_gym.cli.main import main
+from harness_gym.core.hms import EVENTS
+from harness_gym.datasets.collect import (
     CollectConfig,
     CollectError,
     checkpoint_dir,
@@ -26,9 +26,9 @@ from harness_gym.collect import (
     dataset_stats,
     mixed_behavior,
 )
-from harness_gym.hms import EVENTS
-from harness_gym.reference_scores import reference_scores
-from harness_gym.rollout import run_episode
+from harness_gym.evaluation.reference_scores import reference_scores
+from harness_gym.evaluation.rollout import run_episode
+from harness_gym.policies.scripted import ExploratoryPolicy, ForcedCheckPolicy, make_policy
 
 PLANNING = "HarnessPlanning-v0"
 
@@ -263,7 +263,7 @@ def test_mixed_gives_every_task_both_behaviours(n_tasks: int) -> None:
 def test_the_policy_draws_from_a_stream_independent_of_the_executors() -> None:
     """The env seeds its executor with ``default_rng(seed)``; a policy on that same stream would make
     its exploratory choices the executor's own draws (correlated with whether a draft succeeds)."""
-    from harness_gym.rollout import policy_rng, run_episode
+    from harness_gym.evaluation.rollout import policy_rng, run_episode
 
     class FirstDraw:
         def __init__(self) -> None:
@@ -283,7 +283,7 @@ def test_the_policy_draws_from_a_stream_independent_of_the_executors() -> None:
 
 def test_collected_exploration_draws_from_the_policy_stream(tmp_path: Path) -> None:
     """Collection plays the same episode as ``run_episode`` from the same seed (both use policy_rng)."""
-    from harness_gym.rollout import run_episode
+    from harness_gym.evaluation.rollout import run_episode
 
     config = CollectConfig(
         "HarnessPlanning-v0", "exploratory", 3, "harness/planning/rng-v0", root=str(tmp_path)

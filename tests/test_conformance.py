@@ -14,7 +14,7 @@ from gymnasium.wrappers import RecordEpisodeStatistics, TimeLimit
 from gymnasium.wrappers.vector import RecordEpisodeStatistics as VectorRecordEpisodeStatistics
 
 import harness_gym
-from harness_gym.actions import Action
+from harness_gym.core.actions import Action
 
 IDS = harness_gym.ENV_IDS
 

@@ -14,15 +14,15 @@ pytest.importorskip("d3rlpy")
 import minari
 import torch
 
-from baselines.budgets import Schedule
-from baselines.d3rlpy_bridge import to_d3rlpy
-from baselines.train import checkpoint_steps, n_train_steps, quiet_d3rlpy, train
-from harness_gym.bench import BenchConfig, LearningCurves, _model_fingerprint, random_states_kept, run
-from harness_gym.engine import EngineConfig
-from harness_gym.report import FIGURES, HEADINGS, markdown_tables, write_figures
+from baselines.train import checkpoint_steps, n_train_steps
+from harness_gym.bench.report import FIGURES, HEADINGS, markdown_tables, write_figures
+from harness_gym.bench.runner import BenchConfig, LearningCurves, random_states_kept, run
+from harness_gym.datasets.d3rlpy_bridge import quiet_d3rlpy, to_d3rlpy
+from harness_gym.evaluation.engine import EngineConfig
+from harness_gym.policies.algorithms import TrainingData, get
 
 PLANNING = "HarnessPlanning-v0"
-POINTS = Schedule().curve_points
+POINTS = BenchConfig().curve_points
 
 
 def test_checkpoint_steps_are_evenly_spaced_and_end_at_the_total() -> None:
@@ -80,14 +80,16 @@ def test_the_last_point_replays_the_main_evaluation(bench: tuple[dict[str, Any],
 def test_curves_do_not_change_the_trained_model(bench: tuple[dict[str, Any], Path]) -> None:
     _, out = bench
     quiet_d3rlpy()
-    data = to_d3rlpy(minari.load_dataset(str(out / "datasets" / "harness/planning/bench-mixed-v0")))
+    dataset = minari.load_dataset(str(out / "datasets" / "harness/planning/bench-mixed-v0"))
+    data = TrainingData(PLANNING, dataset, to_d3rlpy(dataset))
     curves = LearningCurves(PLANNING, EngineConfig(), {})
-    for algo in ("dqn", "awr"):
-        with_curve = train(algo, data, seed=2, n_steps=6, on_checkpoint=curves.recorder(algo, 2))
-        without = train(algo, data, seed=2, n_steps=6)
-        assert with_curve.grad_step == without.grad_step
-        assert _model_fingerprint(with_curve) == _model_fingerprint(without)
-        assert [step for step, _ in curves.points[algo]["2"]] == checkpoint_steps(6, POINTS)
+    for algorithm in (get("dqn"), get("awr-converged")):
+        recorder = curves.recorder(algorithm, 2)
+        with_curve = algorithm.train(data, seed=2, n_steps=6, curve_points=POINTS, on_checkpoint=recorder)
+        without = algorithm.train(data, seed=2, n_steps=6)
+        assert with_curve.model.grad_step == without.model.grad_step == 6
+        assert with_curve.fingerprint == without.fingerprint
+        assert [step for step, _ in curves.points[algorithm.name]["2"]] == checkpoint_steps(6, POINTS)
 
 
 def test_random_states_kept_restores_every_global_generator() -> None:

@@ -15,7 +15,7 @@ import gymnasium as gym  # noqa: E402
 from minari.data_collector.episode_buffer import EpisodeBuffer  # noqa: E402
 
 import harness_gym  # noqa: E402, F401
-from baselines.d3rlpy_bridge import episodes_to_d3rlpy, to_d3rlpy  # noqa: E402
+from harness_gym.datasets.d3rlpy_bridge import episodes_to_d3rlpy, to_d3rlpy  # noqa: E402
 
 OBS_DIM = 31
 N_ACTIONS = 7

@@ -12,11 +12,11 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from upstream import dbbench_records, upstream_path
 
-from harness_gym.actions import Action
+from harness_gym.core.actions import Action
+from harness_gym.core.task import packaged_task_file, read_jsonl
 from harness_gym.domains.dbbench import DBBenchDomain, HarnessDBBenchEnv, generate
 from harness_gym.domains.dbbench.engine import answers_match, open_database, rewrite_mysql, run_sql
 from harness_gym.domains.dbbench.verifier import artifact_scores
-from harness_gym.task import packaged_task_file, read_jsonl
 
 HASH_EXCEPTIONS = {225}
 """standard.jsonl line 226 (UPDATE football_stats ... WHERE Player = 'Johnson'): the gold UPDATE changes

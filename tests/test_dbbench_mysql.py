@@ -22,7 +22,7 @@ import pytest
 from upstream import dbbench_records
 
 import harness_gym  # noqa: F401  (registers the environments)
-from harness_gym.actions import Action
+from harness_gym.core.actions import Action
 from harness_gym.domains.dbbench import DBBenchDomain, HarnessDBBenchEnv
 from harness_gym.domains.dbbench.engine import _open, columns_of, quote_ident, table_hash
 from harness_gym.domains.dbbench.mysql_engine import DSN, MySQLEngine

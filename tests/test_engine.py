@@ -14,16 +14,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from baselines.scripted import make_policy
-from harness_gym.engine import EngineConfig, EngineError, ResumeError
-from harness_gym.evaluation import evaluate
+from harness_gym.evaluation.engine import EngineConfig, EngineError, ResumeError
+from harness_gym.evaluation.protocol import evaluate
+from harness_gym.policies.scripted import make_policy
 
 ENV = "HarnessPlanning-v0"
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _collect(tmp_path: Path, name: str, **engine) -> object:
-    from harness_gym.collect import CollectConfig, collect
+    from harness_gym.datasets.collect import CollectConfig, collect
 
     config = CollectConfig(
         ENV,
@@ -127,8 +127,8 @@ def test_a_failing_episode_raises_its_own_error_from_a_worker_process():
 
 # -- resume ----------------------------------------------------------------------------------------
 def test_mismatched_evaluation_resume_is_refused_naming_the_difference(tmp_path):
-    from harness_gym.engine import Checkpoints
-    from harness_gym.evaluation import env_settings
+    from harness_gym.evaluation.engine import Checkpoints
+    from harness_gym.evaluation.protocol import env_settings
     from harness_gym.executors.openai_executor import OpenAIConfig
 
     policy = make_policy("base", ENV)
@@ -151,8 +151,8 @@ def test_mismatched_evaluation_resume_is_refused_naming_the_difference(tmp_path)
 
 
 def test_mismatched_bench_resume_is_refused(tmp_path):
-    from harness_gym.bench import CHECKPOINTS, BenchConfig, run
-    from harness_gym.engine import check_manifest
+    from harness_gym.bench.runner import CHECKPOINTS, BenchConfig, run
+    from harness_gym.evaluation.engine import check_manifest
 
     config = BenchConfig(settings=(ENV,), seeds=(0,), rollouts=1, out=str(tmp_path))
     check_manifest(tmp_path / CHECKPOINTS, config.content_key(), "bench")  # as an interrupted run left it
@@ -178,8 +178,9 @@ def _kill_when(process: subprocess.Popen, ready, what: str) -> None:
 def test_evaluation_resumes_after_sigkill_to_identical_results(tmp_path):
     checkpoint = tmp_path / "ev"
     code = (
-        "from baselines.scripted import make_policy; from harness_gym.evaluation import evaluate; "
-        "from harness_gym.engine import EngineConfig; import json, sys; "
+        "from harness_gym.policies.scripted import make_policy; "
+        "from harness_gym.evaluation.protocol import evaluate; "
+        "from harness_gym.evaluation.engine import EngineConfig; import json, sys; "
         f"r = evaluate(make_policy('exploratory', {ENV!r}), {ENV!r}, checkpoint=sys.argv[1], "
         "engine=EngineConfig(concurrency=2)); "
         "open(sys.argv[2], 'w').write(json.dumps([x.to_dict() for x in r]))"
@@ -201,7 +202,7 @@ def test_evaluation_resumes_after_sigkill_to_identical_results(tmp_path):
 def test_bench_resumes_after_sigkill_to_identical_results(tmp_path):
     pytest.importorskip("d3rlpy")
     code = (
-        "import sys; from harness_gym.bench import BenchConfig, run; "
+        "import sys; from harness_gym.bench.runner import BenchConfig, run; "
         f"run(BenchConfig(settings=({ENV!r},), seeds=(0,), rollouts=1, episodes_per_task=2, "
         "algos=('awr', 'bc'), n_steps=5, n_boot=200, workers=1, show_progress=False, out=sys.argv[1]))"
     )
@@ -256,7 +257,7 @@ def test_llm_collection_counts_every_call_and_is_concurrency_invariant(tmp_path)
     pytest.importorskip("minari")
     from test_llm_executor import ChatServer, planning_replies
 
-    from harness_gym.collect import CollectConfig, collect
+    from harness_gym.datasets.collect import CollectConfig, collect
     from harness_gym.executors.openai_executor import OpenAIConfig
 
     server = ChatServer(planning_replies)

@@ -10,9 +10,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import harness_gym
-from baselines.scripted import BasePolicy, RandomPolicy
 from harness_gym import FEATURES, Action, InvalidActionError
-from harness_gym.rollout import run_episode
+from harness_gym.evaluation.rollout import run_episode
+from harness_gym.policies.scripted import BasePolicy, RandomPolicy
 
 ENV_IDS = harness_gym.ENV_IDS
 FINAL_KEYS = {"G", "rubric", "hms", "hms_norm", "termination_reason", "cost", "usage", "trajectory"}
@@ -80,7 +80,7 @@ def test_final_info_and_rewards(env_id):
         assert reward == info["G"]
         assert info["termination_reason"] == ("submit" if terminated else "budget")
         json.dumps(info["trajectory"])  # JSON-serialisable
-        assert set(info["hms"]) == set(harness_gym.hms.EVENTS)
+        assert set(info["hms"]) == set(harness_gym.core.hms.EVENTS)
         text = env.render()
         assert isinstance(text, str) and f"G={info['G']:.3f}" in text
 

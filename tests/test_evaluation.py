@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness_gym.evaluation import (
+from harness_gym.core.hms import EVENTS
+from harness_gym.evaluation.protocol import (
     EpisodeResult,
     PairingError,
     aw_weights,
@@ -27,7 +28,6 @@ from harness_gym.evaluation import (
     paired_permutation_p,
     per_task_advantages,
 )
-from harness_gym.hms import EVENTS
 
 ENV = "HarnessPlanning-v0"
 
@@ -221,7 +221,7 @@ def test_identical_samples_give_p_one_and_point_interval():
 # -- protocol and comparison -----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def planning_runs():
-    from baselines.scripted import BasePolicy, ForcedCheckPolicy
+    from harness_gym.policies.scripted import BasePolicy, ForcedCheckPolicy
 
     return {
         "base": evaluate(BasePolicy(ENV), ENV),
@@ -232,8 +232,8 @@ def planning_runs():
 def test_evaluate_runs_the_180_episode_protocol(planning_runs):
     import gymnasium as gym
 
-    from baselines.scripted import BasePolicy
-    from harness_gym.rollout import run_protocol, summarize
+    from harness_gym.evaluation.rollout import run_protocol, summarize
+    from harness_gym.policies.scripted import BasePolicy
 
     results = planning_runs["base"]
     assert len(results) == 180

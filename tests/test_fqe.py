@@ -18,14 +18,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness_gym.actions import N_ACTIONS, Action
+from harness_gym.core.actions import N_ACTIONS, Action
 
 pytest.importorskip("d3rlpy")
 
-from baselines.budgets import FQESchedule
-from baselines.d3rlpy_bridge import episodes_to_d3rlpy
-from baselines.fqe import FQEData, fit_fqe
-from baselines.ope import LoggedBuffer, off_policy_values
+from harness_gym.bench.fqe import FQEData, FQESchedule, fit_fqe
+from harness_gym.bench.ope import LoggedBuffer, off_policy_values
+from harness_gym.datasets.d3rlpy_bridge import episodes_to_d3rlpy
 
 S0 = np.array([1, 0, 0, 1], dtype=np.float32)
 S1 = np.array([0, 1, 0, 1], dtype=np.float32)

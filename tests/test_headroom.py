@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import harness_gym
-from harness_gym import headroom, reference_scores
-from harness_gym.cli import main
-from harness_gym.headroom import (
+from harness_gym.evaluation import headroom, reference_scores
+from harness_gym.cli.main import main
+from harness_gym.evaluation.headroom import (
     Protocol,
     measure,
     policy_names,
@@ -62,7 +62,7 @@ def test_headroom_command_on_a_reduced_protocol(tmp_path: Path, capsys) -> None:
 def test_optional_references_join_only_when_installed(monkeypatch) -> None:
     optional = {
         "gone": ("baselines.no_such_module", "Nope"),
-        "fc-again": ("baselines.scripted", "ForcedCheckPolicy"),
+        "fc-again": ("harness_gym.policies.scripted", "ForcedCheckPolicy"),
     }
     monkeypatch.setattr(headroom, "OPTIONAL_POLICIES", optional)
     names = policy_names()
@@ -108,7 +108,7 @@ def test_reference_table_is_its_measurement_and_deterministic(tmp_path: Path) ->
 def test_packaged_table_covers_every_env_id_on_the_full_protocol() -> None:
     packaged = reference_scores.reference_table()
     assert packaged["protocol"] == Protocol().describe()
-    from harness_gym.registry import EXTRA_ENV_ENTRY_POINTS
+    from harness_gym.envs.registry import EXTRA_ENV_ENTRY_POINTS
 
     assert set(harness_gym.ENV_IDS) <= set(packaged["scores"])
     assert set(packaged["scores"]) - set(harness_gym.ENV_IDS) <= set(EXTRA_ENV_ENTRY_POINTS)

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from harness_gym import hms
-from harness_gym.hms import EVENTS, EpisodeOutcome, HMSParams, detect, hms_norm
+from harness_gym.core import hms
+from harness_gym.core.hms import EVENTS, EpisodeOutcome, HMSParams, detect, hms_norm
 
 ALL = frozenset(EVENTS)
 GOOD_RUBRIC = {"a": (1.0, 1.0), "b": (1.0, 1.0)}

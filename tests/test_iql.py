@@ -14,10 +14,10 @@ from test_offline_mdp import M1, S1, two_step_data
 import baselines  # noqa: F401  (registers the learnables, as a user of load_learnable would)
 from baselines.budgets import Schedule
 from baselines.iql import DiscreteIQL, DiscreteIQLConfig, expectile_loss
-from baselines.legal import with_mask
-from baselines.masked import MaskedPolicy
 from baselines.train import make_config, train
-from harness_gym.actions import N_ACTIONS
+from harness_gym.core.actions import N_ACTIONS
+from harness_gym.core.state import with_mask
+from harness_gym.evaluation.d3rlpy_policy import MaskedPolicy
 
 
 def test_expectile_loss_minimiser_is_the_expectile() -> None:

@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from harness_gym.actions import Action
+from harness_gym.core.actions import Action
+from harness_gym.core.rubric import g_norm
+from harness_gym.core.task import read_jsonl, write_jsonl
 from harness_gym.domains.knowledge_work import (
     RETRIEVE_CAP,
     HarnessKnowledgeWorkEnv,
@@ -34,10 +36,8 @@ from harness_gym.domains.knowledge_work.verifier import (
     parse_table,
     table_calc,
 )
-from harness_gym.paper import BASE_G, CALIBRATION_TOLERANCE, EVAL_ROLLOUTS, EVAL_SEEDS
-from harness_gym.rollout import run_protocol, summarize
-from harness_gym.rubric import g_norm
-from harness_gym.task import read_jsonl, write_jsonl
+from harness_gym.evaluation.paper import BASE_G, CALIBRATION_TOLERANCE, EVAL_ROLLOUTS, EVAL_SEEDS
+from harness_gym.evaluation.rollout import run_protocol, summarize
 
 FLAWS = set(gen.FLAWS)
 

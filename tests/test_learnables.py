@@ -20,9 +20,16 @@ import d3rlpy
 import baselines
 from baselines.awr import DiscreteAWRConfig
 from baselines.learnables import LEARNABLE_MODULES
-from baselines.models import PROVENANCE_KEY, ModelError, Provenance, load_model, read_provenance, save_model
-from harness_gym.actions import N_ACTIONS
-from harness_gym.state import FEATURES, LAYOUT_VERSION, N_FEATURES
+from harness_gym.core.actions import N_ACTIONS
+from harness_gym.core.state import FEATURES, LAYOUT_VERSION, N_FEATURES
+from harness_gym.evaluation.model_files import (
+    PROVENANCE_KEY,
+    ModelError,
+    Provenance,
+    load_model,
+    read_provenance,
+    save_model,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,7 +65,9 @@ def test_every_module_that_registers_a_learnable_is_listed() -> None:
 def test_import_baselines_stays_light_and_registers_when_d3rlpy_arrives(tmp_path) -> None:
     model = tmp_path / "awr.d3"
     _learner().save(str(model))
-    light = _python("import sys, baselines.scripted; print('d3rlpy' in sys.modules, 'torch' in sys.modules)")
+    light = _python(
+        "import sys, harness_gym.policies.scripted; print('d3rlpy' in sys.modules, 'torch' in sys.modules)"
+    )
     assert light.stdout.split() == ["False", "False"], light.stderr
     for order in ("import baselines, d3rlpy", "import d3rlpy, baselines", "import baselines.awr, d3rlpy"):
         run = _python(f"{order}\nprint(type(d3rlpy.load_learnable({str(model)!r})).__name__)")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import harness_gym
-from harness_gym.actions import Action
+from harness_gym.core.actions import Action
 from harness_gym.executors import (
     CacheMissError,
     Context,
@@ -314,7 +314,7 @@ def test_executor_pickles_for_worker_processes(serve):
 
 
 def test_cli_run_records_then_replays_offline(serve, tmp_path, capsys):
-    from harness_gym.cli import main
+    from harness_gym.cli.main import main
 
     env_id = "HarnessPlanning-v0"
     cache = tmp_path / "cli.sqlite"
@@ -345,7 +345,7 @@ def test_cli_run_records_then_replays_offline(serve, tmp_path, capsys):
 
 
 def test_cli_rejects_llm_flags_without_the_openai_executor():
-    from harness_gym.cli import main
+    from harness_gym.cli.main import main
 
     with pytest.raises(SystemExit, match="--model only apply with --executor openai"):
         main(["run", "--env", "HarnessPlanning-v0", "--model", "m"])
@@ -372,7 +372,7 @@ def test_parallel_collection_records_and_a_replay_rebuilds_the_same_dataset(serv
     pytest.importorskip("minari")
     import minari
 
-    from harness_gym.collect import CollectConfig, collect
+    from harness_gym.datasets.collect import CollectConfig, collect
     from harness_gym.executors import ResponseCache
 
     srv = serve(planning_replies)
@@ -418,7 +418,7 @@ def test_parallel_collection_records_and_a_replay_rebuilds_the_same_dataset(serv
 
 
 def test_cli_evaluate_on_the_llm(serve, capsys):
-    from harness_gym.cli import main
+    from harness_gym.cli.main import main
 
     srv = serve(planning_replies)
     args = ["evaluate", "--env", "HarnessPlanning-v0", "--policy", "base", "--executor", "openai"]
@@ -430,7 +430,7 @@ def test_cli_evaluate_on_the_llm(serve, capsys):
 
 def test_cli_bench_on_the_llm_replays_to_the_same_results(serve, tmp_path, capsys):
     pytest.importorskip("d3rlpy")
-    from harness_gym.cli import main
+    from harness_gym.cli.main import main
 
     srv = serve(planning_replies)
     cache = tmp_path / "bench.sqlite"
@@ -589,9 +589,9 @@ def test_fold_system_sends_no_system_message(serve):
 
 
 def test_base_stops_redrafting_after_repeated_parse_failures(serve):
-    from baselines.scripted import make_policy
-    from harness_gym.domains.base import BASE_MAX_ERRORS
-    from harness_gym.rollout import run_episode
+    from harness_gym.envs.domain import BASE_MAX_ERRORS
+    from harness_gym.evaluation.rollout import run_episode
+    from harness_gym.policies.scripted import make_policy
 
     srv = serve(lambda payload: GARBLED)
     env = make_env("HarnessCoding-v0", srv.base_url, cache_mode="off")
@@ -602,7 +602,7 @@ def test_base_stops_redrafting_after_repeated_parse_failures(serve):
 
 
 def test_cli_run_ends_on_an_endpoint_error_with_one_line_and_the_finished_summary(serve, capsys):
-    from harness_gym.cli import main
+    from harness_gym.cli.main import main
 
     env_id = "HarnessPlanning-v0"
     probe = gym.make(env_id, split="eval").unwrapped
@@ -627,7 +627,7 @@ def test_cli_run_ends_on_an_endpoint_error_with_one_line_and_the_finished_summar
 
 
 def test_cli_fold_system_flag(serve, capsys):
-    from harness_gym.cli import main
+    from harness_gym.cli.main import main
 
     srv = serve(lambda payload: "1. nothing")
     args = ["run", "--env", "HarnessPlanning-v0", "--episodes", "1", "--executor", "openai", "--model", "m"]

@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from harness_gym.actions import Action
+from harness_gym.core.actions import Action
+from harness_gym.core.rubric import g_norm
+from harness_gym.core.task import read_jsonl, write_jsonl
 from harness_gym.domains.long_memory import MAX_RETRIEVED, HarnessLongMemoryEnv, LongMemoryDomain
 from harness_gym.domains.long_memory import generate as gen
 from harness_gym.domains.long_memory.facts import (
@@ -37,8 +39,6 @@ from harness_gym.domains.long_memory.verifier import (
     parse_answer,
     review,
 )
-from harness_gym.rubric import g_norm
-from harness_gym.task import read_jsonl, write_jsonl
 
 TOP = sum(CRITERIA.values())
 

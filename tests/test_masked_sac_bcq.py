@@ -20,12 +20,12 @@ import baselines  # noqa: F401  (registers the learnables, as a user of load_lea
 from baselines.bcq import MaskedDiscreteBCQ, MaskedDiscreteBCQConfig
 from baselines.budgets import Schedule
 from baselines.legal import masked_dataset, with_mask
-from baselines.masked import MaskedPolicy
-from baselines.models import Provenance, load_model, save_model
 from baselines.sac import ENTROPY_FRACTION, MaskedDiscreteSAC, MaskedDiscreteSACConfig
 from baselines.train import make_config, train
-from harness_gym.actions import N_ACTIONS, Action
-from harness_gym.state import N_FEATURES
+from harness_gym.core.actions import N_ACTIONS, Action
+from harness_gym.core.state import N_FEATURES
+from harness_gym.evaluation.d3rlpy_policy import MaskedPolicy
+from harness_gym.evaluation.model_files import Provenance, load_model, save_model
 
 MASKED = {"sac": MaskedDiscreteSAC, "bcq": MaskedDiscreteBCQ}
 

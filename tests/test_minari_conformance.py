@@ -9,9 +9,9 @@ import minari
 import numpy as np
 import pytest
 
-from harness_gym.collect import CollectConfig, CollectError, collect
-from harness_gym.combine import combine
-from harness_gym.reference_scores import reference_scores
+from harness_gym.datasets.collect import CollectConfig, CollectError, collect
+from harness_gym.datasets.combine import combine
+from harness_gym.evaluation.reference_scores import reference_scores
 
 PLANNING = "HarnessPlanning-v0"
 

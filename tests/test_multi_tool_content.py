@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from harness_gym.actions import Action
+from harness_gym.core.actions import Action
+from harness_gym.core.state import FEATURE_INDEX
+from harness_gym.core.task import packaged_task_file, read_jsonl, write_jsonl
 from harness_gym.domains.multi_tool import HarnessMultiToolEnv, MultiToolDomain
 from harness_gym.domains.multi_tool import generate as gen
 from harness_gym.domains.multi_tool.tools import (
@@ -39,8 +41,6 @@ from harness_gym.domains.multi_tool.verifier import (
     tool_use_score,
 )
 from harness_gym.executors.base import ExecutorResponse
-from harness_gym.state import FEATURE_INDEX
-from harness_gym.task import packaged_task_file, read_jsonl, write_jsonl
 
 TOP = sum(CRITERIA.values())
 CHAIN_LENGTH = {"easy": 2, "standard": 3, "hard": 4}

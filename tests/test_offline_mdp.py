@@ -18,13 +18,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness_gym.actions import N_ACTIONS, Action
+from harness_gym.core.actions import N_ACTIONS, Action
 
 pytest.importorskip("d3rlpy")
 
-from baselines.d3rlpy_bridge import episodes_to_d3rlpy
-from baselines.masked import MaskedPolicy
-from baselines.train import quiet_d3rlpy, train
+from baselines.train import train
+from harness_gym.datasets.d3rlpy_bridge import episodes_to_d3rlpy, quiet_d3rlpy
+from harness_gym.evaluation.d3rlpy_policy import MaskedPolicy
 
 S0 = np.array([1, 0, 0, 1], dtype=np.float32)
 S1 = np.array([0, 1, 0, 1], dtype=np.float32)
@@ -136,7 +136,7 @@ def d3rlpy_original(algo: str) -> Any:
 
 def model_input(model: Any, obs: np.ndarray, mask: np.ndarray, n: int = 1) -> np.ndarray:
     """``n`` rows of what ``model`` reads: the observation, plus the mask for masked learners."""
-    from baselines.legal import with_mask
+    from harness_gym.core.state import with_mask
 
     x = obs[None] if not getattr(model.config, "masked", False) else with_mask(obs[None], mask[None])
     return np.repeat(x, n, axis=0)

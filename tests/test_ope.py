@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from baselines.ope import OPEEpisode, effective_sample_size, estimate
+from harness_gym.bench.ope import OPEEpisode, effective_sample_size, estimate
 
 
 def _bandit(n: int = 4000, seed: int = 0) -> list[tuple[int, float]]:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from harness_gym.core.task import read_jsonl, write_jsonl
 from harness_gym.domains.planning import generate
 from harness_gym.domains.planning.world import (
     SearchLimitError,
@@ -15,7 +16,6 @@ from harness_gym.domains.planning.world import (
     solve,
     validate,
 )
-from harness_gym.task import read_jsonl, write_jsonl
 
 FLAWS = {"illegal_move", "missing_steps", "constraint_violation", "malformed", "wrong_goal"}
 

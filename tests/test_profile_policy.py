@@ -8,16 +8,17 @@ import gymnasium as gym
 import numpy as np
 
 import harness_gym  # noqa: F401  (registers the ids)
-from baselines.profile_policy import CheckReviseLoopPolicy, ProfilePolicy
-from baselines.scripted import Policy
-from harness_gym.profiles import DraftParams, Mechanism, named
-from harness_gym.rollout import run_episode
+from harness_gym.envs.registry import executor_profile
+from harness_gym.evaluation.rollout import run_episode
+from harness_gym.executors.profiles import DraftParams, Mechanism
+from harness_gym.policies.profile import CheckReviseLoopPolicy, ProfilePolicy
+from harness_gym.policies.scripted import Policy
 
 ENV = "HarnessPlanning-v0"
 
 
 def _profile(p_correct: float, **mechanism):
-    default = named("default")
+    default = executor_profile("default")
     planning = default.domain("planning")
     draft = DraftParams(
         dict.fromkeys(("easy", "standard", "hard"), p_correct), 0.0, planning.draft.flaw_weights

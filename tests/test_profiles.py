@@ -8,12 +8,12 @@ import gymnasium as gym
 import pytest
 
 import harness_gym  # noqa: F401  (registers the ids)
-from harness_gym.profiles import PROFILE_ENV, PROFILE_NAMES, ExecutorProfile, Mechanism, named
-from harness_gym.registry import env_class
+from harness_gym.envs.registry import env_class, executor_profile
+from harness_gym.executors.profiles import PROFILE_ENV, PROFILE_NAMES, ExecutorProfile, Mechanism
 
 
 def test_named_profiles_share_the_base_fitted_draft_params_and_differ_in_mechanism():
-    profiles = {name: named(name) for name in PROFILE_NAMES}
+    profiles = {name: executor_profile(name) for name in PROFILE_NAMES}
     assert set(PROFILE_NAMES) >= {"weak", "default", "strong"}
     for domain in profiles["default"].domains:
         drafts = [p.domain(domain).draft for p in profiles.values()]
@@ -24,24 +24,24 @@ def test_named_profiles_share_the_base_fitted_draft_params_and_differ_in_mechani
 
 
 def test_json_round_trip(tmp_path):
-    profile = named("strong")
+    profile = executor_profile("strong")
     path = profile.save(tmp_path / "strong.json")
     assert ExecutorProfile.load(path) == profile
 
 
 def test_gym_make_takes_a_profile_a_name_or_a_path(tmp_path, monkeypatch):
     env_id = "HarnessPlanning-v0"
-    planning = replace(named("default").domain("planning"), mechanism=Mechanism(p_break=0.3))
-    custom = named("default").with_domain("planning", planning)
+    planning = replace(executor_profile("default").domain("planning"), mechanism=Mechanism(p_break=0.3))
+    custom = executor_profile("default").with_domain("planning", planning)
     path = custom.save(tmp_path / "custom.json")
     by_object = gym.make(env_id, executor_profile=custom).unwrapped
     by_path = gym.make(env_id, executor_profile=str(path)).unwrapped
     by_name = gym.make(env_id, executor_profile="weak").unwrapped
     assert by_object.executor.profile.mechanism.p_break == by_path.executor.profile.mechanism.p_break == 0.3
-    assert by_name.executor.profile == named("weak").domain("planning")
+    assert by_name.executor.profile == executor_profile("weak").domain("planning")
     monkeypatch.setenv(PROFILE_ENV, "strong")
-    assert gym.make(env_id).unwrapped.executor.profile == named("strong").domain("planning")
-    assert env_class(env_id).domain_cls.draft_params == named("strong").domain("planning").draft
+    assert gym.make(env_id).unwrapped.executor.profile == executor_profile("strong").domain("planning")
+    assert env_class(env_id).domain_cls.draft_params == executor_profile("strong").domain("planning").draft
 
 
 def test_bad_profiles_are_named(tmp_path):
@@ -55,7 +55,7 @@ def test_bad_profiles_are_named(tmp_path):
     bad.write_text("{not json")
     with pytest.raises(ValueError, match="cannot read executor profile"):
         ExecutorProfile.load(bad)
-    partial = named("default")
+    partial = executor_profile("default")
     only_coding = ExecutorProfile("only-coding", {"coding": partial.domain("coding")})
     with pytest.raises(ValueError, match="no parameters for domain 'planning'"):
         gym.make("HarnessPlanning-v0", executor_profile=only_coding)

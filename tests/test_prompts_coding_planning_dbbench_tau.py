@@ -15,14 +15,14 @@ import gymnasium as gym
 import pytest
 
 import harness_gym  # noqa: F401  (registers the environments)
-from harness_gym.actions import Action
-from harness_gym.domains.base import artifact_hash
+from harness_gym.core.actions import Action
+from harness_gym.core.task import Task
 from harness_gym.domains.coding.verifier import describe_test
 from harness_gym.domains.dbbench.verifier import artifact_scores as dbbench_scores
 from harness_gym.domains.planning.world import constraint_label
+from harness_gym.envs.domain import artifact_hash
 from harness_gym.executors.base import Context, ExecutorRequest, Feedback
 from harness_gym.executors.prompts import ParseError, Prompts
-from harness_gym.task import Task
 
 FENCE = "```"
 

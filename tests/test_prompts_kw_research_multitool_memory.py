@@ -12,13 +12,13 @@ import gymnasium as gym
 import pytest
 
 import harness_gym  # noqa: F401  (registers the environments)
-from harness_gym.domains.base import Domain, artifact_hash
+from harness_gym.core.task import Task
 from harness_gym.domains.long_memory.generate import show_date
 from harness_gym.domains.multi_tool.tools import names_in_context, read_result, run_call
 from harness_gym.domains.research.verifier import FORMATS as RESEARCH_FORMATS
+from harness_gym.envs.domain import Domain, artifact_hash
 from harness_gym.executors.base import Context, ExecutorRequest, Feedback
 from harness_gym.executors.prompts import INSTRUCTION_HEADING, ParseError, Prompts
-from harness_gym.task import Task
 
 KW, RESEARCH, MULTI, MEMORY = (
     "HarnessKnowledgeWork-v0",

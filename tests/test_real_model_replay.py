@@ -11,9 +11,9 @@ import gymnasium as gym
 import pytest
 
 import harness_gym  # noqa: F401  (registers the environments)
-from baselines.scripted import make_policy
+from harness_gym.evaluation.rollout import run_episode
 from harness_gym.executors.openai_executor import OpenAIConfig
-from harness_gym.rollout import run_episode
+from harness_gym.policies.scripted import make_policy
 
 DATA = Path(__file__).parent / "data"
 CACHE = DATA / "smollm2_cache.sqlite"

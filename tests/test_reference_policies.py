@@ -1,5 +1,5 @@
-"""The reference policies of baselines.scripted: legality, their defining rules, observation-only expert,
-the oracle marked and bound, and statelessness across interleaved episodes."""
+"""The reference policies of harness_gym.policies.scripted: legality, their defining rules, observation-only
+expert, the oracle marked and bound, and statelessness across interleaved episodes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 
 import harness_gym
-from baselines.scripted import (
+from harness_gym.cli.main import main
+from harness_gym.evaluation.protocol import evaluate
+from harness_gym.evaluation.rollout import run_episode
+from harness_gym.policies.scripted import (
     BEHAVIORS,
     SCRIPTED,
     ExpertPolicy,
@@ -16,9 +19,6 @@ from baselines.scripted import (
     bind_policy,
     make_policy,
 )
-from harness_gym.cli import main
-from harness_gym.evaluation import evaluate
-from harness_gym.rollout import run_episode
 
 PLANNING = "HarnessPlanning-v0"
 KNOWLEDGE = "HarnessKnowledgeWork-v0"
@@ -187,7 +187,7 @@ def test_unknown_policy_names_the_known_ones() -> None:
 
 
 def test_bench_evaluates_named_reference_policies(tmp_path) -> None:
-    from harness_gym.bench import BenchConfig, run
+    from harness_gym.bench.runner import BenchConfig, run
 
     names = ("check-revise", "expert", "oracle")
     config = BenchConfig(
@@ -208,7 +208,7 @@ def test_bench_evaluates_named_reference_policies(tmp_path) -> None:
 
 
 def test_observation_only_references_collect_as_behaviours_and_the_oracle_does_not(tmp_path) -> None:
-    from harness_gym.collect import CollectConfig, collect
+    from harness_gym.datasets.collect import CollectConfig, collect
 
     report = collect(
         CollectConfig(

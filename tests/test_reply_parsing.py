@@ -11,7 +11,8 @@ import gymnasium as gym
 import pytest
 
 import harness_gym
-from harness_gym.domains.base import Domain
+from harness_gym.core.task import Task
+from harness_gym.envs.domain import Domain
 from harness_gym.executors.base import Context, ExecutorRequest
 from harness_gym.executors.prompts import (
     INSTRUCTION_HEADING,
@@ -21,7 +22,6 @@ from harness_gym.executors.prompts import (
     labelled_fields,
     relaxed_object,
 )
-from harness_gym.task import Task
 
 
 @cache

@@ -12,10 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness_gym.evaluation import EpisodeResult, buffer_stats, compare
-from harness_gym.hms import EVENTS
-from harness_gym.paper import PAPER
-from harness_gym.report import (
+from harness_gym.bench.report import (
     CSV_FIELDS,
     DASH,
     FIGURES,
@@ -25,6 +22,9 @@ from harness_gym.report import (
     markdown_tables,
     write_report,
 )
+from harness_gym.core.hms import EVENTS
+from harness_gym.evaluation.paper import PAPER
+from harness_gym.evaluation.protocol import EpisodeResult, buffer_stats, compare
 
 PLANNING, TAU = "HarnessPlanning-v0", "HarnessTauRetail-v0"
 CBS_INDEX = EVENTS.index("CheckBeforeSubmit")
@@ -230,6 +230,6 @@ def test_figures_are_valid_pngs(written: dict[str, Path]) -> None:
 
 
 def test_import_does_not_load_matplotlib() -> None:
-    code = "import sys, harness_gym, harness_gym.report; print('matplotlib' in sys.modules)"
+    code = "import sys, harness_gym, harness_gym.bench.report; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

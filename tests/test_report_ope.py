@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from harness_gym.paper import PAPER
-from harness_gym.report import markdown_tables, ope_errors
+from harness_gym.bench.report import markdown_tables, ope_errors
+from harness_gym.evaluation.paper import PAPER
 
 pytest.importorskip("scipy")
 

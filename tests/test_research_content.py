@@ -14,6 +14,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from harness_gym import Action
+from harness_gym.core.task import write_jsonl
 from harness_gym.domains.research import HarnessResearchEnv, ResearchDomain
 from harness_gym.domains.research import generate as gen
 from harness_gym.domains.research.corpus import MAX_SEARCHES, BM25Index, CorpusSearch, normalize, terms
@@ -28,10 +29,9 @@ from harness_gym.domains.research.verifier import (
     structural_check,
 )
 from harness_gym.domains.research.world import GENERIC_NAME_WORDS
+from harness_gym.evaluation.paper import BASE_G, CALIBRATION_TOLERANCE, EVAL_ROLLOUTS, EVAL_SEEDS
+from harness_gym.evaluation.rollout import protocol_episodes
 from harness_gym.executors.base import ExecutorRequest, ExecutorResponse
-from harness_gym.paper import BASE_G, CALIBRATION_TOLERANCE, EVAL_ROLLOUTS, EVAL_SEEDS
-from harness_gym.rollout import protocol_episodes
-from harness_gym.task import write_jsonl
 
 TOP = sum(CRITERIA.values())
 FLAWS = set(gen.FLAWS)

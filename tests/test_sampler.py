@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness_gym.actions import N_ACTIONS
+from harness_gym.core.actions import N_ACTIONS
 
 pytest.importorskip("d3rlpy")
 
@@ -18,10 +18,10 @@ from d3rlpy.torch_utility import TorchMiniBatch
 
 import baselines.train as train_module
 from baselines.awr import advantage_dataset
-from baselines.d3rlpy_bridge import OfflineData, episodes_to_d3rlpy
 from baselines.legal import masked_dataset
 from baselines.sampler import FlatReplayBuffer, flat_buffer
-from baselines.train import quiet_d3rlpy, train
+from baselines.train import train
+from harness_gym.datasets.d3rlpy_bridge import OfflineData, episodes_to_d3rlpy, quiet_d3rlpy
 
 FIELDS = ("observations", "actions", "rewards", "next_observations", "next_actions", "terminals", "intervals")
 

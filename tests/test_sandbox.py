@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_gym import sandbox
+from harness_gym.sandbox import runner as sandbox
 from harness_gym.sandbox import SandboxLimits, SandboxResult, run_python
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux only")

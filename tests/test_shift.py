@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from baselines.profile_policy import CheckReviseLoopPolicy
-from baselines.scripted import BasePolicy
-from harness_gym.evaluation import evaluate
-from harness_gym.profiles import PROFILE_ENV
-from harness_gym.shift import check_profiles, evaluate_shift, shift_markdown, shift_rows, training_profile
+from harness_gym.evaluation.protocol import evaluate
+from harness_gym.evaluation.shift import (
+    check_profiles,
+    evaluate_shift,
+    shift_markdown,
+    shift_rows,
+    training_profile,
+)
+from harness_gym.executors.profiles import PROFILE_ENV
+from harness_gym.policies.profile import CheckReviseLoopPolicy
+from harness_gym.policies.scripted import BasePolicy
 
 ENV = "HarnessPlanning-v0"
 

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from harness_gym import ENV_IDS
-from harness_gym.domains.base import ArtifactPool, Flawed, artifact_hash
+from harness_gym.core.state import FEATURE_INDEX, FEATURES
+from harness_gym.core.task import Task
+from harness_gym.envs.domain import ArtifactPool, Flawed, artifact_hash
 from harness_gym.executors import Context, ExecutorRequest, Feedback, SimulatedExecutor
-from harness_gym.profiles import DomainProfile, DraftParams, Mechanism
-from harness_gym.state import FEATURE_INDEX, FEATURES
-from harness_gym.task import Task
+from harness_gym.executors.profiles import DomainProfile, DraftParams, Mechanism
 
 TASK = Task("t-0", "coding", "v0", "standard", "train", "tmpl", "Write f.", payload={})
 POOL = ArtifactPool(
@@ -174,7 +174,7 @@ def _obs_after_revise(env_id: str, revised_to: str) -> np.ndarray:
     """Base's gathering and DRAFT, a CHECK, then one REVISE whose output is forced."""
     import gymnasium as gym
 
-    from harness_gym.actions import Action
+    from harness_gym.core.actions import Action
 
     env = gym.make(env_id, split="train")
     inner = env.unwrapped.executor

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from harness_gym.actions import Action
-from harness_gym.support import support_diagnostics
+from harness_gym.core.actions import Action
+from harness_gym.datasets.support import support_diagnostics
 
 C, R, S, D = Action.CHECK, Action.REVISE, Action.SUBMIT, Action.DRAFT
 

@@ -7,9 +7,9 @@ import json
 import pytest
 
 import harness_gym
-from harness_gym.registry import ADAPTERS, env_class
-from harness_gym.rubric import g_norm, missing_fraction
-from harness_gym.task import TaskFileError, read_jsonl, stratified_split
+from harness_gym.core.rubric import g_norm, missing_fraction
+from harness_gym.core.task import TaskFileError, read_jsonl, stratified_split
+from harness_gym.envs.registry import ADAPTERS, env_class
 
 GOOD = {
     "task_id": "x-1",

@@ -10,7 +10,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from upstream import upstream_path
 
-from harness_gym.actions import Action
+from harness_gym.core.actions import Action
+from harness_gym.core.task import packaged_task_file
 from harness_gym.domains.tau_retail import HarnessTauRetailEnv, TauRetailDomain
 from harness_gym.domains.tau_retail.generate import generate_records, load_upstream_db
 from harness_gym.domains.tau_retail.tools import (
@@ -22,7 +23,6 @@ from harness_gym.domains.tau_retail.tools import (
     same_state,
 )
 from harness_gym.domains.tau_retail.verifier import CRITERIA, artifact_scores
-from harness_gym.task import packaged_task_file
 
 TOP = sum(CRITERIA.values())
 

@@ -13,10 +13,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from harness_gym.actions import Action
-from harness_gym.cli import main
-from harness_gym.collect import CollectConfig, collect
-from harness_gym.viewer import ViewError, load, render_html, write_infos, write_view
+from harness_gym.bench.viewer import ViewError, load, render_html, write_infos, write_view
+from harness_gym.cli.main import main
+from harness_gym.core.actions import Action
+from harness_gym.datasets.collect import CollectConfig, collect
 
 PLANNING = "HarnessPlanning-v0"
 SEQUENCE = (Action.OBSERVE, Action.DRAFT, Action.CHECK, Action.REVISE, Action.CHECK, Action.SUBMIT)

@@ -24,14 +24,14 @@ from typing import Any
 import gymnasium as gym
 
 import harness_gym
-from baselines.scripted import SCRIPTED, make_policy
+from harness_gym.evaluation.rollout import run_episode
 from harness_gym.executors.cache import CacheError
 from harness_gym.executors.openai_client import LLMError
 from harness_gym.executors.openai_executor import OpenAIConfig
-from harness_gym.rollout import run_episode
+from harness_gym.policies.scripted import SCRIPTED, make_policy
 
 POLICIES = ("base", "forced-check", "random", "check-revise", "expert")
-"""Reference policies tried, in order; those ``baselines.scripted`` does not define are skipped."""
+"""Reference policies tried, in order; those ``harness_gym.policies.scripted`` does not define are skipped."""
 
 
 def episode_record(env_id: str, policy: str, seed: int, info: dict[str, Any]) -> dict[str, Any]:

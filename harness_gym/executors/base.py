@@ -11,9 +11,44 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from harness_gym.task import Task
+from harness_gym.core.task import Task
 
 RequestKind = Literal["draft", "revise", "judge", "tool"]
+
+
+@dataclass(frozen=True)
+class Flawed:
+    flaw: str
+    source: str
+
+
+@dataclass(frozen=True)
+class ArtifactPool:
+    """The artifacts a simulated executor can produce for one task."""
+
+    reference: str
+    flawed: tuple[Flawed, ...]
+
+
+class DomainView(Protocol):
+    """What an executor may read of a domain (``harness_gym.envs.Domain`` implements it).
+
+    Executors sit below the domains: they see this much and no more, so a new domain needs no
+    change here.
+    """
+
+    name: str
+    env_id: str
+    draft_params: Any
+    """``harness_gym.executors.profiles.DraftParams`` of the simulated executor here."""
+    prompts_cls: Any
+    """The domain's ``harness_gym.executors.prompts.Prompts`` subclass, or None."""
+
+    def pool(self, task: Task) -> ArtifactPool: ...
+
+    def tool_pool(self, task: Task, context: Context) -> ArtifactPool: ...
+
+    def informedness(self, task: Task, context: Context) -> float: ...
 
 
 @dataclass(frozen=True)

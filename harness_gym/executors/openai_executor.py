@@ -31,11 +31,11 @@ import copy
 import os
 import threading
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from harness_gym.executors.base import TRUNCATED_REPLY, ExecutorRequest, ExecutorResponse, Usage
+from harness_gym.executors.base import TRUNCATED_REPLY, DomainView, ExecutorRequest, ExecutorResponse, Usage
 from harness_gym.executors.cache import MODES, CachedResponse, ResponseCache
 from harness_gym.executors.openai_client import (
     DEFAULT_MAX_TOKENS,
@@ -44,9 +44,6 @@ from harness_gym.executors.openai_client import (
     OpenAIChatClient,
 )
 from harness_gym.executors.prompts import ParseError, Prompts
-
-if TYPE_CHECKING:
-    from harness_gym.domains.base import Domain
 
 CACHE_MODE_ALIASES = {"record": "read_write", "replay": "read_only"}
 """Command-line friendly names of the response-cache modes."""
@@ -169,7 +166,7 @@ class OpenAIExecutor:
         self._counts = {"requests": 0, "api_calls": 0, "parse_failures": 0, "truncations": 0}
         self._lock = threading.Lock()
 
-    def for_domain(self, domain: Domain) -> OpenAIExecutor:
+    def for_domain(self, domain: DomainView) -> OpenAIExecutor:
         """A copy that speaks ``domain``'s prompts (the environment calls this)."""
         if domain.prompts_cls is None:
             raise ValueError(f"{domain.env_id} defines no prompts for a chat LLM executor")

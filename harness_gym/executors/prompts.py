@@ -34,13 +34,11 @@ import json
 import math
 import re
 from collections.abc import Collection, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
-from harness_gym.executors.base import ExecutorRequest
-from harness_gym.task import Task
-
-if TYPE_CHECKING:
-    from harness_gym.domains.base import Domain
+from harness_gym.core.task import Task
+from harness_gym.core.trajectory import artifact_hash
+from harness_gym.executors.base import DomainView, ExecutorRequest
 
 Message = dict[str, str]
 
@@ -280,7 +278,7 @@ class Prompts:
     )
     tool_instruction: ClassVar[str] = "Reply with the next tool call only."
 
-    def __init__(self, domain: Domain) -> None:
+    def __init__(self, domain: DomainView) -> None:
         self.domain = domain
 
     # -- hooks ---------------------------------------------------------------------------------------
@@ -359,7 +357,6 @@ class Prompts:
 
     @staticmethod
     def _localized(request: ExecutorRequest) -> bool:
-        from harness_gym.domains.base import artifact_hash
 
         return (
             request.feedback is not None

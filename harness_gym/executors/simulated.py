@@ -3,7 +3,7 @@
 The simulated executor never invents text: a draft is either the task's reference artifact or one of
 its realistic flawed variants (AST mutants, illegal plans, ...), which the domain's real verifier then
 scores. What the controller's choices change is *which* artifact comes back. Every probability comes
-from the executor profile (``harness_gym.profiles``):
+from the executor profile (``harness_gym.executors.profiles``):
 
 - DRAFT returns the reference with ``p_correct[difficulty] + informed_gain * informedness``, where
   informedness in [0, 1] is the domain's measure of what the harness gathered; otherwise a flaw drawn
@@ -22,16 +22,12 @@ from the executor profile (``harness_gym.profiles``):
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from harness_gym.executors.base import ExecutorRequest, ExecutorResponse, Usage
-from harness_gym.profiles import DomainProfile, feedback_kind, for_domain
-
-if TYPE_CHECKING:
-    from harness_gym.domains.base import ArtifactPool, Domain
-
+from harness_gym.core.trajectory import artifact_hash
+from harness_gym.executors.base import ArtifactPool, DomainView, ExecutorRequest, ExecutorResponse, Usage
+from harness_gym.executors.profiles import DomainProfile, feedback_kind, for_domain
 
 CONTEXT_ITEM_CHARS = 400
 """Usage accounting: characters of prompt that one evidence item or tool result adds."""
@@ -44,7 +40,7 @@ class SimulatedExecutor:
 
     name = "simulated"
 
-    def __init__(self, domain: Domain, profile: DomainProfile | None = None) -> None:
+    def __init__(self, domain: DomainView, profile: DomainProfile | None = None) -> None:
         self.domain = domain
         self.profile = profile if profile is not None else for_domain(None, type(domain))
         self._flaws: dict[str, tuple[list[str], list[float], dict[str, list[str]]]] = {}
@@ -115,7 +111,6 @@ class SimulatedExecutor:
         self, draft: str, request: ExecutorRequest, pool: ArtifactPool, rng: np.random.Generator
     ) -> str:
         """Fix, re-flaw, keep or break the draft (see the module docstring)."""
-        from harness_gym.domains.base import artifact_hash
 
         m, key = self.profile.mechanism, request.task.task_id
         if draft == pool.reference:

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from harness_gym import Action
-from harness_gym.env import HarnessEnv
+from harness_gym.core.task import Task
+from harness_gym.envs.env import HarnessEnv
 from harness_gym.executors.base import Context, ExecutorRequest, ExecutorResponse
-from harness_gym.task import Task
 
 Build = Callable[[Task, Context], str]
 

@@ -22,10 +22,10 @@ import pytest
 
 import harness_gym
 from harness_gym import Action
+from harness_gym.core.task import Task, packaged_task_file, read_jsonl
 from harness_gym.domains.coding import HarnessCodingEnv, values
 from harness_gym.domains.coding.generate import TASK_FILE
 from harness_gym.executors.base import ExecutorRequest, ExecutorResponse
-from harness_gym.task import Task, packaged_task_file, read_jsonl
 
 SCRIPT = (Action.OBSERVE, Action.DRAFT, Action.CHECK, Action.SUBMIT)
 TASK_FILES = (

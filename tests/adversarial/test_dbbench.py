@@ -8,10 +8,10 @@ import pytest
 from upstream import upstream_path
 
 from adversarial.hacks import Hack, assert_no_gain, play_hack
+from harness_gym.core.task import Task
 from harness_gym.domains.dbbench import HarnessDBBenchEnv
 from harness_gym.domains.dbbench.engine import columns_of, quote_ident, result_values, run_sql
 from harness_gym.domains.dbbench.verifier import MODIFY_TYPES, artifact_scores
-from harness_gym.task import Task
 
 FUNCTIONAL = ("correctness",)
 ENV = HarnessDBBenchEnv

@@ -15,9 +15,9 @@ import pytest
 
 from adversarial.test_coding import HACKS, NAMES, SCRIPT, Hack, HackExecutor, build
 from harness_gym import Action
+from harness_gym.core.task import Task
 from harness_gym.domains.humaneval import HarnessHumanEvalEnv, source
 from harness_gym.domains.humaneval import build as he_build
-from harness_gym.task import Task
 
 
 def _require_package() -> None:

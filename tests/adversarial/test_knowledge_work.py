@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from adversarial.hacks import Hack, assert_no_gain, play_hack
+from harness_gym.core.task import Task
 from harness_gym.domains.knowledge_work import HarnessKnowledgeWorkEnv
 from harness_gym.domains.knowledge_work.verifier import artifact_scores, format_figure, parse_report
-from harness_gym.task import Task
 
 FUNCTIONAL = ("answer_correctness", "evidence_support", "criterion_coverage", "source_conflict")
 ENV = HarnessKnowledgeWorkEnv

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from adversarial.hacks import Hack, assert_no_gain, play_hack
+from harness_gym.core.task import Task
 from harness_gym.domains.long_memory import HarnessLongMemoryEnv
 from harness_gym.domains.long_memory.verifier import FORMATS, artifact_scores, parse_answer
-from harness_gym.task import Task
 
 FUNCTIONAL = ("answer_correctness", "source_match")
 ENV = HarnessLongMemoryEnv

@@ -6,11 +6,11 @@ import pytest
 
 from adversarial.hacks import Hack, assert_no_gain, play_hack
 from harness_gym import Action
+from harness_gym.core.task import Task
 from harness_gym.domains.multi_tool import HarnessMultiToolEnv
 from harness_gym.domains.multi_tool.tools import canonical_call, numeric, read_result
 from harness_gym.domains.multi_tool.verifier import AnswerSpec, artifact_scores
 from harness_gym.executors.base import Context
-from harness_gym.task import Task
 
 FUNCTIONAL = ("numeric_answer", "tool_use")
 ENV = HarnessMultiToolEnv

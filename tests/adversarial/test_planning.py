@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from adversarial.hacks import Hack, assert_no_gain, play_hack
+from harness_gym.core.task import Task
 from harness_gym.domains.planning import HarnessPlanningEnv
 from harness_gym.domains.planning.world import TABLE, artifact_scores, make_world, validate_world
-from harness_gym.task import Task
 
 FUNCTIONAL = ("constraints", "goal_coverage")
 ENV = HarnessPlanningEnv

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from adversarial.hacks import Hack, assert_no_gain, play_hack
+from harness_gym.core.task import Task
 from harness_gym.domains.research import HarnessResearchEnv
 from harness_gym.domains.research.verifier import FORMATS, artifact_scores, parse
-from harness_gym.task import Task
 
 FUNCTIONAL = ("answer_correctness", "evidence_support")
 

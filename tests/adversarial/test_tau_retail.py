@@ -12,10 +12,10 @@ import pytest
 from upstream import SHARED_DATA, upstream_path
 
 from adversarial.hacks import Hack, assert_no_gain, play_hack
+from harness_gym.core.task import Task
 from harness_gym.domains.tau_retail import HarnessTauRetailEnv
 from harness_gym.domains.tau_retail.tools import RESPOND, WRITE_TOOLS
 from harness_gym.domains.tau_retail.verifier import artifact_scores, parse_plan
-from harness_gym.task import Task
 
 FUNCTIONAL = ("db_match", "writes", "policy", "outputs")
 ENV = HarnessTauRetailEnv

@@ -24,12 +24,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from harness_gym.core.task import packaged_task_file, stratified_split, write_jsonl
 from harness_gym.domains.coding import values
 from harness_gym.domains.coding.mutants import ast_mutants, syntax_error_variant, unsafe_import_variant
 from harness_gym.domains.coding.problems import FAMILIES, Args, Problem, render
 from harness_gym.domains.coding.verifier import evaluate_calls, execute_tests, judge, safety_violations
 from harness_gym.sandbox import SandboxLimits
-from harness_gym.task import packaged_task_file, stratified_split, write_jsonl
 
 VERSION = "v0"
 TASK_FILE = "coding-v0.jsonl"

@@ -11,9 +11,9 @@ import ast
 import re
 import textwrap
 
+from harness_gym.core.task import Task
 from harness_gym.domains.coding.verifier import describe_test
 from harness_gym.executors.prompts import ParseError, Prompts, fenced_blocks
-from harness_gym.task import Task
 
 _PYTHON = ("python", "py", "python3")
 _CODE_START = re.compile(r"^(?:import\s|from\s+\S+\s+import\s|(?:async\s+)?def\s|class\s|@)")

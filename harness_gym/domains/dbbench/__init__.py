@@ -9,16 +9,16 @@ from typing import Any
 
 import numpy as np
 
-from harness_gym.actions import Action
-from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.core.actions import Action
+from harness_gym.core.task import Task
 from harness_gym.domains.dbbench.engine import quote_ident, run_sql, using_backend
 from harness_gym.domains.dbbench.prompts import DBBenchPrompts
 from harness_gym.domains.dbbench.upstream import load_upstream
 from harness_gym.domains.dbbench.verifier import CRITERIA, artifact_scores, evaluate
-from harness_gym.env import HarnessEnv
+from harness_gym.envs.domain import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.envs.env import HarnessEnv
 from harness_gym.executors.base import Context, Feedback
-from harness_gym.profiles import DraftParams
-from harness_gym.task import Task
+from harness_gym.executors.profiles import DraftParams
 
 MAX_TOOL_CALLS = 2
 """CALL_TOOL runs a fixed sequence of exploratory queries: sample rows, then per-column profiles."""

@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from harness_gym.core.task import packaged_task_file, write_jsonl
 from harness_gym.domains.dbbench.engine import quote_ident, result_values, run_sql
 from harness_gym.domains.dbbench.verifier import artifact_scores
-from harness_gym.task import packaged_task_file, write_jsonl
 
 DOMAIN = "dbbench"
 OUT = "dbbench-v0.jsonl"

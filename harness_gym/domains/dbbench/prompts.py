@@ -16,10 +16,10 @@ from __future__ import annotations
 import json
 import re
 
+from harness_gym.core.task import Task
 from harness_gym.domains.dbbench.engine import columns_of, run_sql, using_backend
 from harness_gym.domains.dbbench.verifier import parse_answer
 from harness_gym.executors.prompts import ParseError, Prompts, fenced_blocks, labelled_fields
-from harness_gym.task import Task
 
 _SQL = ("sql", "mysql", "sqlite")
 _KEYWORD = re.compile(r"(SELECT|INSERT|UPDATE|DELETE|WITH|REPLACE)\b", re.I)

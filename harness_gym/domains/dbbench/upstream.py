@@ -16,10 +16,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from harness_gym.core.task import Task, TaskFileError
 from harness_gym.domains.dbbench.generate import prompt_of
 from harness_gym.domains.dbbench.verifier import artifact_scores, task_kind
-from harness_gym.task import Task, TaskFileError
-from harness_gym.upstream_files import read_jsonl
+from harness_gym.domains.upstream_files import read_jsonl
 
 FILES = {"eval": "standard.jsonl", "train": "dev.jsonl"}
 RECORD_FIELDS = (

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from harness_gym.core.task import Task, task_from_record
 from harness_gym.domains.coding import CodingDomain
 from harness_gym.domains.humaneval.build import cached_records
-from harness_gym.env import HarnessEnv
-from harness_gym.task import Task, task_from_record
+from harness_gym.envs.env import HarnessEnv
 
 _TASKS: dict[str, tuple[Task, ...]] = {}
 

@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from harness_gym.core.task import write_jsonl
 from harness_gym.domains.coding import values
 from harness_gym.domains.coding.generate import (
     _BATCH_LIMITS,
@@ -57,7 +58,6 @@ from harness_gym.domains.humaneval.source import (
     split,
 )
 from harness_gym.sandbox import SandboxLimits, run_python
-from harness_gym.task import write_jsonl
 
 BUILDER_VERSION = "1"
 VERSION = "v0"

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness_gym.actions import Action
-from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict, artifact_hash
+from harness_gym.core.actions import Action
+from harness_gym.core.task import Task
 from harness_gym.domains.knowledge_work.prompts import KnowledgeWorkPrompts
 from harness_gym.domains.knowledge_work.verifier import (
     CRITERIA,
@@ -20,10 +20,10 @@ from harness_gym.domains.knowledge_work.verifier import (
     observable_check,
     table_calc,
 )
-from harness_gym.env import HarnessEnv
+from harness_gym.envs.domain import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict, artifact_hash
+from harness_gym.envs.env import HarnessEnv
 from harness_gym.executors.base import Context, Feedback
-from harness_gym.profiles import DraftParams
-from harness_gym.task import Task
+from harness_gym.executors.profiles import DraftParams
 
 RETRIEVE_CAP = 6
 """RETRIEVE is masked once this many sources are open (or all of them are)."""

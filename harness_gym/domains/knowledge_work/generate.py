@@ -29,6 +29,8 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+from harness_gym.core.rubric import g_norm
+from harness_gym.core.task import stratified_split, write_generated
 from harness_gym.domains.knowledge_work.entities import (
     CITIES,
     COMPANIES,
@@ -47,8 +49,6 @@ from harness_gym.domains.knowledge_work.verifier import (
     parse_table,
     table_calc,
 )
-from harness_gym.rubric import g_norm
-from harness_gym.task import stratified_split, write_generated
 
 VERSION = "v0"
 DOMAIN = "knowledge_work"

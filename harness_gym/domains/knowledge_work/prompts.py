@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from datetime import date
 
+from harness_gym.core.task import Task
 from harness_gym.domains.knowledge_work.generate import Values, render
 from harness_gym.executors.prompts import Prompts, required_fields, required_json_object
-from harness_gym.task import Task
 
 
 class KnowledgeWorkPrompts(Prompts):

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness_gym.actions import Action
-from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.core.actions import Action
+from harness_gym.core.task import Task
 from harness_gym.domains.long_memory.prompts import LongMemoryPrompts
 from harness_gym.domains.long_memory.search import SessionIndex
 from harness_gym.domains.long_memory.verifier import CRITERIA, artifact_scores, claim_support, review
-from harness_gym.env import HarnessEnv
+from harness_gym.envs.domain import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.envs.env import HarnessEnv
 from harness_gym.executors.base import Context, Feedback
-from harness_gym.profiles import DraftParams
-from harness_gym.task import Task
+from harness_gym.executors.profiles import DraftParams
 
 MAX_RETRIEVED = 8
 """RETRIEVE is masked once this many sessions were gathered (about four searches)."""

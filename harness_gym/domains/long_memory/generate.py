@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness_gym.core.task import stratified_split, write_generated
 from harness_gym.domains.long_memory.facts import (
     EVAL_KINDS,
     FILLER,
@@ -49,7 +50,6 @@ from harness_gym.domains.long_memory.verifier import (
     artifact_scores,
     contains_value,
 )
-from harness_gym.task import stratified_split, write_generated
 
 DOMAIN = "long_memory"
 VERSION = "v0"

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import re
 
+from harness_gym.core.task import Task
 from harness_gym.domains.long_memory.generate import show_date
 from harness_gym.domains.long_memory.verifier import FORMATS
 from harness_gym.executors.prompts import ParseError, Prompts, required_fields, required_json_object
-from harness_gym.task import Task
 
 _LABELS: dict[str, tuple[str, ...]] = {
     "kv": ("ANSWER", "SOURCE"),

@@ -4,17 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness_gym.actions import Action
-from harness_gym.domains.base import (
-    VERIFIER_CACHE,
-    ArtifactPool,
-    Domain,
-    Episode,
-    Flawed,
-    Outcome,
-    Verdict,
-    artifact_hash,
-)
+from harness_gym.core.actions import Action
+from harness_gym.core.task import Task
 from harness_gym.domains.multi_tool.prompts import MultiToolPrompts
 from harness_gym.domains.multi_tool.tools import (
     ToolResult,
@@ -35,10 +26,19 @@ from harness_gym.domains.multi_tool.verifier import (
     tool_use_score,
     unconnected,
 )
-from harness_gym.env import HarnessEnv
+from harness_gym.envs.domain import (
+    VERIFIER_CACHE,
+    ArtifactPool,
+    Domain,
+    Episode,
+    Flawed,
+    Outcome,
+    Verdict,
+    artifact_hash,
+)
+from harness_gym.envs.env import HarnessEnv
 from harness_gym.executors.base import Context, Feedback
-from harness_gym.profiles import DraftParams
-from harness_gym.task import Task
+from harness_gym.executors.profiles import DraftParams
 
 DRAFT_PARAMS = DraftParams(
     p_correct={"easy": 0.2, "standard": 0.11, "hard": 0.05},

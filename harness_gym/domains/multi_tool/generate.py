@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness_gym.core.task import stratified_split, write_generated
 from harness_gym.domains.multi_tool.tools import (
     RATES,
     bindings,
@@ -47,7 +48,6 @@ from harness_gym.domains.multi_tool.tools import (
     step_done,
 )
 from harness_gym.domains.multi_tool.verifier import CRITERIA, AnswerSpec, artifact_scores
-from harness_gym.task import stratified_split, write_generated
 
 VERSION = "v0"
 TASK_FILE = f"multi_tool-{VERSION}.jsonl"

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from typing import ClassVar
 
+from harness_gym.core.task import Task
 from harness_gym.domains.multi_tool.verifier import AnswerSpec
 from harness_gym.executors.prompts import ParseError, Prompts, json_objects, required_fields
-from harness_gym.task import Task
 
 
 class MultiToolPrompts(Prompts):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness_gym.actions import Action
-from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.core.actions import Action
 from harness_gym.domains.planning.prompts import PlanningPrompts
 from harness_gym.domains.planning.world import CRITERIA, artifact_scores, validate
-from harness_gym.env import HarnessEnv
+from harness_gym.envs.domain import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.envs.env import HarnessEnv
 from harness_gym.executors.base import Feedback
-from harness_gym.profiles import DraftParams
+from harness_gym.executors.profiles import DraftParams
 
 DRAFT_PARAMS = DraftParams(
     p_correct={"easy": 0.15, "standard": 0.05, "hard": 0.02},

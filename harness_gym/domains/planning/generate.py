@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness_gym.core.task import stratified_split, write_generated
 from harness_gym.domains.planning.world import (
     TABLE,
     BlocksWorld,
@@ -31,7 +32,6 @@ from harness_gym.domains.planning.world import (
     solve,
     validate_world,
 )
-from harness_gym.task import stratified_split, write_generated
 
 VERSION = "v0"
 OUTPUT = Path(__file__).resolve().parents[2] / "data" / f"planning-{VERSION}.jsonl"

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 
+from harness_gym.core.task import Task
 from harness_gym.domains.planning.world import make_world
 from harness_gym.executors.prompts import ParseError, Prompts, fenced_blocks
-from harness_gym.task import Task
 
 _DECORATION = re.compile(r"^(?:[\s>*_`]|[-+\u2022]\s|\d+\s*[.):]\s|step\s*\d+\s*[.):\-]\s*)*", re.I)
 _TRAILER = re.compile(r"\s*(?:(?:#|//|--|->|-\s|[\u2192\u2014\u2013(]).*)?$")

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness_gym.actions import Action
-from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.core.actions import Action
+from harness_gym.core.task import Task
 from harness_gym.domains.research.corpus import MAX_SEARCHES, CorpusSearch
 from harness_gym.domains.research.prompts import ResearchPrompts
 from harness_gym.domains.research.verifier import CRITERIA, grade, structural_check
-from harness_gym.env import HarnessEnv
+from harness_gym.envs.domain import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.envs.env import HarnessEnv
 from harness_gym.executors.base import Context, Feedback
-from harness_gym.profiles import DraftParams
-from harness_gym.task import Task
+from harness_gym.executors.profiles import DraftParams
 
 OBSERVE_SHARE = 0.1
 """Part of informedness that reading the question and the answer format gives; the rest is evidence."""

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness_gym.core.task import stratified_split, write_generated
 from harness_gym.domains.research.corpus import MAX_SEARCHES, CorpusSearch, contains_phrase, sentences
 from harness_gym.domains.research.verifier import (
     CRITERIA,
@@ -47,7 +48,6 @@ from harness_gym.domains.research.world import (
     superseded_doc,
     value_text,
 )
-from harness_gym.task import stratified_split, write_generated
 
 VERSION = "v0"
 OUTPUT = Path(__file__).resolve().parents[2] / "data" / f"research-{VERSION}.jsonl"

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import re
 
+from harness_gym.core.task import Task
 from harness_gym.domains.research.verifier import FORMATS
 from harness_gym.executors.prompts import ParseError, Prompts, required_fields, required_json_object
-from harness_gym.task import Task
 
 
 def _last_tag(reply: str, name: str) -> str | None:

@@ -6,8 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from harness_gym.actions import Action
-from harness_gym.domains.base import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.core.actions import Action
+from harness_gym.core.task import Task, task_from_record
 from harness_gym.domains.tau_retail.generate import build_db, load_upstream_db, load_upstream_records
 from harness_gym.domains.tau_retail.prompts import TauRetailPrompts
 from harness_gym.domains.tau_retail.tools import WRITE_TOOLS
@@ -19,10 +19,10 @@ from harness_gym.domains.tau_retail.verifier import (
     parse_plan,
     policy_issues,
 )
-from harness_gym.env import HarnessEnv
+from harness_gym.envs.domain import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.envs.env import HarnessEnv
 from harness_gym.executors.base import Context, Feedback
-from harness_gym.profiles import DraftParams
-from harness_gym.task import Task, task_from_record
+from harness_gym.executors.profiles import DraftParams
 
 RETRIEVE_ROUNDS = 3
 

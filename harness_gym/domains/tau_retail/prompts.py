@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import inspect
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
+from harness_gym.core.task import Task
 from harness_gym.domains.tau_retail.tools import FUNCTIONS
 from harness_gym.domains.tau_retail.verifier import render_plan
 from harness_gym.executors.prompts import ParseError, Prompts, json_objects
-from harness_gym.task import Task
-
-if TYPE_CHECKING:
-    from harness_gym.domains.tau_retail import TauRetailDomain
 
 POLICY = """Store policy (the write tools enforce it; a write that breaks it fails):
 - Act only for the customer making the request, on their own orders; look records up before writing.
@@ -42,8 +40,15 @@ def tool_signatures() -> str:
     return "\n".join(lines)
 
 
+class _RetailDomain(Protocol):
+    """What the prompts read of ``TauRetailDomain``: its database, to show looked-up records."""
+
+    env_id: str
+    db: Mapping[str, Mapping[str, Any]]
+
+
 class TauRetailPrompts(Prompts):
-    domain: TauRetailDomain
+    domain: _RetailDomain
 
     artifact_instruction = (
         'Reply with the plan as one JSON object {"calls": [{"name": ..., "kwargs": {...}}, ...]} '

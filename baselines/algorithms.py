@@ -1,0 +1,67 @@
+"""This package's learners as ``harness_gym.policies.algorithms.Algorithm`` objects.
+
+Registered through the ``harness_gym.algorithms`` entry point (``pyproject.toml``), so the bench and the
+command line find them without importing this package by name. Importing this module is cheap: torch
+and d3rlpy load when a learner trains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from baselines.catalog import ALGOS, STOCHASTIC
+from harness_gym.policies.algorithms import ACT_MODES, Trained, TrainingData
+
+
+@dataclass(frozen=True)
+class D3rlpyLearner:
+    """One name of ``baselines.train.ALGOS``, trained with the budgets of ``baselines.budgets``."""
+
+    name: str
+
+    @property
+    def stochastic(self) -> bool:
+        return self.name in STOCHASTIC
+
+    def trained(self, model: object) -> Trained:
+        """The acting policies of a fitted model: sampled and greedy for a stochastic learner."""
+        from harness_gym.evaluation.d3rlpy_policy import MaskedPolicy, fingerprint
+
+        modes = ACT_MODES if self.stochastic else ("greedy",)
+        policies = {mode: MaskedPolicy(model, self.name, sample=mode == "sample") for mode in modes}
+        return Trained(policies, fingerprint(model), model)
+
+    def train(
+        self,
+        data: TrainingData,
+        *,
+        seed: int,
+        n_steps: int | None = None,
+        curve_points: int = 0,
+        on_checkpoint: Callable[[Trained, int], None] | None = None,
+    ) -> Trained:
+        from baselines.budgets import Schedule
+        from baselines.train import train
+
+        schedule = Schedule() if n_steps is None else Schedule(n_steps=n_steps)
+        callback = None
+        if on_checkpoint is not None and curve_points > 0:
+
+            def callback(model: object, step: int) -> None:
+                on_checkpoint(self.trained(model), step)
+
+        model = train(
+            self.name,
+            data.offline,
+            seed=seed,
+            schedule=schedule,
+            curve_points=curve_points,
+            on_checkpoint=callback,
+        )
+        return self.trained(model)
+
+
+def provided() -> list[D3rlpyLearner]:
+    """The entry point: every learner of ``baselines.train.ALGOS``."""
+    return [D3rlpyLearner(name) for name in ALGOS]

@@ -1,0 +1,583 @@
+"""The paper's protocol end to end: buffers, offline training, evaluation, statistics, report.
+
+For every setting: collect the mixed Base + Exploratory buffer on the train split; train every
+registered algorithm (``harness_gym.policies.algorithms``) with each seed; evaluate Base, Forced-CHECK and
+every trained
+policy on every eval task x seed x rollout (the policy trained with seed ``s`` plays the episodes of
+evaluation seed ``s``, so all policies share their episode pairs); compare against Base; write
+``results/`` (report.md, results.json, summary.csv, figures).
+
+Stochastic learners (``Algorithm.stochastic``: AWR, BC, IQL, SAC) are evaluated in each mode of ``act``:
+``sample`` draws from
+the softmax over legal actions (the paper's controller; reported under the algorithm's name) and
+``greedy`` takes its argmax (reported as ``<algo>-greedy``); Q-learners act greedily. Settings run in
+``workers`` processes at once. Learning curves (``LearningCurves``): every training run's policy is
+also evaluated at ``BenchConfig.curve_points`` checkpoints on a small fixed episode set. ``timings`` holds
+the wall time of each phase (collect_s, evaluate_s, train_s, curves_s, statistics_s).
+
+Off-policy evaluation (``off_policy_evaluation``): every trained acting policy is also valued from the
+buffer alone (FQE, IS, WIS, PDIS, DR; ``harness_gym.bench.ope``) and by playing it on the train tasks the
+buffer's episodes start from, so each estimator's error is measured against the simulator's truth.
+
+Imports torch and d3rlpy: never imported by ``import harness_gym``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import queue
+import resource
+import shutil
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from harness_gym.envs.registry import ENV_IDS
+from harness_gym.evaluation.engine import EngineConfig, check_manifest, write_atomic
+from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
+from harness_gym.evaluation.rollout import USAGE_KEYS
+from harness_gym.executors.openai_executor import OpenAIConfig
+from harness_gym.policies.algorithms import ACT_MODES, Algorithm, Trained, TrainingData
+from harness_gym.policies.algorithms import get as get_algorithm
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """What to run. The defaults are the paper's protocol; ``QUICK`` is a small smoke version."""
+
+    settings: tuple[str, ...] = ENV_IDS
+    seeds: tuple[int, ...] = EVAL_SEEDS
+    """Training seeds of AWR and BC; evaluation seed ``s`` is played by the model trained with ``s``."""
+    rollouts: int = EVAL_ROLLOUTS
+    episodes_per_task: int = 20
+    """Buffer size: episodes per train task (the paper's buffers: base + exploratory)."""
+    algos: tuple[str, ...] = (
+        "awr",
+        "bc",
+        "awr-converged",
+        "bc-converged",
+        "iql",
+        "cql",
+        "bcq",
+        "dqn",
+        "double-dqn",
+        "sac",
+    )
+    """Algorithms trained with every seed: registered names (``harness_gym.policies.algorithms``;
+    ``awr``/``bc`` are the paper's configuration) or ``module:attribute`` of an outside algorithm."""
+    n_steps: int | None = None
+    """Gradient steps of the fixed-budget algorithms; ``None`` is each algorithm's own budget."""
+    act: tuple[str, ...] = ("sample", "greedy")
+    """Evaluation modes of stochastic learners (``sample``, ``greedy``)."""
+    references: tuple[str, ...] = ()
+    """Reference policies (``harness_gym.policies.scripted`` names) evaluated beside Base, e.g. expert,
+    oracle."""
+    workers: int = 2
+    """Settings evaluated in parallel processes."""
+    n_boot: int = 10_000
+    executor: OpenAIConfig | None = None
+    """A chat LLM executor's settings for buffers and evaluation; ``None`` is the simulated executor."""
+    out: str = "results"
+    show_progress: bool = True
+    train_profile: str | None = None
+    """Simulated executor profile (name or JSON path) for the buffer, training and main evaluation."""
+    eval_profiles: tuple[str, ...] = ()
+    """Profiles the trained controllers and Base are evaluated against as well
+    (``harness_gym.evaluation.shift``)."""
+    concurrency: int = 1
+    """Episodes in flight per setting process (results never depend on it)."""
+    curves: bool = True
+    """Learning curves (``LearningCurves``): each run's policy evaluated at its training checkpoints."""
+    curve_points: int = 5
+    """Checkpoints per training run at which the learning curve is measured (evenly spaced)."""
+    backend: str = "local"
+    """Engine backend of each setting's collection and evaluations: ``local`` (threads in the setting
+    process) or ``ray`` (``ray_tasks`` Ray tasks; results never depend on it)."""
+    ray_address: str | None = None
+    """Ray cluster every setting process joins; default ``$RAY_ADDRESS``, else a running local
+    instance (``ray start --head``), else a new one per setting process."""
+    ray_tasks: int = 1
+    """Ray tasks per collection or evaluation, each with ``concurrency`` episodes in flight."""
+    keep_datasets: bool = False
+    """Keep the buffers under ``out/datasets`` after the report (50-65 MB per setting at full size);
+    by default they are removed: the report holds their statistics, and a rerun rebuilds them exactly."""
+
+    def content_key(self) -> dict[str, Any]:
+        """The settings that change results; a resume with different ones is refused."""
+        fields = asdict(self)
+        scheduling = ("workers", "concurrency", "backend", "ray_address", "ray_tasks")
+        for name in ("out", "show_progress", *scheduling, "keep_datasets"):
+            del fields[name]
+        fields["executor"] = self.executor.content_key() if self.executor is not None else None
+        return fields
+
+    @property
+    def engine(self) -> EngineConfig:
+        """How each setting plays its episodes (a local setting process cannot fork workers of its own,
+        so ``ray_tasks`` applies to the Ray backend only)."""
+        workers = self.ray_tasks if self.backend == "ray" else 1
+        return EngineConfig(self.concurrency, workers, self.backend, self.ray_address)
+
+
+QUICK = BenchConfig(
+    seeds=(0,), rollouts=1, episodes_per_task=2, algos=("awr", "bc", "iql", "dqn"), n_steps=100, n_boot=2_000
+)
+
+
+def _peak_rss_mb() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(own, children) / 1024
+
+
+def acting_policies(algorithm: Algorithm, trained: Trained, act: tuple[str, ...]) -> list[tuple[str, Any]]:
+    """(name, policy) per evaluation mode: ``algo`` samples, ``algo-greedy`` takes the argmax.
+
+    A greedy-only learner has one mode, reported as ``algo``."""
+    unknown = [mode for mode in act if mode not in ACT_MODES]
+    if unknown or not act:
+        raise ValueError(f"act must be a non-empty subset of {ACT_MODES}, got {act}")
+    name = algorithm.name
+    if not algorithm.stochastic:
+        return [(name, trained.policies["greedy"])]
+    named = {"sample": name, "greedy": f"{name}-greedy"}
+    return [(named[mode], trained.policies[mode]) for mode in act]
+
+
+CHECKPOINTS = "checkpoints"
+"""Under ``out``: the bench manifest, finished settings and per-episode evaluation checkpoints."""
+
+
+def episode_count(env_id: str, config: BenchConfig) -> int:
+    """Episodes one setting plays: the buffer and every evaluation (for the progress bar)."""
+    from harness_gym.envs.registry import env_class
+
+    tasks = env_class(env_id).domain_cls().tasks()
+    n_train = sum(task.split == "train" for task in tasks)
+    n_eval = sum(task.split == "eval" for task in tasks)
+    modes = sum(len(config.act) if get_algorithm(algo).stochastic else 1 for algo in config.algos)
+    per_policy = n_eval * len(config.seeds) * config.rollouts
+    evaluated = (2 + len(config.references) + modes) * per_policy
+    truth = n_train * len(config.seeds) * modes  # ``off_policy_evaluation``'s true values
+    return config.episodes_per_task * n_train + evaluated + truth + curve_episode_count(n_eval, config)
+
+
+# -- learning curves -------------------------------------------------------------------------------
+CURVE_ROLLOUTS = 1
+"""A learning-curve point plays every eval task this many times, with the training run's seed."""
+
+
+def curve_episode_count(n_eval: int, config: BenchConfig) -> int:
+    """Episodes one setting's learning curves play (at most; a run shorter than its points has fewer)."""
+    if not config.curves:
+        return 0
+    return len(config.algos) * len(config.seeds) * config.curve_points * n_eval * CURVE_ROLLOUTS
+
+
+@contextlib.contextmanager
+def random_states_kept() -> Any:
+    """Python's, numpy's global and torch's random states as they were on entry, restored on exit.
+
+    Evaluating at a training checkpoint must not change the batches the rest of the run draws, so a
+    run trains the same model with or without its learning curve."""
+    import random
+
+    import numpy as np
+    import torch
+
+    states = random.getstate(), np.random.get_state(), torch.get_rng_state()
+    try:
+        yield
+    finally:
+        random.setstate(states[0])
+        np.random.set_state(states[1])
+        torch.set_rng_state(states[2])
+
+
+class LearningCurves:
+    """Eval G of every training run at its checkpoints (``BenchConfig.curve_points``, evenly spaced).
+
+    A point is the mean G over every eval task x ``CURVE_ROLLOUTS`` with the run's seed as evaluation
+    seed: the same episodes at every checkpoint (deterministic: episode seeds come from
+    ``protocol_episodes``), so a curve moves only with the policy, and the last point plays the main
+    evaluation's rollout-0 episodes of that seed with the final model. Stochastic learners play their
+    ``sample`` mode (the paper's controller), Q-learners greedily. ``points`` is
+    ``{algo: {str(seed): [[step, G], ...]}}``; ``seconds`` the wall time spent evaluating.
+    """
+
+    def __init__(
+        self,
+        env_id: str,
+        engine: EngineConfig,
+        env_kwargs: dict[str, Any],
+        on_episode: Callable[[dict[str, Any]], None] | None = None,
+        enabled: bool = True,
+    ) -> None:
+        self.env_id = env_id
+        self.engine = engine
+        self.env_kwargs = env_kwargs
+        self.on_episode = on_episode
+        self.enabled = enabled
+        self.points: dict[str, dict[str, list[list[float]]]] = {}
+        self.seconds = 0.0
+
+    def recorder(self, algorithm: Algorithm, seed: int) -> Callable[[Trained, int], None] | None:
+        """``on_checkpoint`` for ``Algorithm.train``: adds the run's points (None when disabled)."""
+        if not self.enabled:
+            return None
+        from harness_gym.evaluation.protocol import evaluate
+
+        points = self.points.setdefault(algorithm.name, {})[str(seed)] = []
+
+        def on_checkpoint(trained: Trained, step: int) -> None:
+            start = time.perf_counter()
+            name, policy = acting_policies(algorithm, trained, ("sample",))[0]
+            with random_states_kept():
+                results = evaluate(
+                    policy,
+                    self.env_id,
+                    seeds=(seed,),
+                    rollouts=CURVE_ROLLOUTS,
+                    policy_name=name,
+                    engine=self.engine,
+                    on_episode=self.on_episode,
+                    **self.env_kwargs,
+                )
+            points.append([int(step), sum(r.G for r in results) / len(results)])
+            self.seconds += time.perf_counter() - start
+
+        return on_checkpoint
+
+
+def off_policy_evaluation(
+    env_id: str,
+    trained: dict[str, list[tuple[int, Any, str | None]]],
+    data: Any,
+    engine: EngineConfig,
+    checkpoints: Path,
+    tick: Callable[[int], None],
+    env_kwargs: dict[str, Any],
+) -> dict[str, dict[str, dict[str, float | None]]]:
+    """Off-policy estimates of every trained acting policy beside its true value (``harness_gym.bench.ope``).
+
+    The buffer's episodes start on the train-split tasks, round robin, so every estimate is of the
+    value on the train split, and so is the truth: the policy plays every train task once
+    (``rollouts=1``; evaluation seed = its training seed), the same number of episodes per task as
+    each task's share of the buffer, ``true_se`` the standard error of that mean.
+    ``{policy: {str(seed): {"true", "true_se", "fqe", "is", "wis", "pdis", "dr", "own_q", "ess"}}}``;
+    an estimate that is undefined (WIS when no logged episode follows the policy) is None.
+    """
+    from harness_gym.bench.ope import LoggedBuffer, off_policy_values
+    from harness_gym.evaluation.protocol import evaluate
+
+    runs = [
+        (name, seed, policy, fp)
+        for name, entries in trained.items()
+        if name != "base"
+        for seed, policy, fp in entries
+    ]
+    if not runs:
+        return {}
+    estimates = off_policy_values(
+        [p for _, _, p, _ in runs], LoggedBuffer.from_offline(data), [s for _, s, _, _ in runs]
+    )
+    out: dict[str, dict[str, dict[str, float | None]]] = {}
+    for (name, seed, policy, fp), values in zip(runs, estimates, strict=True):
+        records = evaluate(
+            policy,
+            env_id,
+            split="train",
+            seeds=(seed,),
+            rollouts=1,
+            policy_name=name,
+            engine=engine,
+            checkpoint=checkpoints / f"ope-{name}-s{seed}",
+            fingerprint=fp,
+            on_episode=lambda record: tick(1),
+            **env_kwargs,
+        )
+        g = [r.G for r in records]
+        se = statistics.stdev(g) / math.sqrt(len(g)) if len(g) > 1 else None
+        entry = {"true": statistics.fmean(g), "true_se": se, **values}
+        out.setdefault(name, {})[str(seed)] = {
+            k: None if v is None or not math.isfinite(v) else float(v) for k, v in entry.items()
+        }
+    return out
+
+
+def run_setting(
+    env_id: str,
+    config: BenchConfig,
+    log: Callable[[str], None] = print,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """One setting's buffer, models, evaluations and comparison (runs in a worker process).
+
+    Resumable: the buffer is collected with per-episode checkpoints (an existing one is reused) and
+    every evaluation checkpoints its episodes under ``out/checkpoints/<env id>/``. ``progress(n)``
+    is told of every ``n`` episodes played or resumed.
+    """
+    import minari
+    import torch
+
+    from harness_gym.datasets.d3rlpy_bridge import quiet_d3rlpy, to_d3rlpy
+    from harness_gym.policies.scripted import BasePolicy, ForcedCheckPolicy, make_policy
+
+    quiet_d3rlpy()
+    torch.set_num_threads(1)  # settings already run in parallel: more threads only contend for the cores
+    from harness_gym.datasets.collect import CollectConfig, collect, dataset_root, iter_episodes
+    from harness_gym.envs.registry import env_class
+    from harness_gym.evaluation.aggregate import pass_k, seed_scores
+    from harness_gym.evaluation.protocol import buffer_arrays, buffer_stats, compare, evaluate
+    from harness_gym.evaluation.shift import evaluate_shift, training_profile
+    from harness_gym.executors.openai_executor import OpenAIExecutor
+
+    leave_training_profile = training_profile(config.train_profile)
+
+    env_kwargs: dict[str, Any] = {}
+    executor = None
+    if config.executor is not None:
+        executor = env_kwargs["executor"] = OpenAIExecutor(config.executor)
+
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    domain = env_class(env_id).domain_cls
+    n_train = sum(task.split == "train" for task in domain().tasks())
+    root = str(Path(config.out) / "datasets")
+    dataset_id = f"harness/{domain.dataset_domain()}/bench-mixed-v0"
+    tick = progress or (lambda n: None)
+    engine = config.engine
+    collect_config = CollectConfig(
+        env_id,
+        "mixed",
+        config.episodes_per_task * n_train,
+        dataset_id,
+        executor=config.executor,
+        workers=engine.workers,
+        concurrency=engine.concurrency,
+        backend=engine.backend,
+        ray_address=engine.ray_address,
+        root=root,
+        show_progress=False,
+    )
+    episodes: list[Any] = []  # the written episodes (~30 MB for 1,600): read back only on a resume
+    if (dataset_root(root) / dataset_id).exists():  # collected before an interruption: same manifest
+        collected = None
+        tick(config.episodes_per_task * n_train)
+    else:
+        collected = collect(collect_config, progress=tick, episodes_out=episodes)
+    dataset = minari.load_dataset(str(dataset_root(root) / dataset_id))
+    episodes = episodes or list(iter_episodes(dataset))
+    buffer = buffer_stats(**buffer_arrays(episodes))
+    data = to_d3rlpy(dataset, episodes)
+    del episodes
+    timings["collect_s"] = time.perf_counter() - start
+    checkpoints = Path(config.out) / CHECKPOINTS / env_id
+
+    def run_eval(policy: Any, name: str, seeds: tuple[int, ...], tag: str, fingerprint: str | None = None):
+        return evaluate(
+            policy,
+            env_id,
+            seeds=seeds,
+            rollouts=config.rollouts,
+            policy_name=name,
+            engine=engine,
+            checkpoint=checkpoints / tag,
+            fingerprint=fingerprint,
+            on_episode=lambda record: tick(1),
+            **env_kwargs,
+        )
+
+    results: dict[str, list] = {
+        "base": run_eval(BasePolicy(env_id), "base", config.seeds, "base"),
+        "forced-check": run_eval(ForcedCheckPolicy(env_id), "forced-check", config.seeds, "forced-check"),
+    }
+    for name in config.references:  # the engine binds the oracle to each env it plays on
+        results[name] = run_eval(make_policy(name, env_id), name, config.seeds, name)
+    trained: dict[str, list[tuple[int, Any, str | None]]] = {
+        "base": [(s, BasePolicy(env_id), None) for s in config.seeds]
+    }
+    timings["evaluate_s"] = time.perf_counter() - start - timings["collect_s"]
+    timings["train_s"] = 0.0
+    training_data = TrainingData(env_id, dataset, data)
+    curves = LearningCurves(env_id, engine, env_kwargs, lambda record: tick(1), enabled=config.curves)
+    for algorithm in map(get_algorithm, config.algos):
+        for seed in config.seeds:
+            mark = time.perf_counter()
+            run = algorithm.train(
+                training_data,
+                seed=seed,
+                n_steps=config.n_steps,
+                curve_points=config.curve_points if config.curves else 0,
+                on_checkpoint=curves.recorder(algorithm, seed),
+            )
+            timings["train_s"] += time.perf_counter() - mark
+            mark = time.perf_counter()
+            for name, policy in acting_policies(algorithm, run, config.act):
+                trained.setdefault(name, []).append((seed, policy, run.fingerprint))
+                results.setdefault(name, []).extend(
+                    run_eval(policy, name, (seed,), f"{name}-s{seed}", run.fingerprint)
+                )
+            timings["evaluate_s"] += time.perf_counter() - mark
+    timings["train_s"] -= curves.seconds  # the curves' evaluations ran inside training
+    timings["curves_s"] = curves.seconds
+    mark = time.perf_counter()
+    ope = off_policy_evaluation(env_id, trained, data, engine, checkpoints, tick, env_kwargs)
+    timings["ope_s"] = time.perf_counter() - mark
+    mark = time.perf_counter()
+    comparison = compare(results, n_boot=config.n_boot, n_perm=config.n_boot)
+    timings["statistics_s"] = time.perf_counter() - mark
+    timings["total_s"] = time.perf_counter() - start
+    aw = comparison["policies"]["awr"]
+    log(
+        f"{env_id:<24} base G {aw['base_G']:.3f}  AW G {aw['G']:.3f}  ΔG {aw['delta_G']:+.3f} "
+        f"[{aw['ci_low']:+.3f}, {aw['ci_high']:+.3f}]  ΔHMS {aw['delta_hms']:+.3f}  CBS {aw['cbs']:.1%}  "
+        f"({timings['total_s']:.0f}s)"
+    )
+    out: dict[str, Any] = {
+        "compare": comparison,
+        "buffer": buffer,
+        "timings": timings,
+        "seed_scores": seed_scores(results, env_id),
+        "curves": curves.points,
+        "pass_k": pass_k(results, range(1, config.rollouts + 1)),
+        "ope": ope,
+    }
+    if config.eval_profiles:
+        train_profile = config.train_profile or "default"
+        profiles = [train_profile, *(p for p in config.eval_profiles if p != train_profile)]
+        out["shift"] = {
+            "train_profile": train_profile,
+            "G": evaluate_shift(
+                {name: [(seed, policy) for seed, policy, _ in runs] for name, runs in trained.items()},
+                env_id,
+                profiles,
+                config.rollouts,
+                evaluate,
+                **env_kwargs,
+            ),
+        }
+    if executor is not None:
+        used = collected.usage if collected else dict.fromkeys(USAGE_KEYS, 0.0)
+        out["executor"] = {"collect": used, "evaluate": executor.stats()}
+    leave_training_profile()
+    return out
+
+
+_PROGRESS: Any = None
+
+
+def _worker_init(progress: Any) -> None:
+    """A setting process: Ctrl-C is the parent's to handle; episodes are reported on ``progress``."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    global _PROGRESS
+    _PROGRESS = progress
+
+
+def _run_setting_in_worker(env_id: str, config: BenchConfig) -> dict[str, Any]:
+    result = run_setting(env_id, config, progress=_PROGRESS.put)
+    path = Path(config.out) / CHECKPOINTS / f"setting-{env_id}.json"
+    write_atomic(path, json.dumps(result, default=float).encode())
+    return result
+
+
+def run(config: BenchConfig) -> dict[str, Any]:
+    """Every setting, then the report; returns the results dict (also written to ``config.out``).
+
+    Resumable: rerun with the same settings after an interruption and finished settings are read
+    back, unfinished ones resume from their checkpoints (``out/checkpoints``, removed at the end).
+    """
+    from harness_gym.envs.registry import EXTRA_ENV_ENTRY_POINTS
+
+    known = (*ENV_IDS, *EXTRA_ENV_ENTRY_POINTS)
+    unknown = [env_id for env_id in config.settings if env_id not in known]
+    if unknown:
+        raise ValueError(f"unknown setting(s) {unknown}; known: {', '.join(known)}")
+    from harness_gym.evaluation.shift import check_profiles
+
+    check_profiles(config.train_profile, config.eval_profiles, llm=config.executor is not None)
+    if config.ray_tasks < 1:
+        raise ValueError(f"ray_tasks must be at least 1, got {config.ray_tasks}")
+    config.engine  # noqa: B018  (an EngineError names a bad concurrency, backend or Ray address)
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    checkpoints = out / CHECKPOINTS
+    if not (checkpoints / "manifest.json").exists():  # a fresh run: no buffer of an older run is reused
+        shutil.rmtree(out / "datasets", ignore_errors=True)
+    check_manifest(checkpoints, config.content_key(), f"bench in {out}")
+    start = time.perf_counter()
+    import multiprocessing
+
+    from tqdm.auto import tqdm
+
+    done: dict[str, dict[str, Any]] = {}
+    for env_id in config.settings:
+        path = checkpoints / f"setting-{env_id}.json"
+        if path.exists():
+            done[env_id] = json.loads(path.read_text())
+    total = sum(episode_count(env_id, config) for env_id in config.settings)
+    initial = sum(episode_count(env_id, config) for env_id in done)
+    # smoothing=0: the ETA uses the mean rate so far, which includes the training between episodes
+    bar = tqdm(
+        total=total, initial=initial, desc="bench", unit="ep", smoothing=0, disable=not config.show_progress
+    )
+    context = multiprocessing.get_context()
+    progress = context.Queue()
+    # a fresh process per setting: caches and models of one setting never add to the next one's memory
+    pool = context.Pool(config.workers, initializer=_worker_init, initargs=(progress,), maxtasksperchild=1)
+    try:
+        pending = {
+            env_id: pool.apply_async(_run_setting_in_worker, (env_id, config))
+            for env_id in config.settings
+            if env_id not in done
+        }
+        while pending:
+            with contextlib.suppress(queue.Empty):
+                bar.update(progress.get(timeout=0.1))
+            for env_id, result in list(pending.items()):
+                if result.ready():
+                    done[env_id] = result.get()
+                    del pending[env_id]
+                    bar.set_postfix_str(f"{len(done)}/{len(config.settings)} settings")
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        bar.close()
+        pool.join()
+    settings = {env_id: done[env_id] for env_id in config.settings}
+    results: dict[str, Any] = {"config": asdict(config), "settings": settings}
+    # IQM etc. across settings x seeds (rliable); the bench's n_boot, capped to bound the time it takes
+    from harness_gym.evaluation.aggregate import POI_REPS, REPS, summarize
+
+    mark = time.perf_counter()
+    results["aggregate"] = summarize(
+        results, min(config.n_boot, REPS), min(config.n_boot, POI_REPS), workers=config.workers
+    )
+    results["timings"] = {
+        "aggregate_s": time.perf_counter() - mark,
+        "total_s": time.perf_counter() - start,
+        "peak_rss_mb": _peak_rss_mb(),
+    }
+    try:
+        from harness_gym.bench.report import write_report
+    except ImportError:  # the report module is optional for a results-only run
+        (out / "results.json").write_text(json.dumps(results, indent=1, default=float))
+    else:
+        write_report(results, out)
+    shutil.rmtree(checkpoints)
+    if not config.keep_datasets:
+        shutil.rmtree(out / "datasets", ignore_errors=True)
+    return results
+
+
+def quick(out: str = "results-quick", settings: tuple[str, ...] | None = None) -> BenchConfig:
+    return replace(QUICK, out=out, settings=settings or QUICK.settings)

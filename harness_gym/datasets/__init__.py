@@ -1,0 +1,6 @@
+"""Rollout buffers as Minari datasets: ``collect`` writes them, ``files`` finds and reads them,
+``combine`` merges them, ``support`` measures their coverage and ``d3rlpy_bridge`` converts them
+for d3rlpy with observations aligned.
+
+Dataset format: ``docs/datasets.md``.
+"""

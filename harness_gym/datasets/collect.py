@@ -1,0 +1,655 @@
+"""Rollouts of a policy written as a Minari dataset: deterministic, parallel, resumable and atomic.
+
+Episode ``i`` runs task ``task_ids[i % len(task_ids)]`` of the split (round robin, so every task gets
+its share and per-task advantages are well defined) with seed ``seed + i``; its content depends on
+nothing else, so any number of worker processes produces identical arrays. Finished episodes are
+checkpointed one file each under ``<root>/.harness-collect/``; an interrupted run resumes from them to
+the identical dataset. The dataset is built in a staging directory and moved into place in one rename.
+
+Dataset layout (every episode, ``T`` steps; infos have ``T + 1`` rows, row ``k`` belonging to
+observation ``k``):
+
+- ``observations`` (T+1, 31) float32, ``actions`` (T,) int64, ``rewards`` (T,) (0 except the last = G),
+  ``terminations`` / ``truncations`` (T,) bool;
+- infos ``action_mask`` int8 (T+1, 7); ``behavior_logp`` (log-probability of ``actions[k]`` under the
+  behaviour policy, NaN at row T); ``task_index`` (into metadata ``harness_task_ids``); ``behavior``
+  (into ``harness_behaviors``); and, NaN / -1 except at row T: ``G``, ``hms_norm``, ``hms_fired`` and
+  ``hms_applicable`` int8 (T+1, 7) in ``harness_hms_events`` order, ``rubric_score`` / ``rubric_max``
+  (T+1, K) in ``harness_rubric_criteria`` order (NaN for a criterion a task does not have).
+
+Minari is imported only here, never by ``import harness_gym``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+import zipfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import gymnasium as gym
+import numpy as np
+
+from harness_gym._version import __version__
+from harness_gym.core.hms import EVENTS
+from harness_gym.core.task import SPLITS
+from harness_gym.envs.registry import ALL_ENV_IDS, env_class
+from harness_gym.evaluation.engine import EngineConfig, EngineError, differences
+from harness_gym.evaluation.engine import run as run_engine
+from harness_gym.evaluation.reference_scores import reference_scores
+from harness_gym.evaluation.rollout import USAGE_KEYS, policy_rng
+
+if TYPE_CHECKING:
+    from gymnasium.envs.registration import EnvSpec
+
+    from harness_gym.executors.openai_executor import OpenAIConfig
+
+BEHAVIORS = ("base", "exploratory", "forced-check", "check-revise", "expert", "random", "mixed")
+"""Behaviour policies: ``mixed`` alternates base and exploratory so that every task gets both (see
+``mixed_behavior``)."""
+
+DATASET_ID = re.compile(r"^harness/(?P<domain>[a-z_]+)/(?P<name>[a-z0-9][a-z0-9_-]*)-v(?P<version>\d+)$")
+FORMAT_VERSION = 1
+CHECKPOINTS = ".harness-collect"
+
+
+class CollectError(ValueError):
+    """A collection request that cannot be carried out; the message names the problem."""
+
+
+@dataclass(frozen=True)
+class CollectConfig:
+    """What to collect. Every field but the last four changes the dataset's content (of ``executor``,
+    the settings that change replies: model, endpoint, sampling)."""
+
+    env_id: str
+    policy: str
+    episodes: int
+    dataset_id: str
+    seed: int = 0
+    split: str = "train"
+    epsilon: float = 0.3
+    """Exploratory policy: probability of a uniformly random legal action."""
+    executor: OpenAIConfig | None = None
+    """A chat LLM executor's settings; ``None`` is the embedded simulated executor."""
+    workers: int = 1
+    concurrency: int = 1
+    """Episodes in flight per process (the dataset does not depend on it)."""
+    backend: str = "local"
+    """``local`` (threads in ``workers`` processes) or ``ray`` (``workers`` Ray tasks)."""
+    ray_address: str | None = None
+    overwrite: bool = False
+    root: str | None = None
+    """Minari datasets directory; default ``$MINARI_DATASETS_PATH`` or ``~/.minari/datasets``."""
+    show_progress: bool = True
+
+    def content_key(self) -> dict[str, Any]:
+        fields = asdict(self)
+        scheduling = ("workers", "concurrency", "backend", "ray_address")
+        for name in (*scheduling, "overwrite", "root", "show_progress"):
+            del fields[name]
+        fields["executor"] = self.executor.content_key() if self.executor is not None else None
+        return fields
+
+    @property
+    def engine(self) -> EngineConfig:
+        return EngineConfig(self.concurrency, self.workers, self.backend, self.ray_address)
+
+    def env_kwargs(self) -> dict[str, Any]:
+        """What ``gym.make`` needs besides the id and split."""
+        return {} if self.executor is None else {"executor": self.executor}
+
+
+@dataclass
+class CollectReport:
+    """What was collected, with the statistics any reader can recompute from the dataset alone."""
+
+    dataset_id: str
+    path: str
+    stats: dict[str, Any]
+    resumed_episodes: int = 0
+    seconds: float = 0.0
+    usage: dict[str, float] = field(default_factory=dict)
+    """Executor calls, tokens, cost and response-cache hits/misses summed over the episodes run now,
+    the reference-score episodes included."""
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CollectedEpisode:
+    """A written episode with the fields ``minari.EpisodeData`` reads back, straight from memory."""
+
+    id: int
+    observations: np.ndarray
+    actions: np.ndarray
+    rewards: np.ndarray
+    terminations: np.ndarray
+    truncations: np.ndarray
+    infos: dict[str, np.ndarray]
+
+
+# -- validation ------------------------------------------------------------------------------------
+def dataset_root(root: str | os.PathLike | None) -> Path:
+    """The datasets directory as an absolute path (Minari mis-joins relative ones)."""
+    if root is None:
+        env_root = os.environ.get("MINARI_DATASETS_PATH")
+        root = env_root if env_root else Path.home() / ".minari" / "datasets"
+    return Path(root).expanduser().absolute()
+
+
+def validate(config: CollectConfig) -> Path:
+    """Check the request before any work; returns the dataset's final directory."""
+    if config.env_id not in ALL_ENV_IDS:
+        known = ", ".join(ALL_ENV_IDS)
+        raise CollectError(f"unknown env id {config.env_id!r}; known: {known}")
+    if config.policy not in BEHAVIORS:
+        raise CollectError(f"unknown policy {config.policy!r}; expected one of {', '.join(BEHAVIORS)}")
+    if config.episodes < 1:
+        raise CollectError(f"episodes must be at least 1, got {config.episodes}")
+    if config.workers < 1:
+        raise CollectError(f"workers must be at least 1, got {config.workers}")
+    try:
+        config.engine  # noqa: B018  (validates concurrency, workers and backend)
+    except EngineError as exc:
+        raise CollectError(str(exc)) from None
+    if config.split not in (*SPLITS, "all"):
+        raise CollectError(f"unknown split {config.split!r}; expected train, eval or all")
+    if not 0.0 <= config.epsilon <= 1.0:
+        raise CollectError(f"epsilon must lie in [0, 1], got {config.epsilon}")
+    if config.executor is not None:
+        resolved = config.executor.resolved()
+        if resolved.model is None or resolved.base_url is None:
+            raise CollectError(
+                "the openai executor needs a model and a base URL (--model/--base-url or "
+                "HARNESS_GYM_LLM_MODEL/HARNESS_GYM_LLM_BASE_URL)"
+            )
+    match = DATASET_ID.match(config.dataset_id)
+    if match is None:
+        raise CollectError(
+            f"malformed dataset id {config.dataset_id!r}: expected harness/<domain>/<name>-v<N>, "
+            "e.g. harness/coding/mixed-v0"
+        )
+    domain = env_class(config.env_id).domain_cls.dataset_domain()
+    if match["domain"] != domain:
+        raise CollectError(
+            f"dataset id {config.dataset_id!r} names domain {match['domain']!r}, "
+            f"but {config.env_id} is {domain!r}"
+        )
+    root = dataset_root(config.root)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=root, prefix=".write-probe-"):
+            pass
+    except OSError as exc:
+        raise CollectError(f"cannot write datasets under {root}: {exc.strerror or exc}") from None
+    target = root / config.dataset_id
+    if target.exists() and not config.overwrite:
+        raise CollectError(
+            f"dataset {config.dataset_id!r} already exists at {target}; pass overwrite to replace it"
+        )
+    return target
+
+
+# -- one episode -----------------------------------------------------------------------------------
+_ENVS: dict[tuple[str, str, OpenAIConfig | None], gym.Env] = {}
+
+
+def mixed_behavior(index: int, n_tasks: int) -> str:
+    """Behaviour of episode ``index`` of a ``mixed`` collection over ``n_tasks`` tasks (round robin).
+
+    Alternating by episode parity alone would give task ``i mod n`` the same behaviour in every round
+    when ``n`` is even, so no task's advantage would compare the two behaviours. For even ``n`` the
+    parity of the round is added, so each task alternates between rounds (odd ``n`` already does):
+    after two rounds every task has had both, and within a round the behaviours still alternate."""
+    if n_tasks < 1:
+        raise ValueError(f"n_tasks must be >= 1, got {n_tasks}")
+    shift = index // n_tasks if n_tasks % 2 == 0 else 0
+    return "base" if (index + shift) % 2 == 0 else "exploratory"
+
+
+def _behavior(config: CollectConfig, index: int, n_tasks: int) -> str:
+    if config.policy == "mixed":
+        return mixed_behavior(index, n_tasks)
+    return config.policy
+
+
+def behaviors(config: CollectConfig) -> list[str]:
+    return ["base", "exploratory"] if config.policy == "mixed" else [config.policy]
+
+
+def task_ids(env_id: str, split: str) -> list[str]:
+    from harness_gym.core.task import select
+
+    return [task.task_id for task in select(env_class(env_id).domain_cls().tasks(), split)]
+
+
+def rollout(config: CollectConfig, index: int, env: gym.Env | None = None) -> dict[str, np.ndarray]:
+    """Episode ``index`` of a collection as flat arrays, on ``env`` (default: one cached per process).
+
+    The behaviour policy is built afresh for every episode, so no state crosses episodes.
+    """
+    from harness_gym.policies.scripted import make_policy
+
+    if env is None:
+        key = (config.env_id, config.split, config.executor)
+        env = _ENVS.get(key)
+        if env is None:
+            env = _ENVS[key] = gym.make(config.env_id, split=config.split, **config.env_kwargs())
+    domain = env.unwrapped.domain
+    ids = [task.task_id for task in env.unwrapped.tasks]
+    behavior = _behavior(config, index, len(ids))
+    policy = make_policy(behavior, config.env_id, config.epsilon)
+    seed = config.seed + index
+    task_index = index % len(ids)
+
+    obs, info = env.reset(seed=seed, options={"task_id": ids[task_index]})
+    rng = policy_rng(seed)
+    observations, masks = [obs], [info["action_mask"]]
+    actions, logps, rewards, terms, truncs = [], [], [], [], []
+    while True:
+        mask = info["action_mask"]
+        action = policy.act(obs, mask, rng)
+        probs = policy.action_probs(obs, mask)
+        logps.append(float(np.log(probs[action])))
+        obs, reward, terminated, truncated, info = env.step(action)
+        observations.append(obs)
+        masks.append(info["action_mask"])
+        actions.append(action)
+        rewards.append(reward)
+        terms.append(terminated)
+        truncs.append(truncated)
+        if terminated or truncated:
+            break
+
+    n = len(observations)
+    criteria = list(domain.criteria)
+    last = np.full(n, np.nan)
+    last[-1] = info["G"]
+    hms_norm = np.full(n, np.nan)
+    hms_norm[-1] = info["hms_norm"]
+    fired = np.full((n, len(EVENTS)), -1, dtype=np.int8)
+    applicable = np.full((n, len(EVENTS)), -1, dtype=np.int8)
+    fired[-1] = [info["hms"][e]["fired"] for e in EVENTS]
+    applicable[-1] = [info["hms"][e]["applicable"] for e in EVENTS]
+    score = np.full((n, len(criteria)), np.nan)
+    top = np.full((n, len(criteria)), np.nan)
+    for j, name in enumerate(criteria):
+        if name in info["rubric"]:
+            score[-1, j], top[-1, j] = info["rubric"][name]
+    return {
+        "observations": np.asarray(observations, dtype=np.float32),
+        "actions": np.asarray(actions, dtype=np.int64),
+        "rewards": np.asarray(rewards, dtype=np.float64),
+        "terminations": np.asarray(terms, dtype=bool),
+        "truncations": np.asarray(truncs, dtype=bool),
+        "seed": np.asarray(seed, dtype=np.int64),
+        "infos/action_mask": np.asarray(masks, dtype=np.int8),
+        "infos/behavior_logp": np.asarray([*logps, np.nan]),
+        "infos/task_index": np.full(n, task_index, dtype=np.int64),
+        "infos/behavior": np.full(n, behaviors(config).index(behavior), dtype=np.int64),
+        "infos/G": last,
+        "infos/hms_norm": hms_norm,
+        "infos/hms_fired": fired,
+        "infos/hms_applicable": applicable,
+        "infos/rubric_score": score,
+        "infos/rubric_max": top,
+        "usage": np.asarray([info["usage"][k] for k in USAGE_KEYS], dtype=np.float64),
+    }
+
+
+# -- checkpoints -----------------------------------------------------------------------------------
+def checkpoint_dir(config: CollectConfig) -> Path:
+    return dataset_root(config.root) / CHECKPOINTS / config.dataset_id.replace("/", "__")
+
+
+def _open_checkpoints(config: CollectConfig) -> tuple[Path, dict[int, Path]]:
+    """The checkpoint directory for this request, refusing one left by a different request."""
+    directory = checkpoint_dir(config)
+    manifest = directory / "config.json"
+    wanted = config.content_key()
+    if directory.exists() and config.overwrite:
+        shutil.rmtree(directory)
+    if manifest.exists():
+        try:
+            found = json.loads(manifest.read_text())
+        except (OSError, ValueError) as exc:
+            raise CollectError(
+                f"the checkpoint manifest {manifest} cannot be read ({exc}); delete {directory} or pass "
+                "overwrite to start again"
+            ) from None
+        if found != wanted:
+            raise CollectError(
+                f"an interrupted collection of {config.dataset_id!r} with different settings is at "
+                f"{directory} ({'; '.join(differences(found, wanted))}); rerun with the same settings, "
+                "delete it or pass overwrite to start again"
+            )
+    else:
+        directory.mkdir(parents=True, exist_ok=True)
+        _write_atomic(manifest, json.dumps(wanted, sort_keys=True).encode())
+    done = {int(p.stem.split("-")[1]): p for p in directory.glob("episode-*.npz")}
+    return directory, {i: p for i, p in done.items() if i < config.episodes}
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _save_episode(directory: Path, index: int, arrays: dict[str, np.ndarray]) -> None:
+    tmp = directory / f".episode-{index:06d}.{uuid.uuid4().hex}.npz"
+    with tmp.open("wb") as handle:
+        np.savez(handle, **arrays)
+    os.replace(tmp, directory / f"episode-{index:06d}.npz")
+
+
+def _load_episode(path: Path) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {key: data[key] for key in data.files}
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        raise CollectError(
+            f"checkpoint {path} is corrupt ({type(exc).__name__}: {exc}); delete it and collect again "
+            "(the other checkpoints are kept)"
+        ) from None
+
+
+# -- the whole collection --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CollectJob:
+    """The engine's view of a collection: each in-flight slot rolls episodes on its own env."""
+
+    config: CollectConfig
+
+    def slot(self) -> Callable[[int], dict[str, np.ndarray]]:
+        kwargs = self.config.env_kwargs()
+        if self.config.executor is not None:
+            kwargs["executor"] = _process_executor(self.config.executor)
+        env = gym.make(self.config.env_id, split=self.config.split, **kwargs)
+        return partial(rollout, self.config, env=env)
+
+
+_EXECUTORS: dict[OpenAIConfig, Any] = {}
+_EXECUTORS_LOCK = threading.Lock()
+
+
+def _process_executor(config: OpenAIConfig) -> Any:
+    """One chat executor per process, shared by its slots: ``max_concurrency`` bounds the process."""
+    from harness_gym.executors.openai_executor import OpenAIExecutor
+
+    with _EXECUTORS_LOCK:
+        if config not in _EXECUTORS:
+            _EXECUTORS[config] = OpenAIExecutor(config)
+        return _EXECUTORS[config]
+
+
+def _run_all(
+    config: CollectConfig, pending: Sequence[int], on_done: Callable[[int, dict[str, np.ndarray]], None]
+) -> None:
+    """Run the pending episodes on the engine; one task's episodes stay in one process (warm caches)."""
+    n_tasks = len(task_ids(config.env_id, config.split))
+    run_engine(CollectJob(config), pending, on_done, config.engine, group=lambda index: index % n_tasks)
+
+
+def collect(
+    config: CollectConfig,
+    progress: Callable[[int], None] | None = None,
+    episodes_out: list[CollectedEpisode] | None = None,
+) -> CollectReport:
+    """Roll ``config.policy`` for ``config.episodes`` episodes and write the dataset.
+
+    ``progress(n)`` hears of every ``n`` episodes done (resumed, collected and reference-score ones).
+    ``episodes_out`` gets the written episodes, as reading the dataset back would give them (a reader
+    in the same process saves that read: seconds for a 1,600-episode buffer).
+    """
+    start = time.perf_counter()
+    target = validate(config)
+    if config.executor is not None:
+        config = replace(config, executor=config.executor.resolved())
+    directory, done = _open_checkpoints(config)
+    pending = [i for i in range(config.episodes) if i not in done]
+    usage = np.zeros(len(USAGE_KEYS))
+
+    from tqdm.auto import tqdm
+
+    with tqdm(
+        total=config.episodes,
+        initial=len(done),
+        desc=f"collect {config.dataset_id}",
+        unit="ep",
+        disable=not config.show_progress,
+    ) as bar:
+
+        def advance(n: int) -> None:
+            bar.update(n)
+            if progress is not None:
+                progress(n)
+
+        if progress is not None:
+            progress(len(done))
+
+        fresh: dict[int, dict[str, np.ndarray]] = {}
+
+        def on_done(index: int, arrays: dict[str, np.ndarray]) -> None:
+            nonlocal usage
+            _save_episode(directory, index, arrays)
+            fresh[index] = {key: np.asarray(value) for key, value in arrays.items()}  # as a reload gives
+            usage = usage + arrays["usage"]
+            advance(1)
+
+        _run_all(config, pending, on_done)
+        episodes = [  # only resumed episodes are read back from their checkpoints
+            fresh.pop(i) if i in fresh else _load_episode(directory / f"episode-{i:06d}.npz")
+            for i in range(config.episodes)
+        ]
+        _write_dataset(config, episodes, target)
+    shutil.rmtree(directory)
+    if episodes_out is not None:
+        episodes_out.extend(_collected_episode(i, ep) for i, ep in enumerate(episodes))
+    report = CollectReport(
+        dataset_id=config.dataset_id,
+        path=str(target),
+        stats=episode_stats(episodes, behaviors(config)),
+        resumed_episodes=len(done),
+        seconds=time.perf_counter() - start,
+        usage=dict(zip(USAGE_KEYS, usage.tolist(), strict=True)),
+    )
+    return report
+
+
+def _collected_episode(index: int, ep: dict[str, np.ndarray]) -> CollectedEpisode:
+    return CollectedEpisode(
+        id=index,
+        observations=ep["observations"],
+        actions=ep["actions"],
+        rewards=ep["rewards"],
+        terminations=ep["terminations"],
+        truncations=ep["truncations"],
+        infos={key.split("/", 1)[1]: value for key, value in ep.items() if key.startswith("infos/")},
+    )
+
+
+def eval_env_spec(env_spec: EnvSpec) -> EnvSpec:
+    """The dataset's evaluation environment: the same id and settings on the held-out eval split."""
+    return dataclasses.replace(env_spec, kwargs={**env_spec.kwargs, "split": "eval"})
+
+
+def _write_dataset(
+    config: CollectConfig,
+    episodes: list[dict[str, np.ndarray]],
+    target: Path,
+) -> None:
+    import minari
+    from minari.data_collector.episode_buffer import EpisodeBuffer
+
+    root = dataset_root(config.root)
+    # the metadata (env spec, executor) records no scheduling: the client's bound on requests in
+    # flight follows --concurrency, and the dataset must not depend on it
+    recorded = _unscheduled(config)
+    env = gym.make(recorded.env_id, split=recorded.split, **recorded.env_kwargs())
+    domain = env.unwrapped.domain
+    executor = env.unwrapped.executor
+    describe = getattr(executor, "describe", lambda: {"name": executor.name})
+    buffers = [
+        EpisodeBuffer(
+            id=i,
+            seed=int(ep["seed"]),
+            observations=ep["observations"],
+            actions=ep["actions"],
+            rewards=ep["rewards"],
+            terminations=ep["terminations"],
+            truncations=ep["truncations"],
+            infos={key.split("/", 1)[1]: value for key, value in ep.items() if key.startswith("infos/")},
+        )
+        for i, ep in enumerate(episodes)
+    ]
+    ref_min, ref_max = reference_scores(config.env_id)
+    with staged(root) as staging:
+        dataset = minari.create_dataset_from_buffers(
+            dataset_id=config.dataset_id,
+            buffer=buffers,
+            env=env,
+            eval_env=eval_env_spec(env.spec),
+            algorithm_name=config.policy,
+            author="harness-gym",
+            author_email="harness-gym@users.noreply.github.com",
+            code_permalink=f"https://pypi.org/project/harness-gym/{__version__}/",
+            ref_min_score=ref_min,
+            ref_max_score=ref_max,
+            description=(
+                f"{config.policy} harness on the {config.split} split of {config.env_id}: "
+                f"{config.episodes} episodes, seeds {config.seed}..{config.seed + config.episodes - 1}, "
+                + ("simulated executor." if config.executor is None else f"LLM {config.executor.model}.")
+            ),
+            requirements=[f"harness-gym=={__version__}"],
+        )
+        dataset.storage.update_metadata(
+            {
+                "harness_format_version": FORMAT_VERSION,
+                "harness_env_id": config.env_id,
+                "harness_split": config.split,
+                "harness_task_set_version": env.unwrapped.tasks[0].version,
+                "harness_task_ids": task_ids(config.env_id, config.split),
+                "harness_hms_events": list(EVENTS),
+                "harness_rubric_criteria": list(domain.criteria),
+                "harness_behaviors": behaviors(config),
+                "harness_config": json.dumps(config.content_key(), sort_keys=True),
+                "harness_executor": json.dumps(describe(), sort_keys=True, default=str),
+                "harness_version": __version__,
+            }
+        )
+        del dataset
+        _install(staging, root, config.dataset_id, target, config.overwrite)
+
+
+@contextlib.contextmanager
+def staged(root: Path) -> Iterator[Path]:
+    """A staging directory under ``root`` that Minari writes new datasets into (removed afterwards)."""
+    staging = root / f".staging-{uuid.uuid4().hex}"
+    previous = os.environ.get("MINARI_DATASETS_PATH")
+    os.environ["MINARI_DATASETS_PATH"] = str(staging)
+    try:
+        yield staging
+    finally:
+        if previous is None:
+            del os.environ["MINARI_DATASETS_PATH"]
+        else:
+            os.environ["MINARI_DATASETS_PATH"] = previous
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _unscheduled(config: CollectConfig) -> CollectConfig:
+    if config.executor is None:
+        return config
+    default = type(config.executor).__dataclass_fields__["max_concurrency"].default
+    return replace(config, executor=replace(config.executor, max_concurrency=default))
+
+
+def _install(staging: Path, root: Path, dataset_id: str, target: Path, overwrite: bool) -> None:
+    """Move the staged dataset into place in one rename, with Minari's namespace files."""
+    parts = dataset_id.split("/")
+    for depth in range(1, len(parts)):
+        namespace = Path(*parts[:depth])
+        meta = staging / namespace / "namespace_metadata.json"
+        if meta.exists() and not (root / namespace / "namespace_metadata.json").exists():
+            (root / namespace).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(meta, root / namespace / "namespace_metadata.json")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists():
+        if not overwrite:
+            raise CollectError(f"dataset {dataset_id!r} appeared at {target} while collecting")
+        old = target.with_name(f".{target.name}.old-{uuid.uuid4().hex}")
+        os.replace(target, old)
+        os.replace(staging / dataset_id, target)
+        shutil.rmtree(old)
+    else:
+        os.replace(staging / dataset_id, target)
+
+
+# -- statistics ------------------------------------------------------------------------------------
+def episode_stats(
+    episodes: Sequence[dict[str, np.ndarray]], behavior_names: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """Mean G, buffer slack, HMS rates: from the terminal rows of the episodes' infos.
+
+    With ``behavior_names`` (``infos/behavior`` indexes it), also the support diagnostics of
+    ``harness_gym.datasets.support`` under ``"support"``."""
+    gs = np.array([float(ep["infos/G"][-1]) for ep in episodes])
+    fired = np.array([ep["infos/hms_fired"][-1] for ep in episodes], dtype=float)
+    applicable = np.array([ep["infos/hms_applicable"][-1] for ep in episodes], dtype=float)
+    return {
+        "episodes": len(episodes),
+        "steps": int(sum(len(ep["actions"]) for ep in episodes)),
+        "mean_G": float(gs.mean()),
+        "max_G": float(gs.max()),
+        "buffer_slack": float(gs.max() - gs.mean()),
+        "mean_hms_norm": float(np.mean([float(ep["infos/hms_norm"][-1]) for ep in episodes])),
+        "hms_fired": dict(zip(EVENTS, fired.mean(axis=0).tolist(), strict=True)),
+        "hms_applicable": dict(zip(EVENTS, applicable.mean(axis=0).tolist(), strict=True)),
+    } | ({"support": _support(episodes, gs, behavior_names)} if behavior_names is not None else {})
+
+
+def _support(episodes: Sequence[dict[str, np.ndarray]], gs: np.ndarray, names: Sequence[str]) -> dict:
+    from harness_gym.datasets.support import support_diagnostics
+
+    return support_diagnostics(
+        [ep["actions"] for ep in episodes],
+        gs,
+        [int(ep["infos/task_index"][-1]) for ep in episodes],
+        [names[int(ep["infos/behavior"][-1])] for ep in episodes],
+    )
+
+
+def iter_episodes(dataset: Any, chunk: int = 100) -> Iterator[Any]:
+    """Episodes of a ``minari.MinariDataset`` read ``chunk`` at a time.
+
+    Minari 0.5's ``iterate_episodes()`` reads every episode into memory before yielding the first
+    (about 220 MB for a 1,600-episode buffer); asking for chunks keeps memory flat.
+    """
+    indices = dataset.episode_indices
+    for start in range(0, len(indices), chunk):
+        yield from dataset.iterate_episodes(indices[start : start + chunk])
+
+
+def dataset_stats(dataset: Any) -> dict[str, Any]:
+    """The same statistics recomputed from a loaded ``minari.MinariDataset`` alone."""
+    episodes = [
+        {
+            "actions": ep.actions,
+            **{f"infos/{key}": value[-1:] for key, value in ep.infos.items()},
+        }
+        for ep in iter_episodes(dataset)
+    ]
+    return episode_stats(episodes, dataset.storage.metadata.get("harness_behaviors"))

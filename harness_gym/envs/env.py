@@ -1,0 +1,395 @@
+"""HarnessEnv: the generic Harness MDP loop, shared by every domain and adapter."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from harness_gym.core.actions import N_ACTIONS, Action
+from harness_gym.core.hms import EpisodeOutcome, HMSParams, detect, hms_norm
+from harness_gym.core.rubric import g_norm
+from harness_gym.core.state import N_FEATURES, HarnessState, feature_table
+from harness_gym.core.task import Task, select
+from harness_gym.core.trajectory import draw_steps, render_steps
+from harness_gym.envs.domain import Domain, Episode, Outcome, artifact_hash
+from harness_gym.executors.base import Executor, RequestKind
+from harness_gym.executors.profiles import ExecutorProfile, for_domain
+from harness_gym.executors.simulated import SimulatedExecutor
+
+if TYPE_CHECKING:
+    from harness_gym.executors.openai_executor import OpenAIConfig
+
+_NAMES = tuple(action.name for action in Action)
+
+
+class InvalidActionError(ValueError):
+    """Raised for a masked action when the environment was made with ``strict=True``."""
+
+
+_COMMON_DOC = """
+    ## Action Space
+
+    ``Discrete(7)``: the structural harness operations of :class:`harness_gym.Action`.
+
+    | value | action | |
+    |---|---|---|
+    | 0 | OBSERVE | read the task inputs |
+    | 1 | RETRIEVE | gather evidence |
+    | 2 | CALL_TOOL | run a tool |
+    | 3 | DRAFT | ask the executor for a first draft |
+    | 4 | CHECK | verify the current draft with what a harness may see |
+    | 5 | REVISE | ask the executor to revise the draft, given the latest feedback |
+    | 6 | SUBMIT | end the episode and score the current draft (always legal) |
+
+    Legality is given by ``info["action_mask"]`` (int8, 1 = legal) after every ``reset`` and ``step``
+    and by ``action_masks()`` (bool). An illegal action is a no-op that still costs a step, counts as an
+    error (feature ``errors``) and sets ``info["invalid_action"] = True``; with ``strict=True`` it raises
+    ``InvalidActionError`` instead.
+
+    ## Observation Space
+
+    ``Box(-1, 1, (31,), float32)``, the same layout in every environment (``harness_gym.FEATURES``).
+    Only what a harness can observe about its own trajectory; never gold labels or hidden tests.
+
+{features}
+
+    ## Rewards
+
+    0 on every step except the last, whose reward is the task quality ``G`` in [0, 1]: the normalised
+    rubric score of the submitted (or, on truncation, current) draft, 0 without a draft. Process quality
+    (HMS) is reported in the final info and is never part of the reward.
+
+    ## Episode End
+
+    Terminated by SUBMIT. Truncated after ``max_steps`` steps, scoring the current draft
+    (``termination_reason="budget"``). Each id is registered with ``max_episode_steps`` equal to
+    ``max_steps``; ``gym.make(id, max_episode_steps=N)`` and ``gym.make(id, max_steps=N)`` both set this
+    one budget, so the ``TimeLimit`` and the environment truncate on the same, scored, step. The final
+    ``info`` holds ``G``, ``rubric`` {{criterion: (score, max)}}, ``hms`` {{event: {{fired, applicable}}}},
+    ``hms_norm``, ``termination_reason`` (``"submit"`` | ``"budget"``), ``cost``, ``usage`` and
+    ``trajectory`` (every step record, JSON-serialisable).
+
+    ## Arguments
+
+    ``gym.make(id, split="train", executor="simulated", executor_profile=None, task_ids=None,
+    max_steps=None, strict=False, render_mode=None, hms_params=None, **domain_kwargs)``
+
+    - ``split``: ``"train"`` (80 tasks), ``"eval"`` (20 held-out tasks) or ``"all"``.
+    - ``executor``: ``"simulated"`` (embedded, offline); ``"openai"``, an ``OpenAIConfig`` or an
+      ``OpenAIExecutor`` (a chat LLM behind an OpenAI-compatible endpoint, with the record/replay
+      cache; ``"openai"`` reads ``HARNESS_GYM_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY``); or any object
+      implementing ``Executor``.
+    - ``executor_profile``: the simulated executor's parameters: an ``ExecutorProfile``, a shipped name
+      (``"weak"``, ``"default"``, ``"strong"``) or a JSON file (``harness-gym calibrate`` writes one);
+      default ``$HARNESS_GYM_EXECUTOR_PROFILE`` or ``"default"`` (``harness_gym.executors.profiles``).
+    - ``task_ids``: restrict the tasks drawn at reset to these ids (a string is one id);
+      ``reset(options={{"task_id": ...}})`` picks one.
+    - ``max_steps``: step budget (default per domain).
+    - ``strict``: raise on illegal actions instead of counting them.
+    - ``render_mode``: ``"ansi"`` renders the trajectory so far as text, ``"rgb_array"`` as a small
+      image (actions over time, CHECK/REVISE/SUBMIT marked, G once scored; needs matplotlib).
+    - ``hms_params``: ``HMSParams`` with the detector thresholds.
+"""
+
+
+class HarnessEnv(gym.Env[np.ndarray, np.int64]):
+    """A frozen LLM executor inside a harness whose structural operations the agent chooses.
+
+    Each episode is one task of the domain. The agent picks harness operations; the executor drafts
+    and revises artifacts; the domain's real verifier scores the submitted artifact.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    domain_cls: ClassVar[type[Domain]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.__doc__ = (
+            (cls.__doc__ or "").rstrip()
+            + "\n"
+            + _COMMON_DOC.format(features="\n".join("    " + line for line in feature_table().splitlines()))
+        )
+
+    def __init__(
+        self,
+        split: str = "train",
+        executor: str | Executor | OpenAIConfig = "simulated",
+        executor_profile: ExecutorProfile | str | None = None,
+        task_ids: Sequence[str] | None = None,
+        max_steps: int | None = None,
+        strict: bool = False,
+        render_mode: str | None = None,
+        hms_params: HMSParams | None = None,
+        **domain_kwargs: Any,
+    ) -> None:
+        self.domain = self.domain_cls(**domain_kwargs)
+        self.executor_profile = for_domain(executor_profile, self.domain_cls)
+        self.tasks: list[Task] = self._select_tasks(split, task_ids)
+        self.split = split
+        self._by_id = {task.task_id: task for task in self.tasks}
+        self.max_steps = int(max_steps if max_steps is not None else self.domain.max_steps)
+        self.max_steps_given = max_steps is not None
+        """Whether ``max_steps`` was explicit (``gym.make``'s ``TimeLimit`` then follows it)."""
+        if self.max_steps < 1:
+            raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
+        self.executor: Executor = self._bind_executor(executor)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode {render_mode!r} is not supported; use 'ansi', 'rgb_array' or None")
+        self.render_mode = render_mode
+        self.strict = strict
+        self.hms_params = hms_params or HMSParams()
+        self.action_space = spaces.Discrete(N_ACTIONS)
+        self.observation_space = spaces.Box(-1.0, 1.0, shape=(N_FEATURES,), dtype=np.float32)
+        self._ep: Episode | None = None
+        self._mask = np.ones(N_ACTIONS, dtype=np.int8)
+        self._final: dict[str, Any] | None = None
+
+    def _bind_executor(self, executor: str | Executor | OpenAIConfig) -> Executor:
+        if executor == "simulated":
+            return SimulatedExecutor(self.domain, self.executor_profile)
+        if isinstance(executor, str) and executor != "openai":
+            raise ValueError(f"unknown executor {executor!r}; expected 'simulated' or 'openai'")
+        # imported here: the chat client and cache stay out of ``import harness_gym``
+        from harness_gym.executors.openai_executor import OpenAIConfig, OpenAIExecutor
+
+        if executor == "openai":
+            executor = OpenAIConfig()
+        if isinstance(executor, OpenAIConfig):
+            executor = OpenAIExecutor(executor)
+        if not isinstance(executor, Executor):
+            raise TypeError(
+                f"executor must be 'simulated', 'openai', an OpenAIConfig or an Executor, got {executor!r}"
+            )
+        bind = getattr(executor, "for_domain", None)
+        return bind(self.domain) if bind is not None else executor
+
+    def _select_tasks(self, split: str, task_ids: Sequence[str] | None) -> list[Task]:
+        tasks = select(self.domain.tasks(), split)
+        if isinstance(task_ids, str):  # one id, not a sequence of one-character ids
+            task_ids = [task_ids]
+        if task_ids is not None:
+            by_id = {task.task_id: task for task in tasks}
+            unknown = [tid for tid in task_ids if tid not in by_id]
+            if unknown:
+                raise ValueError(f"unknown task id(s) for {self.domain.env_id} split {split!r}: {unknown}")
+            tasks = [by_id[tid] for tid in task_ids]
+        if not tasks:
+            raise ValueError(f"no tasks selected for {self.domain.env_id} (split={split!r})")
+        return tasks
+
+    # -- Gymnasium API -------------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        task_id = (options or {}).get("task_id")
+        if task_id is None:
+            task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
+        elif task_id in self._by_id:
+            task = self._by_id[task_id]
+        else:
+            raise ValueError(f"unknown task id {task_id!r} for {self.domain.env_id} split {self.split!r}")
+        state = HarnessState(self.domain.name, self.max_steps, self.domain.cost_budget)
+        self._ep = Episode(task=task, state=state, rng=self.np_random, executor=self.executor)
+        self._final = None
+        self._mask = self.domain.action_mask(self._ep)
+        return state.vector(), {"action_mask": self._mask.copy(), "task_id": task.task_id}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        ep = self._ep
+        if ep is None:
+            raise RuntimeError("call reset() before step()")
+        if self._final is not None:
+            raise RuntimeError("the episode has ended; call reset()")
+        try:
+            a = int(action)
+        except (TypeError, ValueError):
+            a = -1
+        if not 0 <= a < N_ACTIONS or a != action:
+            raise ValueError(f"action {action!r} is not in Discrete({N_ACTIONS})")
+        state = ep.state
+        legal = bool(self._mask[a])
+        if legal:
+            outcome = self._apply(ep, a)
+            state.cost += self.domain.step_costs[a]
+        else:
+            if self.strict:
+                allowed = [_NAMES[i] for i in np.flatnonzero(self._mask)]
+                raise InvalidActionError(f"{_NAMES[a]} is not legal now; legal actions: {allowed}")
+            outcome = Outcome(text="not legal in this state", valid=False)
+            state.errors += 1
+        state.t += 1
+        state.last_action = a
+        record: dict[str, Any] = {
+            "t": state.t,
+            "action": _NAMES[a],
+            "valid": outcome.valid,
+            "cost": self.domain.step_costs[a] if legal else 0.0,
+            "draft_version": ep.draft_version,
+            "draft_hash": ep.draft_hash,
+            "failure": outcome.failure,
+            "text": outcome.text,
+        }
+        if outcome.check is not None:
+            record["check"] = dict(outcome.check)
+        if outcome.tests is not None:
+            record["tests"] = dict(outcome.tests)
+        if outcome.tool is not None:
+            record["tool"] = dict(outcome.tool)
+        if outcome.evidence:
+            record["evidence"] = list(outcome.evidence)
+        if outcome.issues:
+            record["issues"] = list(outcome.issues)
+        if ep.pending_io is not None:  # a chat executor's audit record of this step's call
+            record["executor_io"], ep.pending_io = ep.pending_io, None
+        ep.steps.append(record)
+
+        terminated = a == Action.SUBMIT
+        truncated = not terminated and state.t >= self.max_steps
+        reward = 0.0
+        info: dict[str, Any] = {}
+        if terminated or truncated:
+            self._final = self._finish(ep, submitted=terminated)
+            reward = self._final["G"]
+            info.update(self._final)
+        else:
+            self._mask = self.domain.action_mask(ep)
+        info["action_mask"] = self._mask.copy()
+        info["invalid_action"] = not legal
+        return state.vector(), reward, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions as booleans (the sb3-contrib ``MaskablePPO`` convention)."""
+        return self._mask.astype(bool)
+
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
+            return None
+        if self.render_mode == "rgb_array":
+            if self._ep is None:
+                return draw_steps(self.domain.env_id, [], None, self.max_steps)
+            title = f"{self.domain.env_id} {self._ep.task.task_id}"
+            return draw_steps(title, self._ep.steps, self._final, self.max_steps)
+        if self._ep is None:
+            return "(no episode yet: call reset())\n"
+        task = self._ep.task
+        head = f"[{self.domain.env_id}] {task.task_id} ({task.difficulty}): {task.prompt.splitlines()[0]}"
+        return render_steps(head, self._ep.steps, self._final)
+
+    # -- the operations ------------------------------------------------------------------------
+    def _apply(self, ep: Episode, a: int) -> Outcome:
+        state = ep.state
+        if a == Action.DRAFT or a == Action.REVISE:
+            outcome = self._execute(ep, "draft" if a == Action.DRAFT else "revise")
+            if a == Action.REVISE:
+                state.revisions += 1
+            return outcome
+        if a == Action.SUBMIT:
+            return Outcome(text=f"submitted draft v{ep.draft_version}" if ep.draft else "submitted no draft")
+        if a == Action.OBSERVE:
+            outcome = self.domain.observe(ep)
+            state.observed = ep.context.observed = True
+        elif a == Action.RETRIEVE:
+            outcome = self.domain.retrieve(ep)
+            ep.context.evidence.extend(outcome.evidence)
+            state.evidence += len(outcome.evidence)
+        elif a == Action.CALL_TOOL:
+            outcome = self.domain.call_tool(ep)
+            state.tool_calls += 1
+        else:
+            outcome = self.domain.check(ep)
+        if outcome.tool is not None:
+            ep.context.tool_results.append(outcome.text)
+            state.last_tool_ok = float(bool(outcome.tool["ok"]))
+            state.errors += not outcome.tool["valid"]
+        if outcome.check is not None:
+            state.checked_draft = True
+            state.check_coverage = float(outcome.check["coverage"])
+            state.check_missing = float(outcome.check["missing"])
+        if outcome.tests is not None:
+            state.tested_draft = True
+            total = outcome.tests["total"]
+            state.test_pass_rate = outcome.tests["passed"] / total if total else 0.0
+            state.test_failures = total - outcome.tests["passed"]
+        if outcome.failure:
+            state.unresolved_failure = True
+        if outcome.feedback is not None:
+            ep.feedback = outcome.feedback
+        return outcome
+
+    def _execute(self, ep: Episode, kind: RequestKind) -> Outcome:
+        response = ep.ask(kind)
+        state = ep.state
+        state.unresolved_failure = False
+        if kind == "revise":
+            # Feedback counts once (a REVISE consumes it), and every revision is a new version to check:
+            # whether the text changed, and into what, never shows in the observation.
+            ep.feedback = None
+            state.checked_draft = state.tested_draft = False
+        if response.error is not None:
+            state.errors += 1
+            state.unresolved_failure = True
+            return Outcome(text=f"executor error: {response.error}", failure=True, issues=(response.error,))
+        new_hash = artifact_hash(response.text)
+        if new_hash == ep.draft_hash:
+            return Outcome(text=f"{kind}: the executor returned draft v{ep.draft_version} unchanged")
+        ep.draft, ep.draft_hash = response.text, new_hash
+        ep.draft_version += 1
+        state.has_draft = True
+        state.checked_draft = state.tested_draft = False
+        lines = response.text.count("\n") + 1
+        return Outcome(text=f"{kind}: draft v{ep.draft_version} ({lines} lines)")
+
+    def _finish(self, ep: Episode, submitted: bool) -> dict[str, Any]:
+        verdict = self.domain.verdict(ep, ep.draft)
+        G = g_norm(verdict.rubric)
+        outcome = EpisodeOutcome(
+            steps=ep.steps,
+            submitted=submitted,
+            max_steps=self.max_steps,
+            G=G,
+            rubric=verdict.rubric,
+            signals=verdict.signals,
+            events=self.domain.events,
+            evidence_required=self.domain.evidence_required,
+        )
+        events = detect(outcome, self.hms_params)
+        task = ep.task
+        return {
+            "G": G,
+            "rubric": dict(verdict.rubric),
+            "hms": events,
+            "hms_norm": hms_norm(events, self.hms_params),
+            "termination_reason": "submit" if submitted else "budget",
+            "cost": ep.state.cost,
+            "usage": {
+                "executor_calls": ep.executor_calls,
+                "prompt_tokens": ep.prompt_tokens,
+                "completion_tokens": ep.completion_tokens,
+                "cost_usd": ep.cost_usd,
+                "cache_hits": ep.cache_hits,
+                "cache_misses": ep.cache_misses,
+                "parse_failures": ep.parse_failures,
+                "truncations": ep.truncations,
+            },
+            "task_id": task.task_id,
+            "difficulty": task.difficulty,
+            "trajectory": {
+                "env_id": self.domain.env_id,
+                "task_id": task.task_id,
+                "difficulty": task.difficulty,
+                "max_steps": self.max_steps,
+                "executor": self.executor.name,
+                "signals": dict(verdict.signals),
+                "steps": ep.steps,
+            },
+        }
+
+
+HarnessEnv.__doc__ = (HarnessEnv.__doc__ or "") + _COMMON_DOC.format(
+    features="\n".join("    " + line for line in feature_table().splitlines())
+)

@@ -1,0 +1,296 @@
+"""The headroom table: how far above Base the reference policies get on each environment.
+
+``measure`` rolls every reference policy (``harness_gym.policies.scripted.REFERENCE_POLICIES``, plus any
+optional
+reference found installed, see ``OPTIONAL_POLICIES``) through the eval protocol (every eval task x seeds
+x rollouts, the episodes ``run_protocol`` runs, so pairs share seeds across policies) and keeps each
+episode's G. ``headroom_rows`` turns that into the table ``harness-gym headroom`` prints: mean G per
+policy beside the paper's Base and AW, and ceiling information — best-of-k (per task and seed, the best
+of its rollouts; per task, the best of all its episodes) and the share of eval tasks that some
+observation-only policy, or the oracle, solves in at least one episode.
+
+``reference_table`` / ``write_reference_scores`` produce ``harness_gym/data/reference_scores.json`` (the
+table ``harness_gym.evaluation.reference_scores`` reads) from the random and expert policies' measurements:
+the reference scores are always produced by this code, never typed in.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness_gym.core.rubric import SOLVED_G
+from harness_gym.envs.registry import ENV_IDS
+from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS, PAPER
+from harness_gym.evaluation.rollout import protocol_episodes, run_episode
+
+OPTIONAL_POLICIES: dict[str, tuple[str, str]] = {"profile": ("harness_gym.policies.profile", "ProfilePolicy")}
+"""Reference policies reported when their module is installed: name -> (module, class). The class is
+built as ``cls(env_id)`` (with ``executor_profile=`` when the environment was given one)."""
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """Which episodes every policy runs: the eval protocol, or a reduced one for quick checks."""
+
+    split: str = "eval"
+    seeds: tuple[int, ...] = EVAL_SEEDS
+    rollouts: int = EVAL_ROLLOUTS
+    max_tasks: int | None = None
+    """Only the first ``max_tasks`` tasks of the split (None: all)."""
+
+    @property
+    def is_full(self) -> bool:
+        return (
+            self.split == "eval"
+            and self.seeds == EVAL_SEEDS
+            and self.rollouts == EVAL_ROLLOUTS
+            and self.max_tasks is None
+        )
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "split": self.split,
+            "seeds": list(self.seeds),
+            "rollouts": self.rollouts,
+            "tasks": self.max_tasks,
+        }
+
+
+def policy_names(include_optional: bool = True) -> tuple[str, ...]:
+    """The reference policies measured here: the scripted ones, then every optional one installed."""
+    from harness_gym.policies.scripted import REFERENCE_POLICIES
+
+    optional = tuple(
+        name
+        for name, (module, _) in OPTIONAL_POLICIES.items()
+        if include_optional and importlib.util.find_spec(module) is not None
+    )
+    return (*REFERENCE_POLICIES, *optional)
+
+
+def build_policy(name: str, env_id: str, env: Any, env_kwargs: Mapping[str, Any]) -> Any:
+    """The policy ``name`` ready to act in ``env`` (the oracle bound to it)."""
+    from harness_gym.policies.scripted import SCRIPTED, bind_policy, make_policy
+
+    if name in SCRIPTED:
+        return bind_policy(make_policy(name, env_id), env)
+    if name not in OPTIONAL_POLICIES:
+        known = ", ".join((*SCRIPTED, *OPTIONAL_POLICIES))
+        raise ValueError(f"unknown reference policy {name!r}; known: {known}")
+    module, attr = OPTIONAL_POLICIES[name]
+    cls = getattr(importlib.import_module(module), attr)
+    profile = env_kwargs.get("executor_profile")
+    return cls(env_id) if profile is None else cls(env_id, executor_profile=profile)
+
+
+def measure(
+    env_id: str,
+    policies: Sequence[str] | None = None,
+    protocol: Protocol = Protocol(),
+    log: Callable[[str], None] | None = None,
+    **env_kwargs: Any,
+) -> dict[str, list[dict[str, Any]]]:
+    """Per policy, one record ``{task_id, seed, rollout, G}`` per protocol episode (protocol order)."""
+    import gymnasium as gym
+
+    names = tuple(policies) if policies is not None else policy_names()
+    env = gym.make(env_id, split=protocol.split, **env_kwargs)
+    try:
+        task_ids = [task.task_id for task in env.unwrapped.tasks][: protocol.max_tasks]
+        episodes = protocol_episodes(task_ids, protocol.seeds, protocol.rollouts)
+        results: dict[str, list[dict[str, Any]]] = {}
+        for name in names:
+            policy = build_policy(name, env_id, env, env_kwargs)
+            results[name] = [
+                {
+                    "task_id": task_id,
+                    "seed": int(seed),
+                    "rollout": int(rollout),
+                    "G": float(run_episode(env, policy, seed=episode_seed, task_id=task_id)["G"]),
+                }
+                for seed, task_id, rollout, episode_seed in episodes
+            ]
+            if log is not None:
+                log(f"{env_id} {name}: mean G {np.mean([r['G'] for r in results[name]]):.3f}")
+        return results
+    finally:
+        env.close()
+
+
+def _best_of(
+    records: Sequence[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Any]
+) -> dict[Any, float]:
+    best: dict[Any, float] = {}
+    for r in records:
+        k = key(r)
+        best[k] = max(best.get(k, 0.0), float(r["G"]))
+    return best
+
+
+def summarize_setting(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
+    """Mean G per policy and the ceiling information of one setting."""
+    if not results:
+        raise ValueError("no policy results to summarise")
+    mean_g = {name: float(np.mean([r["G"] for r in recs])) for name, recs in results.items()}
+    best_of_rollouts = {
+        name: float(np.mean(list(_best_of(recs, lambda r: (r["task_id"], r["seed"])).values())))
+        for name, recs in results.items()
+    }
+    per_task = {name: _best_of(recs, lambda r: r["task_id"]) for name, recs in results.items()}
+    tasks = sorted(next(iter(per_task.values())))
+    honest = [name for name in results if name != "oracle"]
+    best_honest = {t: max(per_task[name][t] for name in honest) for t in tasks} if honest else {}
+    best_any = {t: max(per_task[name][t] for name in results) for t in tasks}
+    return {
+        "tasks": len(tasks),
+        "episodes_per_policy": len(next(iter(results.values()))),
+        "mean_G": mean_g,
+        "best_of_rollouts": best_of_rollouts,
+        "best_per_task": {name: float(np.mean(list(per_task[name].values()))) for name in results},
+        "ceiling_G": float(np.mean(list(best_any.values()))),
+        "solved_by_observation_only": (
+            float(np.mean([best_honest[t] >= SOLVED_G for t in tasks])) if honest else None
+        ),
+        "solved_by_any": float(np.mean([best_any[t] >= SOLVED_G for t in tasks])),
+    }
+
+
+def headroom_markdown(summaries: Mapping[str, Mapping[str, Any]]) -> str:
+    """The headroom table (mean G per policy, paper's Base and AW) and the ceiling table, in Markdown."""
+    names = list(next(iter(summaries.values()))["mean_G"])
+    head = ["setting", *names, "paper Base", "paper AW"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for env_id, s in summaries.items():
+        paper = PAPER.get(env_id)
+        cells = [f"{s['mean_G'][n]:.3f}" for n in names]
+        cells += [f"{paper.base_G:.3f}", f"{paper.aw_G:.3f}"] if paper else ["", ""]
+        lines.append(f"| {env_id} | " + " | ".join(cells) + " |")
+    shown = [n for n in ("base", "expert") if n in names] or names[-1:]
+    best_cols = [f"{n} best of rollouts | {n} best per task" for n in shown]
+    lines += [
+        "",
+        f"| setting | tasks | {' | '.join(best_cols)} | ceiling (best per task, any policy) | "
+        "tasks solved, observation-only | tasks solved, any incl. oracle |",
+        "|" + "---|" * (5 + 2 * len(shown)),
+    ]
+    for env_id, s in summaries.items():
+        honest = s["solved_by_observation_only"]
+        best = [f"{s['best_of_rollouts'][n]:.3f} | {s['best_per_task'][n]:.3f}" for n in shown]
+        lines.append(
+            f"| {env_id} | {s['tasks']} | {' | '.join(best)} | {s['ceiling_G']:.3f} | "
+            f"{'' if honest is None else f'{honest:.0%}'} | {s['solved_by_any']:.0%} |"
+        )
+    return "\n".join(lines)
+
+
+# -- the reference-score table --------------------------------------------------------------------------
+REFERENCE_POLICY_NAMES = ("random", "expert")
+"""The two ends of every normalised score (random = 0, expert = 100)."""
+
+
+def reference_table_from(
+    results: Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]], protocol: Protocol
+) -> dict[str, Any]:
+    """The reference-score table (the JSON ``harness_gym.evaluation.reference_scores`` reads) from
+    measurements: ``results[env_id][policy]`` as ``measure`` returns them, with at least random and expert."""
+    scores = {
+        env_id: {
+            name: round(float(np.mean([r["G"] for r in by_policy[name]])), 4)
+            for name in REFERENCE_POLICY_NAMES
+        }
+        for env_id, by_policy in results.items()
+    }
+    return {
+        "protocol": protocol.describe(),
+        "policies": {
+            "random": "harness_gym.policies.scripted.RandomPolicy",
+            "expert": "harness_gym.policies.scripted.ExpertPolicy",
+        },
+        "scores": scores,
+    }
+
+
+def reference_table(
+    env_ids: Sequence[str], protocol: Protocol = Protocol(), log: Callable[[str], None] | None = None
+) -> dict[str, Any]:
+    """Measure random and expert on ``protocol`` for every env id and build the table from that."""
+    results = {env_id: measure(env_id, REFERENCE_POLICY_NAMES, protocol, log=log) for env_id in env_ids}
+    return reference_table_from(results, protocol)
+
+
+def write_reference_scores(table: Mapping[str, Any], path: str | Path | None = None) -> Path:
+    """Write a reference table as JSON (sorted keys: a rerun on the same simulator is byte-identical);
+    by default over the packaged table (``harness_gym.evaluation.reference_scores.REFERENCE_FILE``)."""
+    from harness_gym.evaluation import reference_scores
+
+    target = Path(path) if path is not None else reference_scores.REFERENCE_FILE
+    target.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+    if target == reference_scores.REFERENCE_FILE:
+        reference_scores.reference_table.cache_clear()
+    return target
+
+
+# -- the command ----------------------------------------------------------------------------------------
+def cli_main(args: Any) -> int:
+    """``harness-gym headroom``: measure, print the tables, optionally write them and the reference table."""
+    from harness_gym.envs.registry import EXTRA_ENV_ENTRY_POINTS
+
+    known = (*ENV_IDS, *EXTRA_ENV_ENTRY_POINTS)
+    env_ids = ENV_IDS if args.env == "all" else (args.env,)
+    if any(env_id not in known for env_id in env_ids):
+        raise SystemExit(f"unknown env id {args.env!r}; known: all, {', '.join(known)}")
+    # an id beyond the paper's eight (e.g. HumanEval) adds its own row to the existing table
+    extra_only = all(env_id in EXTRA_ENV_ENTRY_POINTS for env_id in env_ids)
+    protocol = Protocol(
+        seeds=tuple(args.seeds) if args.seeds else EVAL_SEEDS,
+        rollouts=args.rollouts if args.rollouts is not None else EVAL_ROLLOUTS,
+        max_tasks=args.tasks,
+    )
+    if protocol.rollouts < 1 or (protocol.max_tasks is not None and protocol.max_tasks < 1):
+        raise SystemExit("--rollouts and --tasks must be at least 1")
+    names = tuple(args.policies) if args.policies else policy_names()
+    if args.write_reference_scores:
+        missing = [name for name in REFERENCE_POLICY_NAMES if name not in names]
+        if not protocol.is_full or not (extra_only or len(env_ids) == len(ENV_IDS)) or missing:
+            raise SystemExit(
+                "--write-reference-scores needs the full eval protocol on every env id (--env all, or one "
+                "id beyond the paper's eight; no --seeds / --rollouts / --tasks) and the random and expert "
+                "policies"
+            )
+    try:
+        results = {env_id: measure(env_id, names, protocol, log=print) for env_id in env_ids}
+    except ValueError as exc:
+        raise SystemExit(f"harness-gym headroom: {exc}") from None
+    summaries = {env_id: summarize_setting(by_policy) for env_id, by_policy in results.items()}
+    table = headroom_markdown(summaries)
+    print(f"\nprotocol: {protocol.describe()}\n")
+    print(table)
+    if args.out:
+        out = Path(args.out)
+        raw_path = (
+            out.with_suffix(".json") if out.suffix != ".json" else out.with_name(out.stem + ".raw.json")
+        )
+        out.write_text(table + "\n")
+        raw = {"protocol": protocol.describe(), "summaries": summaries, "episodes": results}
+        raw_path.write_text(json.dumps(raw, indent=1) + "\n")
+        print(f"wrote {out} and {raw_path}")
+    if args.write_reference_scores:
+        table = reference_table_from(results, protocol)
+        if extra_only:
+            from harness_gym.evaluation import reference_scores
+
+            table = {
+                **reference_scores.reference_table(),
+                "scores": {**reference_scores.reference_table()["scores"], **table["scores"]},
+            }
+        path = write_reference_scores(table)
+        print(f"wrote {path}")
+    return 0

@@ -1,0 +1,569 @@
+"""Evaluation protocol and the statistics behind the paper's tables.
+
+``evaluate`` runs a policy through every held-out task x seed x rollout (the paper's 180 episodes per
+domain) and keeps one ``EpisodeResult`` per episode. ``compare`` turns the results of several policies
+into what the tables report: mean G, the paired change against Base with a bootstrap interval and a
+permutation p-value, the HMS change, each event's rate base -> policy, and the AW-BC / AW-FC lifts.
+Pairs are the same (task, seed, rollout), which ``protocol_episodes`` gives the same episode seed.
+
+The finite-buffer theory (paper section 4) is checked on a rollout buffer by ``finite_buffer_check``:
+with ``w = exp(A / beta)`` and ``q = w / sum(w)``, the outcome shift ``E_q[G] - E_mu[G]`` never exceeds
+the buffer slack ``max G - mean G``, and any process statistic shifts by exactly ``Cov(w, Psi) / E[w]``.
+
+Only numpy (and the package's own gymnasium-based rollout loop) is imported; no torch, d3rlpy or minari.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, is_dataclass
+from functools import partial
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from harness_gym.core.hms import EVENTS
+from harness_gym.evaluation.engine import Checkpoints, EngineConfig
+from harness_gym.evaluation.engine import run as run_engine
+from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
+from harness_gym.evaluation.rollout import USAGE_KEYS, EpisodeJob, protocol_episodes
+
+CBS = "CheckBeforeSubmit"
+EARLY_SUBMIT = "EarlySubmit"
+HMS = "HMS"
+"""Key of the aggregate process statistic beside the seven events in ``buffer_stats``."""
+
+PairKey = tuple[str, int, int]
+"""(task_id, seed, rollout): what makes two episodes of different policies a pair."""
+
+
+class PairingError(ValueError):
+    """Results of two policies do not cover the same (task, seed, rollout) episodes."""
+
+
+# -- per-episode records ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class EpisodeResult:
+    """One evaluation episode: enough to recompute every table entry without rerunning anything."""
+
+    env_id: str
+    policy: str
+    seed: int
+    task_id: str
+    rollout: int
+    episode_seed: int
+    G: float
+    hms_norm: float
+    fired: tuple[bool, ...]
+    """Per event, in ``EVENTS`` order."""
+    applicable: tuple[bool, ...]
+    steps: int
+    termination_reason: str
+
+    @property
+    def key(self) -> PairKey:
+        return (self.task_id, self.seed, self.rollout)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (tuples become lists)."""
+        data = asdict(self)
+        data["fired"] = list(self.fired)
+        data["applicable"] = list(self.applicable)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EpisodeResult:
+        return cls(
+            env_id=str(data["env_id"]),
+            policy=str(data["policy"]),
+            seed=int(data["seed"]),
+            task_id=str(data["task_id"]),
+            rollout=int(data["rollout"]),
+            episode_seed=int(data["episode_seed"]),
+            G=float(data["G"]),
+            hms_norm=float(data["hms_norm"]),
+            fired=tuple(bool(x) for x in data["fired"]),
+            applicable=tuple(bool(x) for x in data["applicable"]),
+            steps=int(data["steps"]),
+            termination_reason=str(data["termination_reason"]),
+        )
+
+
+def _episode_result(env_id: str, name: str, item: tuple, final: Mapping[str, Any]) -> dict[str, Any]:
+    """An engine item ``(episode_seed, task_id, seed, rollout)`` and its final info as a JSON record."""
+    episode_seed, task_id, seed, rollout = item
+    record = EpisodeResult(
+        env_id=env_id,
+        policy=name,
+        seed=int(seed),
+        task_id=task_id,
+        rollout=int(rollout),
+        episode_seed=int(episode_seed),
+        G=float(final["G"]),
+        hms_norm=float(final["hms_norm"]),
+        fired=tuple(bool(final["hms"][e]["fired"]) for e in EVENTS),
+        applicable=tuple(bool(final["hms"][e]["applicable"]) for e in EVENTS),
+        steps=len(final["trajectory"]["steps"]),
+        termination_reason=str(final["termination_reason"]),
+    ).to_dict()
+    record["usage"] = {key: final["usage"][key] for key in USAGE_KEYS}  # beside the result, for reports
+    return record
+
+
+def env_settings(env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The env kwargs as resume-manifest values: an executor (config or instance) by its content key."""
+    out: dict[str, Any] = {}
+    for key, value in env_kwargs.items():
+        config = getattr(value, "config", value)
+        if hasattr(config, "content_key"):
+            out[key] = config.content_key()
+        elif is_dataclass(config) and not isinstance(config, type):
+            out[key] = asdict(config)
+        else:
+            out[key] = value
+    return json.loads(json.dumps(out, sort_keys=True, default=repr))
+
+
+def evaluate(
+    policy: Any,
+    env_id: str,
+    split: str = "eval",
+    seeds: Sequence[int] = EVAL_SEEDS,
+    rollouts: int = EVAL_ROLLOUTS,
+    policy_name: str | None = None,
+    *,
+    engine: EngineConfig | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    fingerprint: str | None = None,
+    on_episode: Callable[[dict[str, Any]], None] | None = None,
+    **env_kwargs: Any,
+) -> list[EpisodeResult]:
+    """Every task of ``split`` x ``seeds`` x ``rollouts``, in ``protocol_episodes`` order.
+
+    ``engine`` sets episodes in flight, processes and backend (results never depend on it).
+    ``checkpoint`` is a directory keeping one file per finished episode: an interrupted evaluation
+    rerun with the same arguments resumes there, one with different settings (seeds, rollouts, policy
+    name or ``fingerprint``, env kwargs such as the executor's model, endpoint and sampling) is refused
+    with a ``ResumeError`` naming the difference. The caller removes it when it no longer needs it.
+    ``on_episode`` gets every episode's record (``EpisodeResult.to_dict()`` plus its executor
+    ``usage``), resumed ones first: progress bars and usage totals across processes.
+    """
+    import gymnasium as gym
+
+    name = policy_name or getattr(policy, "name", None) or type(policy).__name__
+    env = gym.make(env_id, split=split, **env_kwargs)
+    task_ids = [task.task_id for task in env.unwrapped.tasks]
+    env.close()
+    items = [
+        (episode_seed, task_id, seed, rollout)
+        for seed, task_id, rollout, episode_seed in protocol_episodes(task_ids, seeds, rollouts)
+    ]
+    records: dict[int, dict[str, Any]] = {}
+    store = None
+    if checkpoint is not None:
+        manifest = {
+            "env_id": env_id,
+            "split": split,
+            "seeds": [int(s) for s in seeds],
+            "rollouts": int(rollouts),
+            "policy": name,
+            "policy_fingerprint": fingerprint,
+            "env": env_settings(env_kwargs),
+        }
+        store = Checkpoints(checkpoint, manifest, f"evaluation of {name} on {env_id}")
+        records = {int(key): record for key, record in store.load().items()}
+    position = {item: i for i, item in enumerate(items)}
+    job = EpisodeJob(env_id, policy, split, env_kwargs, keep=partial(_episode_result, env_id, name))
+
+    def done(item: tuple, record: dict[str, Any]) -> None:
+        index = position[item]
+        if store is not None:
+            store.save(f"{index:06d}", record)
+        records[index] = record
+        if on_episode is not None:
+            on_episode(record)
+
+    for record in records.values():
+        if on_episode is not None:
+            on_episode(record)
+    pending = [item for i, item in enumerate(items) if i not in records]
+    run_engine(job, pending, done, engine or EngineConfig(), group=lambda item: item[1])
+    return [EpisodeResult.from_dict(records[i]) for i in range(len(items))]
+
+
+# -- paired statistics -----------------------------------------------------------------------------
+class Interval(NamedTuple):
+    estimate: float
+    low: float
+    high: float
+
+
+def _paired_differences(base: Sequence[float], other: Sequence[float]) -> np.ndarray:
+    b, o = np.asarray(base, dtype=float), np.asarray(other, dtype=float)
+    if b.shape != o.shape or b.ndim != 1:
+        raise ValueError(f"paired samples need equal 1-d shapes, got {b.shape} and {o.shape}")
+    if b.size == 0:
+        raise ValueError("no pairs")
+    return o - b
+
+
+def _rng(rng: np.random.Generator | int | None) -> np.random.Generator:
+    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+
+_CHUNK = 2_000_000
+"""Resampling works in blocks of about this many numbers to bound memory for large samples."""
+
+
+def paired_bootstrap_ci(
+    base: Sequence[float],
+    other: Sequence[float],
+    n_boot: int = 10_000,
+    level: float = 0.95,
+    rng: np.random.Generator | int | None = None,
+) -> Interval:
+    """Percentile bootstrap interval of mean(other - base), resampling whole pairs."""
+    d = _paired_differences(base, other)
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    gen, n = _rng(rng), d.size
+    rows = max(1, _CHUNK // n)
+    means = np.concatenate(
+        [d[gen.integers(0, n, size=(min(rows, n_boot - i), n))].mean(axis=1) for i in range(0, n_boot, rows)]
+    )
+    alpha = (1.0 - level) / 2.0
+    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    return Interval(float(d.mean()), float(low), float(high))
+
+
+def paired_permutation_p(
+    base: Sequence[float],
+    other: Sequence[float],
+    n_perm: int = 10_000,
+    rng: np.random.Generator | int | None = None,
+) -> float:
+    """Two-sided sign-flip test of mean(other - base) = 0; ``(1 + #{|T*| >= |T|}) / (1 + n_perm)``."""
+    d = _paired_differences(base, other)
+    gen, n = _rng(rng), d.size
+    observed = abs(d.mean())
+    tol = 1e-12 * max(1.0, float(np.abs(d).max()))
+    rows = max(1, _CHUNK // n)
+    extreme = 0
+    for i in range(0, n_perm, rows):
+        signs = gen.integers(0, 2, size=(min(rows, n_perm - i), n)) * 2 - 1
+        extreme += int(np.count_nonzero(np.abs((signs * d).mean(axis=1)) >= observed - tol))
+    return (1 + extreme) / (1 + n_perm)
+
+
+# -- event rates -----------------------------------------------------------------------------------
+def event_rates(results: Sequence[EpisodeResult]) -> dict[str, dict[str, float | int]]:
+    """Per event: fraction of episodes in which it fired / applied (the paper's rates), with counts."""
+    n = len(results)
+    if n == 0:
+        raise ValueError("no episodes")
+    fired = np.array([r.fired for r in results], dtype=bool).reshape(n, len(EVENTS))
+    applicable = np.array([r.applicable for r in results], dtype=bool).reshape(n, len(EVENTS))
+    return {
+        event: {
+            "fired": float(fired[:, j].mean()),
+            "applicable": float(applicable[:, j].mean()),
+            "fired_count": int(fired[:, j].sum()),
+            "applicable_count": int(applicable[:, j].sum()),
+            "episodes": n,
+        }
+        for j, event in enumerate(EVENTS)
+    }
+
+
+# -- finite-buffer theory --------------------------------------------------------------------------
+def buffer_slack(G: Sequence[float]) -> float:
+    """sigma_B = max G - mean G: no reweighting of the buffer can raise mean G by more."""
+    g = np.asarray(G, dtype=float)
+    if g.size == 0:
+        raise ValueError("empty buffer")
+    return float(g.max() - g.mean())
+
+
+def aw_weights(
+    advantages: Sequence[float], beta: float = 0.2, clip: tuple[float, float] | None = None
+) -> np.ndarray:
+    """w = exp(A / beta), optionally clipped to ``clip = (low, high)`` as in training (0.1, 10)."""
+    if beta <= 0:
+        raise ValueError(f"beta must be positive, got {beta}")
+    with np.errstate(over="ignore"):
+        w = np.exp(np.asarray(advantages, dtype=float) / beta)
+    if not np.all(np.isfinite(w)):
+        raise ValueError("AW weights overflow: advantages / beta too large")
+    if clip is not None:
+        w = np.clip(w, clip[0], clip[1])
+    return w
+
+
+def per_task_advantages(G: Sequence[float], task_index: Sequence[int]) -> np.ndarray:
+    """A = G - mean G of the same task's trajectories (the paper's per-task baseline)."""
+    g = np.asarray(G, dtype=float)
+    idx = np.asarray(task_index)
+    if g.shape != idx.shape:
+        raise ValueError(f"G and task_index differ in shape: {g.shape} vs {idx.shape}")
+    _, inverse = np.unique(idx, return_inverse=True)
+    sums = np.bincount(inverse, weights=g)
+    counts = np.bincount(inverse)
+    return g - (sums / counts)[inverse]
+
+
+def finite_buffer_check(
+    G: Sequence[float],
+    advantages: Sequence[float],
+    psi: Sequence[float],
+    beta: float = 0.2,
+    clip: tuple[float, float] | None = None,
+) -> dict[str, float | bool]:
+    """Theorem (finite buffer): the outcome bound and the process identity, evaluated on one buffer.
+
+    ``delta_psi_direct`` is E_q[Psi] - E_mu[Psi]; ``delta_psi_cov`` is Cov_mu(w, Psi) / E_mu[w]; they
+    agree up to rounding (``identity_error``). The identity holds for any positive weights, clipped too.
+    """
+    g = np.asarray(G, dtype=float)
+    p = np.asarray(psi, dtype=float)
+    w = aw_weights(advantages, beta, clip)
+    if not g.shape == p.shape == w.shape or g.ndim != 1 or g.size == 0:
+        raise ValueError(
+            f"G, advantages and psi need one equal 1-d shape, got {g.shape}, {w.shape}, {p.shape}"
+        )
+    q = w / w.sum()
+    mean_g = float(g.mean())
+    eq_g = float(q @ g)
+    sigma = buffer_slack(g)
+    delta_q = eq_g - mean_g
+    mean_w = float(w.mean())
+    cov_w_psi = float(np.mean((w - mean_w) * (p - p.mean())))
+    delta_direct = float(q @ p - p.mean())
+    delta_cov = cov_w_psi / mean_w
+    return {
+        "N": int(g.size),
+        "beta": float(beta),
+        "mean_G": mean_g,
+        "E_q_G": eq_g,
+        "max_G": float(g.max()),
+        "delta_Q": delta_q,
+        "sigma_B": sigma,
+        "bound_holds": bool(delta_q <= sigma + 1e-12),
+        "mean_psi": float(p.mean()),
+        "mean_w": mean_w,
+        "cov_w_psi": cov_w_psi,
+        "delta_psi_direct": delta_direct,
+        "delta_psi_cov": delta_cov,
+        "identity_error": abs(delta_direct - delta_cov),
+        "ess": float(w.sum() ** 2 / (w @ w)),
+    }
+
+
+def buffer_stats(
+    G: Sequence[float],
+    task_index: Sequence[int],
+    hms_fired: Sequence[Sequence[bool]] | np.ndarray,
+    hms_norm: Sequence[float] | None = None,
+    hms_applicable: Sequence[Sequence[bool]] | np.ndarray | None = None,
+    beta: float = 0.2,
+    clip: tuple[float, float] | None = None,
+) -> dict[str, Any]:
+    """sigma_D and the finite-buffer checks with Psi = each event's indicator and HMS_norm.
+
+    Advantages are per-task (``per_task_advantages``). HMS is ``hms_norm`` when given, else recomputed
+    from ``hms_fired`` / ``hms_applicable`` with the default weights (every event applicable if the
+    latter is missing too; ``hms_source`` says which).
+    """
+    from harness_gym.core.hms import hms_norm as _hms_norm
+
+    g = np.asarray(G, dtype=float)
+    fired = np.asarray(hms_fired, dtype=float).reshape(g.size, len(EVENTS))
+    adv = per_task_advantages(g, task_index)
+    if hms_norm is not None:
+        hms, source = np.asarray(hms_norm, dtype=float), "given"
+    else:
+        applicable = (
+            np.ones_like(fired, dtype=bool)
+            if hms_applicable is None
+            else np.asarray(hms_applicable, dtype=bool).reshape(fired.shape)
+        )
+        hms = np.array(
+            [
+                _hms_norm({e: {"fired": bool(f[j]), "applicable": bool(a[j])} for j, e in enumerate(EVENTS)})
+                for f, a in zip(fired, applicable, strict=True)
+            ]
+        )
+        source = "all-applicable" if hms_applicable is None else "recomputed"
+    checks = {e: finite_buffer_check(g, adv, fired[:, j], beta, clip) for j, e in enumerate(EVENTS)}
+    checks[HMS] = finite_buffer_check(g, adv, hms, beta, clip)
+    return {
+        "N": int(g.size),
+        "tasks": int(np.unique(np.asarray(task_index)).size),
+        "mean_G": float(g.mean()),
+        "max_G": float(g.max()),
+        "sigma_D": buffer_slack(g),
+        "beta": float(beta),
+        "clip": list(clip) if clip is not None else None,
+        "hms_source": source,
+        "checks": checks,
+    }
+
+
+def buffer_arrays(episodes: Iterable[Any]) -> dict[str, np.ndarray]:
+    """G, task_index, hms_fired, hms_applicable and hms_norm of collected episodes (last info row).
+
+    Takes anything with an ``infos`` mapping per episode laid out as ``harness_gym.datasets.collect`` writes
+    it, e.g. ``minari.load_dataset(id).iterate_episodes()``; minari itself is not imported here.
+    """
+    rows: dict[str, list[Any]] = {
+        k: [] for k in ("G", "task_index", "hms_fired", "hms_applicable", "hms_norm")
+    }
+    for ep in episodes:
+        for key, values in rows.items():
+            values.append(np.asarray(ep.infos[key])[-1])
+    if not rows["G"]:
+        raise ValueError("no episodes")
+    return {
+        "G": np.asarray(rows["G"], dtype=float),
+        "task_index": np.asarray(rows["task_index"], dtype=int),
+        "hms_fired": np.asarray(rows["hms_fired"], dtype=bool),
+        "hms_applicable": np.asarray(rows["hms_applicable"], dtype=bool),
+        "hms_norm": np.asarray(rows["hms_norm"], dtype=float),
+    }
+
+
+# -- comparing policies ----------------------------------------------------------------------------
+def _by_key(name: str, results: Sequence[EpisodeResult]) -> dict[PairKey, EpisodeResult]:
+    table: dict[PairKey, EpisodeResult] = {}
+    for r in results:
+        if r.key in table:
+            raise PairingError(f"policy {name!r} has episode (task, seed, rollout) = {r.key} twice")
+        table[r.key] = r
+    if not table:
+        raise PairingError(f"policy {name!r} has no results")
+    return table
+
+
+def _pair(
+    a_name: str, a: Mapping[PairKey, EpisodeResult], b_name: str, b: Mapping[PairKey, EpisodeResult]
+) -> tuple[list[EpisodeResult], list[EpisodeResult]]:
+    """Both sides in one (sorted) key order; a clear error naming the unmatched episodes otherwise."""
+    only_a, only_b = sorted(a.keys() - b.keys()), sorted(b.keys() - a.keys())
+    if only_a or only_b:
+        parts = []
+        for name, keys in ((a_name, only_a), (b_name, only_b)):
+            if keys:
+                shown = ", ".join(str(k) for k in keys[:5]) + (" ..." if len(keys) > 5 else "")
+                parts.append(f"{len(keys)} only in {name!r}: {shown}")
+        raise PairingError(
+            f"results of {a_name!r} and {b_name!r} do not pair on (task_id, seed, rollout): "
+            + "; ".join(parts)
+        )
+    keys = sorted(a)
+    return [a[k] for k in keys], [b[k] for k in keys]
+
+
+def _policy_rng(rng_seed: int, *names: str) -> np.random.Generator:
+    """One stream per comparison, so adding a policy never changes another policy's interval."""
+    return np.random.default_rng([rng_seed, *(zlib.crc32(n.encode()) for n in names)])
+
+
+def _paired_effect(
+    base: Sequence[EpisodeResult],
+    other: Sequence[EpisodeResult],
+    rng: np.random.Generator,
+    n_boot: int,
+    n_perm: int,
+    level: float,
+) -> dict[str, float]:
+    gb, go = [r.G for r in base], [r.G for r in other]
+    ci = paired_bootstrap_ci(gb, go, n_boot=n_boot, level=level, rng=rng)
+    return {
+        "delta_G": ci.estimate,
+        "ci_low": ci.low,
+        "ci_high": ci.high,
+        "p_value": paired_permutation_p(gb, go, n_perm=n_perm, rng=rng),
+        "delta_hms": float(np.mean([r.hms_norm for r in other]) - np.mean([r.hms_norm for r in base])),
+    }
+
+
+def compare(
+    results_by_policy: Mapping[str, Sequence[EpisodeResult]],
+    base: str = "base",
+    aw: str = "awr",
+    bc: str = "bc",
+    fc: str = "forced-check",
+    rng_seed: int = 0,
+    n_boot: int = 10_000,
+    n_perm: int = 10_000,
+    level: float = 0.95,
+) -> dict[str, Any]:
+    """Per policy the paper's table entries against ``base``; AW-BC and AW-FC lifts when present.
+
+    A lift difference is ``delta_G(aw) - delta_G(other)`` against the shared Base run, with its own
+    paired interval and p-value (aw vs the other policy on the same episodes).
+    """
+    if base not in results_by_policy:
+        raise KeyError(f"base policy {base!r} not among {sorted(results_by_policy)}")
+    tables = {name: _by_key(name, res) for name, res in results_by_policy.items()}
+    env_ids = {r.env_id for res in results_by_policy.values() for r in res}
+    if len(env_ids) > 1:
+        raise PairingError(f"results come from several environments: {sorted(env_ids)}")
+    base_rates = event_rates(list(tables[base].values()))
+    policies: dict[str, Any] = {}
+    for name in results_by_policy:
+        b, o = _pair(base, tables[base], name, tables[name])
+        rates = event_rates(o)
+        entry: dict[str, Any] = {
+            "episodes": len(o),
+            "pairs": len(o),
+            "G": float(np.mean([r.G for r in o])),
+            "base_G": float(np.mean([r.G for r in b])),
+            "hms_norm": float(np.mean([r.hms_norm for r in o])),
+        }
+        if name == base:
+            entry.update(delta_G=0.0, ci_low=None, ci_high=None, p_value=None, delta_hms=0.0)
+        else:
+            rng = _policy_rng(rng_seed, base, name)
+            entry.update(_paired_effect(b, o, rng, n_boot, n_perm, level))
+        entry["events"] = {
+            e: {
+                "base": base_rates[e]["fired"],
+                "policy": rates[e]["fired"],
+                "applicable": bool(base_rates[e]["applicable_count"] or rates[e]["applicable_count"]),
+            }
+            for e in EVENTS
+        }
+        entry["cbs"] = rates[CBS]["fired"]
+        entry["early_submit"] = rates[EARLY_SUBMIT]["fired"]
+        policies[name] = entry
+    lifts: dict[str, Any] = {}
+    if aw in tables:
+        for label, other in (("aw_minus_bc", bc), ("aw_minus_fc", fc)):
+            if other not in tables or other == aw:
+                continue
+            o, a = _pair(other, tables[other], aw, tables[aw])
+            effect = _paired_effect(o, a, _policy_rng(rng_seed, other, aw), n_boot, n_perm, level)
+            lifts[label] = {
+                "aw": aw,
+                "other": other,
+                "aw_lift": policies[aw]["delta_G"],
+                "other_lift": policies[other]["delta_G"],
+                "estimate": policies[aw]["delta_G"] - policies[other]["delta_G"],
+                "ci_low": effect["ci_low"],
+                "ci_high": effect["ci_high"],
+                "p_value": effect["p_value"],
+                "delta_hms": effect["delta_hms"],
+            }
+    return {
+        "env_id": next(iter(env_ids)) if env_ids else None,
+        "base": base,
+        "level": level,
+        "n_boot": n_boot,
+        "n_perm": n_perm,
+        "rng_seed": rng_seed,
+        "policies": policies,
+        "lifts": lifts,
+    }
