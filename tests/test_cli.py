@@ -1,11 +1,17 @@
-"""The command line: listing environments and rolling scripted policies."""
+"""The command line: its layout (one module per command), listing environments, rolling scripted policies."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 import harness_gym
-from harness_gym.cli.main import main
+from harness_gym import cli
+from harness_gym.cli.common import first_line
+from harness_gym.cli.main import COMMANDS, main
 from harness_gym.core.state import FEATURES
 
 
@@ -50,3 +56,31 @@ def test_protocol_runs_every_eval_task_and_matches_the_calibration_protocol(caps
     assert main(["run", "--env", "HarnessPlanning-v0", "--protocol"]) == 0
     out = capsys.readouterr().out
     assert "episodes=180" in out and "paper's Base G 0.385" in out
+
+
+def test_every_command_module_has_add_parser_and_run_and_is_listed_in_help(capsys):
+    package = Path(cli.__file__).parent
+    found = {path.stem for path in package.glob("*.py")} - {"__init__", "__main__", "main", "common"}
+    assert {command.__name__.rpartition(".")[2] for command in COMMANDS} == found  # none left out
+    with pytest.raises(SystemExit) as stop:
+        main(["--help"])
+    assert stop.value.code == 0
+    listing = " ".join(capsys.readouterr().out.split())
+    for command in COMMANDS:
+        name = command.__name__.rpartition(".")[2]
+        assert callable(command.add_parser) and callable(command.run)
+        assert f"{name} {first_line(command.__doc__)}" in listing
+        with pytest.raises(SystemExit) as stop:
+            main([name, "--help"])
+        assert stop.value.code == 0
+        assert f"usage: harness-gym {name}" in capsys.readouterr().out
+
+
+def test_the_parser_imports_no_heavy_library():
+    heavy = ("torch", "d3rlpy", "minari", "matplotlib", "openai", "httpx")
+    code = (
+        "import sys; from harness_gym.cli.main import build_parser; build_parser(); "
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

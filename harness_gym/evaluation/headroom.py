@@ -1,13 +1,13 @@
 """The headroom table: how far above Base the reference policies get on each environment.
 
 ``measure`` rolls every reference policy (``harness_gym.policies.scripted.REFERENCE_POLICIES``, plus any
-optional
-reference found installed, see ``OPTIONAL_POLICIES``) through the eval protocol (every eval task x seeds
-x rollouts, the episodes ``run_protocol`` runs, so pairs share seeds across policies) and keeps each
-episode's G. ``headroom_rows`` turns that into the table ``harness-gym headroom`` prints: mean G per
-policy beside the paper's Base and AW, and ceiling information — best-of-k (per task and seed, the best
-of its rollouts; per task, the best of all its episodes) and the share of eval tasks that some
-observation-only policy, or the oracle, solves in at least one episode.
+optional reference found installed, see ``OPTIONAL_POLICIES``) through the eval protocol (every eval task
+x seeds x rollouts, the episodes ``run_protocol`` runs, so pairs share seeds across policies) and keeps
+each episode's G. ``summarize_setting`` and ``headroom_markdown`` turn that into the tables
+``harness-gym headroom`` (``harness_gym.cli.headroom``) prints: mean G per policy beside the paper's Base
+and AW, and ceiling information — best-of-k (per task and seed, the best of its rollouts; per task, the
+best of all its episodes) and the share of eval tasks that some observation-only policy, or the oracle,
+solves in at least one episode.
 
 ``reference_table`` / ``write_reference_scores`` produce ``harness_gym/data/reference_scores.json`` (the
 table ``harness_gym.evaluation.reference_scores`` reads) from the random and expert policies' measurements:
@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 
 from harness_gym.core.rubric import SOLVED_G
-from harness_gym.envs.registry import ENV_IDS
 from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS, PAPER
 from harness_gym.evaluation.rollout import protocol_episodes, run_episode
 
@@ -236,61 +235,3 @@ def write_reference_scores(table: Mapping[str, Any], path: str | Path | None = N
     if target == reference_scores.REFERENCE_FILE:
         reference_scores.reference_table.cache_clear()
     return target
-
-
-# -- the command ----------------------------------------------------------------------------------------
-def cli_main(args: Any) -> int:
-    """``harness-gym headroom``: measure, print the tables, optionally write them and the reference table."""
-    from harness_gym.envs.registry import EXTRA_ENV_ENTRY_POINTS
-
-    known = (*ENV_IDS, *EXTRA_ENV_ENTRY_POINTS)
-    env_ids = ENV_IDS if args.env == "all" else (args.env,)
-    if any(env_id not in known for env_id in env_ids):
-        raise SystemExit(f"unknown env id {args.env!r}; known: all, {', '.join(known)}")
-    # an id beyond the paper's eight (e.g. HumanEval) adds its own row to the existing table
-    extra_only = all(env_id in EXTRA_ENV_ENTRY_POINTS for env_id in env_ids)
-    protocol = Protocol(
-        seeds=tuple(args.seeds) if args.seeds else EVAL_SEEDS,
-        rollouts=args.rollouts if args.rollouts is not None else EVAL_ROLLOUTS,
-        max_tasks=args.tasks,
-    )
-    if protocol.rollouts < 1 or (protocol.max_tasks is not None and protocol.max_tasks < 1):
-        raise SystemExit("--rollouts and --tasks must be at least 1")
-    names = tuple(args.policies) if args.policies else policy_names()
-    if args.write_reference_scores:
-        missing = [name for name in REFERENCE_POLICY_NAMES if name not in names]
-        if not protocol.is_full or not (extra_only or len(env_ids) == len(ENV_IDS)) or missing:
-            raise SystemExit(
-                "--write-reference-scores needs the full eval protocol on every env id (--env all, or one "
-                "id beyond the paper's eight; no --seeds / --rollouts / --tasks) and the random and expert "
-                "policies"
-            )
-    try:
-        results = {env_id: measure(env_id, names, protocol, log=print) for env_id in env_ids}
-    except ValueError as exc:
-        raise SystemExit(f"harness-gym headroom: {exc}") from None
-    summaries = {env_id: summarize_setting(by_policy) for env_id, by_policy in results.items()}
-    table = headroom_markdown(summaries)
-    print(f"\nprotocol: {protocol.describe()}\n")
-    print(table)
-    if args.out:
-        out = Path(args.out)
-        raw_path = (
-            out.with_suffix(".json") if out.suffix != ".json" else out.with_name(out.stem + ".raw.json")
-        )
-        out.write_text(table + "\n")
-        raw = {"protocol": protocol.describe(), "summaries": summaries, "episodes": results}
-        raw_path.write_text(json.dumps(raw, indent=1) + "\n")
-        print(f"wrote {out} and {raw_path}")
-    if args.write_reference_scores:
-        table = reference_table_from(results, protocol)
-        if extra_only:
-            from harness_gym.evaluation import reference_scores
-
-            table = {
-                **reference_scores.reference_table(),
-                "scores": {**reference_scores.reference_table()["scores"], **table["scores"]},
-            }
-        path = write_reference_scores(table)
-        print(f"wrote {path}")
-    return 0

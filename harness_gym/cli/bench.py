@@ -1,0 +1,110 @@
+"""the whole protocol: buffers, training, evaluation, report
+
+``harness-gym bench``: ``harness_gym.bench.runner.run`` from the command line. Finished settings and
+episodes are checkpointed under ``--out``; after a stop or Ctrl-C the same command resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from harness_gym.cli.common import (
+    RESUME_HINT,
+    add_engine_args,
+    add_executor_args,
+    executor_config,
+    first_line,
+    scripted_names,
+)
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser("bench", help=first_line(__doc__))
+    parser.add_argument("--quick", action="store_true", help="a small version for a fast check")
+    parser.add_argument("--settings", nargs="*", default=None, help="env ids (default: all)")
+    parser.add_argument("--out", default="results", help="output directory")
+    parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--train-profile", default=None, help="executor profile to collect and train against")
+    parser.add_argument(
+        "--eval-profile", nargs="+", default=None, help="also evaluate against these profiles (transfer gap)"
+    )
+    parser.add_argument(
+        "--references", nargs="*", default=None, help="reference policies to evaluate too, e.g. expert oracle"
+    )
+    parser.add_argument(
+        "--act",
+        default=None,
+        choices=["sample", "greedy"],
+        help="evaluate stochastic learners one way only (default: both, each reported)",
+    )
+    parser.add_argument(
+        "--keep-datasets",
+        action="store_true",
+        help="keep the buffers in OUT/datasets (default: removed after the report; a rerun rebuilds them)",
+    )
+    parser.add_argument(
+        "--no-curves", action="store_true", help="skip the learning curves (their evaluation episodes)"
+    )
+    parser.add_argument("--workers", type=int, default=None, help="settings run in parallel processes (2)")
+    add_engine_args(parser, workers=False)
+    parser.add_argument(
+        "--ray-tasks", type=int, default=1, help="ray: tasks per collection or evaluation in a setting (1)"
+    )
+    add_executor_args(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from harness_gym.bench.runner import QUICK, BenchConfig
+    from harness_gym.bench.runner import run as run_bench
+
+    base = QUICK if args.quick else BenchConfig()
+    settings = tuple(args.settings) if args.settings else base.settings
+    config = replace(
+        base,
+        settings=settings,
+        out=args.out,
+        show_progress=not args.quiet,
+        executor=executor_config(args),
+        workers=args.workers if args.workers is not None else base.workers,
+        concurrency=args.concurrency,
+        backend=args.backend,
+        ray_address=args.ray_address,
+        ray_tasks=args.ray_tasks,
+        keep_datasets=args.keep_datasets,
+        curves=not args.no_curves,
+    )
+    config = replace(config, train_profile=args.train_profile, eval_profiles=tuple(args.eval_profile or ()))
+    if args.references:
+        unknown = [name for name in args.references if name not in scripted_names()]
+        if unknown:
+            raise SystemExit(f"unknown reference policy {unknown}; known: {', '.join(scripted_names())}")
+        config = replace(config, references=tuple(args.references))
+    if args.act is not None:
+        config = replace(config, act=(args.act,))
+    RESUME_HINT[:] = [
+        f"finished settings and episodes are checkpointed in {args.out}/checkpoints; rerun the same "
+        "command to resume"
+    ]
+    try:
+        results = run_bench(config)
+    except ValueError as exc:
+        raise SystemExit(f"harness-gym bench: {exc}") from None
+    timings = results["timings"]
+    if config.executor is not None:
+        for env_id, setting in results["settings"].items():
+            used = setting["executor"]
+            print(
+                f"{env_id}: executor calls {used['collect']['executor_calls']:.0f} (collection) + "
+                f"{used['evaluate']['requests']} (evaluation); endpoint calls in evaluation "
+                f"{used['evaluate']['api_calls']}; cache hits {used['collect']['cache_hits']:.0f} + "
+                f"{used['evaluate']['cache_hits']}, misses {used['collect']['cache_misses']:.0f} + "
+                f"{used['evaluate']['cache_misses']}"
+            )
+    print(
+        f"wrote {args.out}/ in {timings['total_s']:.0f}s (largest process {timings['peak_rss_mb']:.0f} MB; "
+        "benchmarks/protocol.py measures all processes together)"
+    )
+    return 0

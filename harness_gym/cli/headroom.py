@@ -1,0 +1,98 @@
+"""reference policies (random to expert, and the oracle) on the eval protocol
+
+``harness-gym headroom``: measure every reference policy with ``harness_gym.evaluation.headroom``, print the
+headroom and ceiling tables, optionally write them and the packaged reference-score table.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from harness_gym.cli.common import first_line
+from harness_gym.envs.registry import ENV_IDS, EXTRA_ENV_ENTRY_POINTS
+from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser("headroom", help=first_line(__doc__))
+    parser.add_argument("--env", default="all", help="environment id or 'all'")
+    parser.add_argument(
+        "--out", default=None, help="also write the table (Markdown) and the raw numbers (JSON)"
+    )
+    parser.add_argument("--policies", nargs="*", default=None, help="a subset of the reference policies")
+    parser.add_argument("--seeds", type=int, nargs="*", default=None, help="protocol seeds (default 0 1 2)")
+    parser.add_argument("--rollouts", type=int, default=None, help="rollouts per task and seed (default 3)")
+    parser.add_argument("--tasks", type=int, default=None, help="only the first N eval tasks (a quick check)")
+    parser.add_argument(
+        "--write-reference-scores",
+        action="store_true",
+        help="rewrite harness_gym/data/reference_scores.json from this run (full protocol, every env id)",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from harness_gym.evaluation import reference_scores
+    from harness_gym.evaluation.headroom import (
+        REFERENCE_POLICY_NAMES,
+        Protocol,
+        headroom_markdown,
+        measure,
+        policy_names,
+        reference_table_from,
+        summarize_setting,
+        write_reference_scores,
+    )
+
+    known = (*ENV_IDS, *EXTRA_ENV_ENTRY_POINTS)
+    env_ids = ENV_IDS if args.env == "all" else (args.env,)
+    if any(env_id not in known for env_id in env_ids):
+        raise SystemExit(f"unknown env id {args.env!r}; known: all, {', '.join(known)}")
+    # an id beyond the paper's eight (e.g. HumanEval) adds its own row to the existing table
+    extra_only = all(env_id in EXTRA_ENV_ENTRY_POINTS for env_id in env_ids)
+    protocol = Protocol(
+        seeds=tuple(args.seeds) if args.seeds else EVAL_SEEDS,
+        rollouts=args.rollouts if args.rollouts is not None else EVAL_ROLLOUTS,
+        max_tasks=args.tasks,
+    )
+    if protocol.rollouts < 1 or (protocol.max_tasks is not None and protocol.max_tasks < 1):
+        raise SystemExit("--rollouts and --tasks must be at least 1")
+    names = tuple(args.policies) if args.policies else policy_names()
+    if args.write_reference_scores:
+        missing = [name for name in REFERENCE_POLICY_NAMES if name not in names]
+        if not protocol.is_full or not (extra_only or len(env_ids) == len(ENV_IDS)) or missing:
+            raise SystemExit(
+                "--write-reference-scores needs the full eval protocol on every env id (--env all, or one "
+                "id beyond the paper's eight; no --seeds / --rollouts / --tasks) and the random and expert "
+                "policies"
+            )
+    try:
+        results = {env_id: measure(env_id, names, protocol, log=print) for env_id in env_ids}
+    except ValueError as exc:
+        raise SystemExit(f"harness-gym headroom: {exc}") from None
+    summaries = {env_id: summarize_setting(by_policy) for env_id, by_policy in results.items()}
+    table = headroom_markdown(summaries)
+    print(f"\nprotocol: {protocol.describe()}\n")
+    print(table)
+    if args.out:
+        out = Path(args.out)
+        raw_path = (
+            out.with_suffix(".json") if out.suffix != ".json" else out.with_name(out.stem + ".raw.json")
+        )
+        out.write_text(table + "\n")
+        raw = {"protocol": protocol.describe(), "summaries": summaries, "episodes": results}
+        raw_path.write_text(json.dumps(raw, indent=1) + "\n")
+        print(f"wrote {out} and {raw_path}")
+    if args.write_reference_scores:
+        table = reference_table_from(results, protocol)
+        if extra_only:
+            table = {
+                **reference_scores.reference_table(),
+                "scores": {**reference_scores.reference_table()["scores"], **table["scores"]},
+            }
+        path = write_reference_scores(table)
+        print(f"wrote {path}")
+    return 0
