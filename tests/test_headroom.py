@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import harness_gym
-from harness_gym.evaluation import headroom, reference_scores
 from harness_gym.cli.main import main
+from harness_gym.evaluation import headroom, reference_scores
 from harness_gym.evaluation.headroom import (
     Protocol,
     measure,

@@ -100,7 +100,9 @@ def test_no_import_runs_back_up(module: str) -> None:
 
 
 def test_nothing_in_harness_gym_imports_baselines() -> None:
-    offenders = {m: sorted(t for t in targets if t.split(".")[0] == "baselines") for m, targets in GRAPH.items()}
+    offenders = {
+        m: sorted(t for t in targets if t.split(".")[0] == "baselines") for m, targets in GRAPH.items()
+    }
     assert not {m: t for m, t in offenders.items() if t and m.split(".")[0] == "harness_gym"}
 
 

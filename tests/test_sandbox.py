@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from harness_gym.sandbox import runner as sandbox
 from harness_gym.sandbox import SandboxLimits, SandboxResult, run_python
+from harness_gym.sandbox import runner as sandbox
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux only")
 
