@@ -1,9 +1,9 @@
 """Sphinx configuration of the harness-gym site: ``sphinx-build -W --keep-going -b html docs OUT``.
 
-Pages are MyST Markdown. Three kinds are generated on every build and not committed: one page per
-environment id from its class docstring (``_scripts/gen_envs.py``), the published buffers' cards from
-``datasets/`` (``_scripts/gen_datasets.py``) and the API reference from the docstrings (autosummary,
-``api/_autosummary/``). ``docs/bench/`` is the bench's own output, shown as it was written.
+Pages are MyST Markdown. Generated on every build and not committed: one page per environment id from
+its class docstring and the published buffers' cards from ``datasets/`` (``_scripts/gen_pages.py``),
+and the API reference from the docstrings (autosummary, ``api/_autosummary/``). ``docs/bench/`` is the
+bench's own output, shown as it was written.
 """
 
 from __future__ import annotations
@@ -16,14 +16,12 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "_scripts"))
 
-import gen_datasets  # noqa: E402
-import gen_envs  # noqa: E402
+import gen_pages  # noqa: E402
 
 import harness_gym  # noqa: E402
 from harness_gym.envs.env import HarnessEnv  # noqa: E402
 
-gen_envs.main()
-gen_datasets.main()
+gen_pages.main()
 
 # autosummary imports every submodule while it lists a package; importing ``harness_gym.cli.__main__``
 # would run the command (with sphinx-build's arguments). A placeholder stands in for it.
@@ -58,7 +56,7 @@ autodoc_inherit_docstrings = False
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 
-_ENV_PAGES = {gen_envs.entry_point(env_id): env_id for env_id in harness_gym.ALL_ENV_IDS}
+_ENV_PAGES = {gen_pages.entry_point(env_id): env_id for env_id in harness_gym.ALL_ENV_IDS}
 
 
 def _env_class_docstring(app: Any, what: str, name: str, obj: Any, options: Any, lines: list[str]) -> None:

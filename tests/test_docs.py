@@ -17,15 +17,16 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 
 
-def _script(name: str):
-    spec = importlib.util.spec_from_file_location(name, DOCS / "_scripts" / f"{name}.py")
+def _gen_pages():
+    spec = importlib.util.spec_from_file_location("gen_pages", DOCS / "_scripts" / "gen_pages.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 def test_every_id_has_a_page_from_its_docstring(tmp_path: Path) -> None:
-    written = _script("gen_envs").main(tmp_path)
+    gen = _gen_pages()
+    written = gen.write(tmp_path, gen.environment_pages())
     assert sorted(path.stem for path in written) == sorted(ALL_ENV_IDS)
     page = (tmp_path / "HarnessCoding-v0.md").read_text()
     assert "## Description" in page and "## Observation Space" in page
@@ -35,7 +36,8 @@ def test_every_id_has_a_page_from_its_docstring(tmp_path: Path) -> None:
 
 
 def test_dataset_cards_are_copied_unchanged(tmp_path: Path) -> None:
-    written = _script("gen_datasets").main(tmp_path)
+    gen = _gen_pages()
+    written = gen.write(tmp_path, gen.dataset_cards())
     assert (tmp_path / "index.md").read_text() == (ROOT / "datasets" / "README.md").read_text()
     cards = sorted((ROOT / "datasets").glob("*-v0.md"))
     assert cards and all((tmp_path / card.name).read_text() == card.read_text() for card in cards)

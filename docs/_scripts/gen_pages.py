@@ -1,20 +1,22 @@
-"""Write one page per environment id, ``docs/environments/<id>.md``, from the environment class's docstring.
+"""Write the docs pages that come from the code and the repository (run by ``docs/conf.py``; not committed).
 
-Run by ``docs/conf.py`` on every build (the pages are not committed), in the manner of Gymnasium's
-``docs/_scripts/gen_mds.py``. A page is the class docstring (its Description, the domain's own arguments,
-and the sections every environment shares, whose observation table is ``harness_gym.core.state
-.feature_table()``), preceded by a summary read from the domain class's declarations (actions, Base
-script, rubric, HMS events, budgets), its task counts and its reference scores. Nothing on a page is
-written here by hand: to change a page, change the docstring or the declaration it comes from.
+- ``docs/environments/<id>.md``, one per environment id, from the environment class's docstring, in the
+  manner of Gymnasium's ``docs/_scripts/gen_mds.py``: the docstring (its Description, the domain's own
+  arguments, and the sections every environment shares, whose observation table is
+  ``harness_gym.core.state.feature_table()``), preceded by a summary read from the domain class's
+  declarations (actions, Base script, rubric, HMS events, budgets), its task counts and its reference
+  scores. To change a page, change the docstring or the declaration it comes from.
+- ``docs/datasets/published/``, the published buffers' cards, in the manner of Minari's
+  ``docs/_scripts/gen_dataset_md.py``: ``datasets/*.md`` as ``datasets/build.py`` wrote them, copied
+  unchanged (the index ``datasets/README.md`` becomes ``index.md``).
 
-    python docs/_scripts/gen_envs.py [OUT_DIR]
+    python docs/_scripts/gen_pages.py
 """
 
 from __future__ import annotations
 
 import inspect
 import re
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -29,7 +31,9 @@ from harness_gym.envs.registry import (
 from harness_gym.evaluation.paper import PAPER
 from harness_gym.evaluation.reference_scores import reference_table
 
-OUT = Path(__file__).resolve().parents[1] / "environments"
+DOCS = Path(__file__).resolve().parents[1]
+ENV_OUT = DOCS / "environments"
+CARDS_OUT = DOCS / "datasets" / "published"
 _ROLE = re.compile(r":(class|func|meth|mod|attr|data|obj|exc):`")
 
 
@@ -89,19 +93,31 @@ headroom](../policies.md#headroom). Generated from the docstring of `{cls.__modu
 """
 
 
-def main(out: Path = OUT) -> list[Path]:
-    """Write every id's page into ``out``; returns the paths written."""
+def environment_pages() -> dict[str, str]:
+    """File name -> text of every environment id's page."""
+    return {f"{env_id}.md": page(env_id) for env_id in ALL_ENV_IDS}
+
+
+def dataset_cards() -> dict[str, str]:
+    """File name -> text of the published buffers' index and cards, as ``datasets/build.py`` wrote them."""
+    cards = sorted((DOCS.parent / "datasets").glob("*.md"))
+    return {("index.md" if card.name == "README.md" else card.name): card.read_text() for card in cards}
+
+
+def write(out: Path, pages: dict[str, str]) -> list[Path]:
+    """Write ``pages`` into ``out``, leaving unchanged files (and their time stamps) alone."""
     out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for env_id in ALL_ENV_IDS:
-        path = out / f"{env_id}.md"
-        text = page(env_id)
-        if not path.exists() or path.read_text() != text:  # unchanged pages keep their time stamp
+    for name, text in pages.items():
+        path = out / name
+        if not path.exists() or path.read_text() != text:
             path.write_text(text)
-        written.append(path)
-    return written
+    return [out / name for name in pages]
+
+
+def main() -> list[Path]:
+    return write(ENV_OUT, environment_pages()) + write(CARDS_OUT, dataset_cards())
 
 
 if __name__ == "__main__":
-    for path in main(Path(sys.argv[1]) if len(sys.argv) > 1 else OUT):
+    for path in main():
         print(path)
