@@ -45,7 +45,7 @@ __all__ = ["DiscreteIQL", "DiscreteIQLConfig", "expectile_loss"]
 
 
 def expectile_loss(diff: torch.Tensor, expectile: float) -> torch.Tensor:
-    """mean(|expectile - 1[diff < 0]| * diff^2): the asymmetric L2 whose minimiser is an expectile."""
+    """``mean(|expectile - 1[diff < 0]| * diff^2)``: the asymmetric L2 whose minimiser is an expectile."""
     weight = (expectile - (diff < 0.0).float()).abs()
     return (weight * diff**2).mean()
 

@@ -17,7 +17,7 @@ and:
 - the critic's target at s' takes pi(. | s') over the legal actions at s', read from the mask columns
   of the dataset's next observation (the step after a terminal one has an all-zero next observation,
   hence no mask: its target is multiplied by 0 anyway, and it is taken over all actions to stay finite);
-- the entropy target is per state, 0.98 log |legal(s)|: the same fraction of the largest entropy the
+- the entropy target is per state, ``0.98 log |legal(s)|``: the same fraction of the largest entropy the
   state allows as d3rlpy's 0.98 log 7 is of an unmasked state's. A state with a single legal action
   has target 0 and entropy 0, so it leaves alpha unchanged.
 
@@ -96,7 +96,7 @@ class MaskedDiscreteSACImpl(DiscreteSACImpl):
         return 0.0 if log_temp is None else get_parameter(log_temp).exp()
 
     def compute_target(self, batch: TorchMiniBatch) -> torch.Tensor:
-        """V(s') = sum over legal a' of pi(a'|s') (Q_targ(s', a') - alpha log pi(a'|s'))."""
+        """``V(s') = sum over legal a' of pi(a'|s') (Q_targ(s', a') - alpha log pi(a'|s'))``."""
         with torch.no_grad():
             log_pi, pi, legal = self._pi(batch.next_observations)
             target = self._targ_q_func_forwarder.compute_target(batch.next_observations)

@@ -3,7 +3,7 @@
 HMS is a diagnostic of *how* the harness worked, reported beside the task quality G and never used
 as a training reward. Each event is ``{fired, applicable}``; an event that does not apply to a domain
 (TestBeforeSubmit outside coding) or to an episode (RevisionAfterFailure without any failure) is left
-out of the normalisation:
+out of the normalisation::
 
     HMS_norm = sum(w_e * fired_e) / sum(|w_e|)   over applicable events e
 

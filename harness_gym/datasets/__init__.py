@@ -2,5 +2,5 @@
 ``combine`` merges them, ``support`` measures their coverage and ``d3rlpy_bridge`` converts them
 for d3rlpy with observations aligned.
 
-Dataset format: ``docs/datasets.md``.
+Dataset format: ``docs/datasets/index.md``.
 """

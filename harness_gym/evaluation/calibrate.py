@@ -4,18 +4,16 @@ This is how the simulator stands in for a particular LLM: point ``harness-gym ca
 simulated executor or an OpenAI-compatible endpoint), and it estimates every parameter of the
 simulated mechanism (``harness_gym.executors.profiles``) with a 95% confidence interval:
 
-| parameter | probe |
-|---|---|
-| ``p_correct[d]`` | DRAFT with nothing gathered, on train tasks of difficulty d |
-| ``informed_gain`` | DRAFT after the harness gathered all it can (OBSERVE, then every RETRIEVE / CALL_TOOL) |
-| ``p_tool_correct`` | an executor-chosen tool call with nothing gathered (domains with such calls) |
-| ``p_fix[localised]`` | REVISE of a known-flawed draft with the domain check's structural issues |
-| ``p_fix[verdict]`` | REVISE of a known-flawed draft with only a judge's FAIL verdict |
-| ``p_fix[none]`` | REVISE of a known-flawed draft without feedback |
-| ``fix_decay`` | the localised probe as the episode's second REVISE, over the first |
-| ``p_reflaw`` | among unfixed revisions: the output is another wrong artifact, not the input |
-| ``p_break`` | REVISE of the reference without feedback |
-| ``judge_tpr`` / ``judge_fpr`` | judge requests on known-flawed drafts / on the reference |
+- ``p_correct[d]``: DRAFT with nothing gathered, on train tasks of difficulty d
+- ``informed_gain``: DRAFT after the harness gathered all it can (OBSERVE, then every RETRIEVE / CALL_TOOL)
+- ``p_tool_correct``: an executor-chosen tool call with nothing gathered (domains with such calls)
+- ``p_fix[localised]``: REVISE of a known-flawed draft with the domain check's structural issues
+- ``p_fix[verdict]``: REVISE of a known-flawed draft with only a judge's FAIL verdict
+- ``p_fix[none]``: REVISE of a known-flawed draft without feedback
+- ``fix_decay``: the localised probe as the episode's second REVISE, over the first
+- ``p_reflaw``: among unfixed revisions: the output is another wrong artifact, not the input
+- ``p_break``: REVISE of the reference without feedback
+- ``judge_tpr`` / ``judge_fpr``: judge requests on known-flawed drafts / on the reference
 
 Known-good and known-flawed drafts come from the task's artifact pool; an output counts as correct when
 the domain's verifier gives it full marks (G = 1). Rates get Wilson intervals; ``informed_gain`` and

@@ -2,7 +2,7 @@
 
 Plain JSON cannot tell a tuple from a list, ``1`` from ``1.0`` or ``True``, or carry ``nan``; pickle could
 run code. Here ``None``, ``bool``, ``int``, ``str`` and ``list`` map to their JSON counterparts and every
-other type is a one-key JSON object naming it (so any JSON object is a tag, never user data):
+other type is a one-key JSON object naming it (so any JSON object is a tag, never user data)::
 
     {"float": "0.1"}  {"float": "nan"}  {"float": "-inf"}      repr text, so every float round-trips
     {"tuple": [...]}  {"set": [...]}  {"frozenset": [...]}

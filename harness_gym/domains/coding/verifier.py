@@ -392,8 +392,8 @@ def safety_violations(source: str, allowed_calls: Collection[str] = ()) -> tuple
     """Static scan for imports, calls and attributes that reach outside pure computation.
 
     ``allowed_calls`` exempts builtins a task's own reference needs (a task declares them in its payload
-    as ``allowed_calls``; only HumanEval/160, whose canonical solution ``eval``s the expression it builds,
-    does). The scan is a rubric criterion, not the containment boundary: the sandbox is.
+    as ``allowed_calls``; only HumanEval/160, whose canonical solution calls ``eval`` on the expression it
+    builds, does). The scan is a rubric criterion, not the containment boundary: the sandbox is.
 
     Unparseable source cannot be vouched for, so it is reported as a violation too.
     """

@@ -1,6 +1,6 @@
 """DB-Bench verifier: artifact text -> rubric, with AgentBench's native score beside it.
 
-Artifact format (what the prompt asks for): ONE SQL statement, optionally in a ```sql fence. For the
+Artifact format (what the prompt asks for): ONE SQL statement, optionally in a fenced ``sql`` block. For the
 SELECT family the executor may instead give the answer itself, ``Final Answer: ["v1", "v2"]`` (the
 AgentBench answer protocol); a SQL statement is run and its result cells are the answer.
 
@@ -11,7 +11,7 @@ asks for: SELECT for questions, INSERT/UPDATE for modifications; or a well-forme
 
 What is refused (the engine's and this module's rules, which prompts and SQL extraction follow):
 
-- **Exactly one statement.** The SQL (the first ```sql fence if there is one, else the whole text) is
+- **Exactly one statement.** The SQL (the first fenced ``sql`` block if there is one, else the whole text) is
   split at semicolons outside string literals, quoted identifiers and comments; one trailing semicolon
   and trailing comments are fine. Two or more statements are never run: the draft earns nothing but is
   reported as "not exactly one SQL statement".

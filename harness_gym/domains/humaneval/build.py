@@ -7,6 +7,7 @@ whenever either changes. ``harness-gym humaneval --build`` builds ahead of time 
 statistics.
 
 Per problem:
+
 - the reference artifact is upstream's prompt plus canonical solution, normalised by ``ast.unparse`` like
   every pool artifact (so formatting tells nothing);
 - visible tests are the docstring examples the reference satisfies; hidden tests are ``check()``'s;
