@@ -90,12 +90,15 @@ class Episode:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    latency_s: float = 0.0
     cache_hits: int = 0
     cache_misses: int = 0
     parse_failures: int = 0
     truncations: int = 0
     pending_io: dict[str, Any] | None = None
     """The latest executor call's audit record (``ExecutorResponse.io``), until the step records it."""
+    pending_usage: dict[str, float] | None = None
+    """What this step's executor calls cost so far (``STEP_USAGE_KEYS``), until the step records it."""
 
     def ask(self, kind: RequestKind) -> ExecutorResponse:
         """One executor call about the current draft, with its usage added to the episode's."""
@@ -119,6 +122,15 @@ class Episode:
         self.prompt_tokens += response.usage.prompt_tokens
         self.completion_tokens += response.usage.completion_tokens
         self.cost_usd += response.usage.cost_usd
+        self.latency_s += response.usage.latency_s
+        step = self.pending_usage
+        if step is None:
+            step = self.pending_usage = dict.fromkeys(STEP_USAGE_KEYS, 0)
+        step["calls"] += 1
+        step["prompt_tokens"] += response.usage.prompt_tokens
+        step["completion_tokens"] += response.usage.completion_tokens
+        step["latency_s"] += response.usage.latency_s
+        step["cached"] += bool(response.cached)
         if response.cached is not None:
             self.cache_hits += response.cached
             self.cache_misses += not response.cached
@@ -132,6 +144,10 @@ class Episode:
         verdict = response.text.strip()
         passed = verdict.upper().startswith("PASS")
         return passed, None if passed else f"judge: {verdict}"
+
+
+STEP_USAGE_KEYS = ("calls", "prompt_tokens", "completion_tokens", "latency_s", "cached")
+"""A step record's ``usage``: its executor calls, their tokens and seconds, and how many were cache hits."""
 
 
 BASE_MAX_ERRORS = 3

@@ -70,8 +70,15 @@ _COMMON_DOC = """
     ``max_steps``; ``gym.make(id, max_episode_steps=N)`` and ``gym.make(id, max_steps=N)`` both set this
     one budget, so the ``TimeLimit`` and the environment truncate on the same, scored, step. The final
     ``info`` holds ``G``, ``rubric`` {{criterion: (score, max)}}, ``hms`` {{event: {{fired, applicable}}}},
-    ``hms_norm``, ``termination_reason`` (``"submit"`` | ``"budget"``), ``cost``, ``usage`` and
-    ``trajectory`` (every step record, JSON-serialisable).
+    ``hms_norm``, ``termination_reason`` (``"submit"`` | ``"budget"``), ``cost``, ``usage`` (the
+    episode's executor calls, prompt and completion tokens, seconds, cache hits) and ``trajectory``
+    (every step record, JSON-serialisable; a step that called the executor has ``usage`` too).
+
+    ## Information
+
+    Every ``info`` holds ``action_mask`` (int8, 1 = legal), ``invalid_action``, ``tokens`` (prompt +
+    completion tokens this step's executor calls cost, 0 without a call) and ``latency_s`` (their
+    seconds); ``reset`` returns ``action_mask`` and ``task_id``.
 
     ## Arguments
 
@@ -246,6 +253,9 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             record["issues"] = list(outcome.issues)
         if ep.pending_io is not None:  # a chat executor's audit record of this step's call
             record["executor_io"], ep.pending_io = ep.pending_io, None
+        spent = ep.pending_usage
+        if spent is not None:  # this step's executor calls
+            record["usage"], ep.pending_usage = spent, None
         ep.steps.append(record)
 
         terminated = a == Action.SUBMIT
@@ -260,6 +270,8 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             self._mask = self.domain.action_mask(ep)
         info["action_mask"] = self._mask.copy()
         info["invalid_action"] = not legal
+        info["tokens"] = int(spent["prompt_tokens"] + spent["completion_tokens"]) if spent else 0
+        info["latency_s"] = float(spent["latency_s"]) if spent else 0.0
         return state.vector(), reward, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
@@ -371,6 +383,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
                 "prompt_tokens": ep.prompt_tokens,
                 "completion_tokens": ep.completion_tokens,
                 "cost_usd": ep.cost_usd,
+                "latency_s": ep.latency_s,
                 "cache_hits": ep.cache_hits,
                 "cache_misses": ep.cache_misses,
                 "parse_failures": ep.parse_failures,

@@ -17,6 +17,7 @@ USAGE_KEYS = (
     "prompt_tokens",
     "completion_tokens",
     "cost_usd",
+    "latency_s",
     "cache_hits",
     "cache_misses",
     "parse_failures",

@@ -92,9 +92,13 @@ class ExecutorRequest:
 
 @dataclass(frozen=True)
 class Usage:
+    """What one executor call cost: tokens, money and time (a replayed cache hit costs nothing sent)."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    latency_s: float = 0.0
+    """Seconds from request to reply (measured for a real endpoint, modelled for the simulated one)."""
 
 
 TRUNCATED_REPLY = "truncated reply"
