@@ -250,6 +250,7 @@ def test_record_then_replay_with_the_server_stopped_is_identical(serve, tmp_path
 
     replay = make_env(env_id, srv.base_url, temperature=0.8, cache=str(cache), cache_mode="replay")
     replayed = [run_random(replay, seed, task_id) for seed, task_id in enumerate(task_ids)]
+
     def without_cache_flags(steps):  # a replayed call is a cache hit; everything else is the same
         return [{**s, "usage": {**s["usage"], "cached": None}} if "usage" in s else s for s in steps]
 
