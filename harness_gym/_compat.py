@@ -1,8 +1,8 @@
 """Old import paths of modules that moved into the layers, kept for one release with a warning.
 
 ``import harness_gym.collect`` (or ``baselines.scripted``) still works and returns
-``harness_gym.datasets.collect`` (the same module
-object), after a ``DeprecationWarning`` naming the new path. One table, one finder: no alias files.
+``harness_gym.datasets.collect`` (the same module object), after a ``DeprecationWarning`` naming the new path.
+One table, one finder: no alias files.
 """
 
 from __future__ import annotations

@@ -6,14 +6,13 @@ every logged transition, the sum running over the policy's own distribution on t
 ``FQESchedule.iterations`` backups, at least as many as the longest episode has steps, carry the terminal
 reward back to the first step.
 
-Why not d3rlpy's ``DiscreteFQE`` (d3rlpy 2.8.1, ``d3rlpy/ope``): its target is
-Q'(s', ``algo.predict_best_action(s')``), the algorithm's unmasked argmax, so it evaluates neither the
-masked policy that acts (``harness_gym.evaluation.d3rlpy_policy``) nor a sampling one, which needs the
-expectation over pi.
+Why not d3rlpy's ``DiscreteFQE`` (d3rlpy 2.8.1, ``d3rlpy/ope``): its target is Q'(s',
+``algo.predict_best_action(s')``), the algorithm's unmasked argmax, so it evaluates neither the masked policy
+that acts (``harness_gym.evaluation.d3rlpy_policy``) nor a sampling one, which needs the expectation over pi.
 Its minibatches carry no row index and no next-state mask, so an adapter could hand it pi(. | s') only by
-re-deriving the mask from the observation inside a subclassed update, and its replay sampler draws
-transitions one at a time in Python (milliseconds per step) while the bench fits one FQE per acting
-policy and seed (~48 per setting). Here:
+re-deriving the mask from the observation inside a subclassed update, and its replay sampler draws transitions
+one at a time in Python (milliseconds per step) while the bench fits one FQE per acting policy and seed (~48
+per setting). Here:
 
 - the buffer is reduced once to its distinct states (observation, legal mask) and the empirical
   model of its steps (``FQEData``): harness observations are counters and flags, so a buffer of

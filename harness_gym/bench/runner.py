@@ -1,19 +1,17 @@
 """The paper's protocol end to end: buffers, offline training, evaluation, statistics, report.
 
-For every setting: collect the mixed Base + Exploratory buffer on the train split; train every
-registered algorithm (``harness_gym.policies.algorithms``) with each seed; evaluate Base, Forced-CHECK and
-every trained
+For every setting: collect the mixed Base + Exploratory buffer on the train split; train every registered
+algorithm (``harness_gym.policies.algorithms``) with each seed; evaluate Base, Forced-CHECK and every trained
 policy on every eval task x seed x rollout (the policy trained with seed ``s`` plays the episodes of
-evaluation seed ``s``, so all policies share their episode pairs); compare against Base; write
-``results/`` (report.md, results.json, summary.csv, figures).
+evaluation seed ``s``, so all policies share their episode pairs); compare against Base; write ``results/``
+(report.md, results.json, summary.csv, figures).
 
 Stochastic learners (``Algorithm.stochastic``: AWR, BC, IQL, SAC) are evaluated in each mode of ``act``:
-``sample`` draws from
-the softmax over legal actions (the paper's controller; reported under the algorithm's name) and
-``greedy`` takes its argmax (reported as ``<algo>-greedy``); Q-learners act greedily. Settings run in
-``workers`` processes at once. Learning curves (``LearningCurves``): every training run's policy is
-also evaluated at ``BenchConfig.curve_points`` checkpoints on a small fixed episode set. ``timings`` holds
-the wall time of each phase (collect_s, evaluate_s, train_s, curves_s, statistics_s).
+``sample`` draws from the softmax over legal actions (the paper's controller; reported under the algorithm's
+name) and ``greedy`` takes its argmax (reported as ``<algo>-greedy``); Q-learners act greedily. Settings run
+in ``workers`` processes at once. Learning curves (``LearningCurves``): every training run's policy is also
+evaluated at ``BenchConfig.curve_points`` checkpoints on a small fixed episode set. ``timings`` holds the wall
+time of each phase (collect_s, evaluate_s, train_s, curves_s, statistics_s).
 
 Off-policy evaluation (``off_policy_evaluation``): every trained acting policy is also valued from the
 buffer alone (FQE, IS, WIS, PDIS, DR; ``harness_gym.bench.ope``) and by playing it on the train tasks the
