@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from harness_gym.core.actions import Action
+from harness_gym.domains.base import DRAFTED, OBSERVED, SUBMITTED, TEST_EVENTS, ToolSetting, check_outcome
 from harness_gym.domains.coding.prompts import CodingPrompts
 from harness_gym.domains.coding.verifier import CRITERIA, artifact_scores, run_tests, structural_check
-from harness_gym.envs.domain import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.envs.domain import VERIFIER_CACHE, Episode, Outcome, Verdict
 from harness_gym.envs.env import HarnessEnv
 from harness_gym.executors.base import Feedback
 from harness_gym.executors.profiles import DraftParams
@@ -45,28 +46,16 @@ def cost_compliance(cost: float, budget: float) -> float:
     return 1.0 if cost <= budget else max(0.0, 1.0 - (cost - budget) / budget)
 
 
-class CodingDomain(Domain):
+class CodingDomain(ToolSetting):
+    """The tool runs the visible tests, so it needs a draft and Base runs it after drafting."""
+
     name = "coding"
-    env_id = "HarnessCoding-v0"
-    task_file = "coding-v0.jsonl"
     draft_params = DRAFT_PARAMS
     prompts_cls = CodingPrompts
-    max_steps = 12
-    cost_budget = 14.0
-    supported = frozenset(
-        {Action.OBSERVE, Action.CALL_TOOL, Action.DRAFT, Action.CHECK, Action.REVISE, Action.SUBMIT}
-    )
-    tool_needs_draft = True
     criteria: Mapping[str, float] = CRITERIA
-    events = frozenset(
-        {"CheckBeforeSubmit", "TestBeforeSubmit", "RevisionAfterFailure", "StopWhenSufficient", "EarlySubmit"}
-    )
-    base_script = (
-        (Action.OBSERVE, "observed"),
-        (Action.DRAFT, "has_draft"),
-        (Action.CALL_TOOL, "tested_draft"),
-        (Action.SUBMIT, None),
-    )
+    tool_needs_draft = True
+    events = TEST_EVENTS
+    base_script = (OBSERVED, DRAFTED, (Action.CALL_TOOL, "tested_draft"), SUBMITTED)
 
     def observe(self, ep: Episode) -> Outcome:
         n = len(ep.task.payload["visible_tests"])
@@ -96,13 +85,12 @@ class CodingDomain(Domain):
             "structure", ep.task, ep.draft, lambda: structural_check(payload, ep.draft)
         )
         visible = report.visible
-        return Outcome(
-            text=f"structural check: coverage {report.coverage:.2f}, {len(report.issues)} issue(s)",
-            check={"coverage": report.coverage, "missing": 1.0 - report.coverage},
+        return check_outcome(
+            ep,
+            f"structural check: coverage {report.coverage:.2f}, {len(report.issues)} issue(s)",
+            report.coverage,
+            report.issues,
             tests={"passed": visible.passed, "total": visible.total},
-            issues=tuple(report.issues),
-            failure=bool(report.issues),
-            feedback=Feedback("check", ep.draft_hash, tuple(report.issues)),
         )
 
     def score(self, ep: Episode, artifact: str) -> Verdict:

@@ -11,13 +11,14 @@ import numpy as np
 
 from harness_gym.core.actions import Action
 from harness_gym.core.task import Task
+from harness_gym.domains.base import ToolSetting, UpstreamAdapter, check_outcome, with_judge
 from harness_gym.domains.dbbench.engine import quote_ident, run_sql, using_backend
 from harness_gym.domains.dbbench.prompts import DBBenchPrompts
 from harness_gym.domains.dbbench.upstream import load_upstream
 from harness_gym.domains.dbbench.verifier import CRITERIA, artifact_scores, evaluate
-from harness_gym.envs.domain import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.envs.domain import VERIFIER_CACHE, Episode, Outcome, Verdict
 from harness_gym.envs.env import HarnessEnv
-from harness_gym.executors.base import Context, Feedback
+from harness_gym.executors.base import Context
 from harness_gym.executors.profiles import DraftParams
 
 MAX_TOOL_CALLS = 2
@@ -47,40 +48,17 @@ flaw kinds weigh more than syntax errors and wrong table names.
 """
 
 
-class DBBenchDomain(Domain):
+class DBBenchDomain(UpstreamAdapter, ToolSetting):
+    """CALL_TOOL runs fixed exploratory queries; the SQL runs on SQLite or on a MySQL server (``engine``)."""
+
     name = "dbbench"
     env_id = "HarnessDBBench-v0"
-    task_file = "dbbench-v0.jsonl"
     draft_params = DRAFT_PARAMS
     prompts_cls = DBBenchPrompts
-    max_steps = 12
-    cost_budget = 14.0
-    supported = frozenset(
-        {Action.OBSERVE, Action.CALL_TOOL, Action.DRAFT, Action.CHECK, Action.REVISE, Action.SUBMIT}
-    )
     criteria: Mapping[str, float] = CRITERIA
-    events = frozenset(
-        {"CheckBeforeSubmit", "RevisionAfterFailure", "ValidToolUse", "StopWhenSufficient", "EarlySubmit"}
-    )
-    base_script = (
-        (Action.OBSERVE, "observed"),
-        (Action.CALL_TOOL, "tool_calls"),
-        (Action.DRAFT, "has_draft"),
-        (Action.SUBMIT, None),
-    )
 
-    def __init__(
-        self,
-        data_path: str | None = None,
-        n_train: int = 16,
-        n_eval: int = 20,
-        engine: str = "sqlite",
-        dsn: str | None = None,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, *, engine: str = "sqlite", dsn: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.data_path = data_path
-        self.n_train, self.n_eval = int(n_train), int(n_eval)
         if engine not in ENGINES:
             raise ValueError(f"unknown DB-Bench engine {engine!r}; expected one of {', '.join(ENGINES)}")
         self.engine = engine
@@ -116,9 +94,7 @@ class DBBenchDomain(Domain):
         if self.mysql is not None:
             self.mysql.close()
 
-    def tasks(self) -> list[Task]:
-        if self.data_path is None:
-            return super().tasks()
+    def upstream_tasks(self) -> list[Task]:
         return list(load_upstream(str(self.data_path), self.n_train, self.n_eval))
 
     # -- actions -------------------------------------------------------------------------------------
@@ -163,16 +139,8 @@ class DBBenchDomain(Domain):
                 f"{self._cache_ns}evaluate", ep.task, draft, lambda: evaluate(record, draft)
             )
         items = (report.format_ok, report.executes, not report.issues)
-        passed, judged = ep.judge()
-        issues = report.issues + ((judged,) if judged else ())
-        coverage = (sum(items) + passed) / (len(items) + 1)
-        return Outcome(
-            text=f"ran the draft on a copy: {len(issues)} issue(s)",
-            check={"coverage": coverage, "missing": 1.0 - coverage},
-            issues=issues,
-            failure=bool(issues),
-            feedback=Feedback("check", ep.draft_hash, issues),
-        )
+        passed, total, issues = with_judge(ep, items, report.issues)
+        return check_outcome(ep, f"ran the draft on a copy: {len(issues)} issue(s)", passed / total, issues)
 
     def score(self, ep: Episode, artifact: str) -> Verdict:
         record = ep.task.payload["record"]

@@ -8,6 +8,7 @@ from typing import Any
 
 from harness_gym.core.actions import Action
 from harness_gym.core.task import Task
+from harness_gym.domains.base import EvidenceSetting, check_outcome, with_judge
 from harness_gym.domains.knowledge_work.prompts import KnowledgeWorkPrompts
 from harness_gym.domains.knowledge_work.verifier import (
     CRITERIA,
@@ -20,9 +21,9 @@ from harness_gym.domains.knowledge_work.verifier import (
     observable_check,
     table_calc,
 )
-from harness_gym.envs.domain import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict, artifact_hash
+from harness_gym.envs.domain import VERIFIER_CACHE, Episode, Outcome, Verdict, artifact_hash
 from harness_gym.envs.env import HarnessEnv
-from harness_gym.executors.base import Context, Feedback
+from harness_gym.executors.base import Context
 from harness_gym.executors.profiles import DraftParams
 
 RETRIEVE_CAP = 6
@@ -96,76 +97,38 @@ def _calc_text(sid: str, index: SourceIndex, calc: Mapping[str, Any]) -> tuple[s
     return f"{sid}: {what} = {format_figure(value)} ({n} row(s))", True
 
 
-class KnowledgeWorkDomain(Domain):
+def _task_info(payload: Mapping[str, Any]) -> _TaskInfo:
+    index = build_index(payload)
+    docs = [(src["id"], src["text"]) for src in payload["sources"]]
+    calc = payload["calc"]
+    marker = None
+    if calc["op"] != "filter":
+        (table_id,) = [sid for sid in payload["gold"]["sources"] if index.sources[sid].kind == "table"]
+        marker = _calc_text(table_id, index, calc)[0]
+    return _TaskInfo(
+        index=index,
+        ranking=tuple(bm25_ranking(payload["question"], docs)),
+        cap=min(RETRIEVE_CAP, len(docs)),
+        gold=frozenset(payload["gold"]["sources"]),
+        calc_marker=marker,
+        opened_text={
+            src["id"]: f"opened {src['id']} ({src['kind']}): {src['title']}" for src in payload["sources"]
+        },
+        tables=frozenset(src["id"] for src in payload["sources"] if src["kind"] == "table"),
+    )
+
+
+class KnowledgeWorkDomain(EvidenceSetting):
+    """RETRIEVE opens sources; CALL_TOOL computes over the opened tables."""
+
     name = "knowledge_work"
-    env_id = "HarnessKnowledgeWork-v0"
-    task_file = "knowledge_work-v0.jsonl"
     draft_params = DRAFT_PARAMS
     prompts_cls = KnowledgeWorkPrompts
-    max_steps = 12
-    cost_budget = 14.0
-    supported = frozenset(
-        {
-            Action.OBSERVE,
-            Action.RETRIEVE,
-            Action.CALL_TOOL,
-            Action.DRAFT,
-            Action.CHECK,
-            Action.REVISE,
-            Action.SUBMIT,
-        }
-    )
     criteria: Mapping[str, float] = CRITERIA
-    events = frozenset(
-        {
-            "CheckBeforeSubmit",
-            "EvidenceBeforeClaim",
-            "RevisionAfterFailure",
-            "StopWhenSufficient",
-            "EarlySubmit",
-        }
-    )
-    evidence_required = True
-    base_script = (
-        (Action.OBSERVE, "observed"),
-        (Action.RETRIEVE, "evidence"),
-        (Action.DRAFT, "has_draft"),
-        (Action.SUBMIT, None),
-    )
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._info: dict[str, _TaskInfo] = {}
-        self._tool_texts: dict[tuple[str, tuple[str, ...]], tuple[str, bool]] = {}
+    supported = EvidenceSetting.supported | {Action.CALL_TOOL}
 
     def task_info(self, task: Task) -> _TaskInfo:
-        info = self._info.get(task.task_id)
-        if info is None:
-            payload = task.payload
-            index = build_index(payload)
-            docs = [(src["id"], src["text"]) for src in payload["sources"]]
-            gold = frozenset(payload["gold"]["sources"])
-            calc = payload["calc"]
-            marker = None
-            if calc["op"] != "filter":
-                (table_id,) = [
-                    sid for sid in payload["gold"]["sources"] if index.sources[sid].kind == "table"
-                ]
-                marker = _calc_text(table_id, index, calc)[0]
-            info = _TaskInfo(
-                index=index,
-                ranking=tuple(bm25_ranking(payload["question"], docs)),
-                cap=min(RETRIEVE_CAP, len(docs)),
-                gold=gold,
-                calc_marker=marker,
-                opened_text={
-                    src["id"]: f"opened {src['id']} ({src['kind']}): {src['title']}"
-                    for src in payload["sources"]
-                },
-                tables=frozenset(src["id"] for src in payload["sources"] if src["kind"] == "table"),
-            )
-            self._info[task.task_id] = info
-        return info
+        return self.per_task("info", task, lambda: _task_info(task.payload))
 
     # -- action semantics ----------------------------------------------------------------------
     def informedness(self, task: Task, context: Context) -> float:
@@ -204,13 +167,12 @@ class KnowledgeWorkDomain(Domain):
                 valid=False,
                 tool={"name": "table_calc", "valid": False, "ok": False},
             )
-        key = (ep.task.task_id, tables)
-        cached = self._tool_texts.get(key)
-        if cached is None:
+
+        def run() -> tuple[str, bool]:
             parts = [_calc_text(sid, info.index, ep.task.payload["calc"]) for sid in tables]
-            cached = ("table_calc " + "; ".join(text for text, _ in parts), any(ok for _, ok in parts))
-            self._tool_texts[key] = cached
-        text, ok = cached
+            return "table_calc " + "; ".join(text for text, _ in parts), any(ok for _, ok in parts)
+
+        text, ok = VERIFIER_CACHE.get("table_calc", ep.task, ",".join(tables), run)
         return Outcome(text=text, tool={"name": "table_calc", "valid": True, "ok": ok})
 
     def check(self, ep: Episode) -> Outcome:
@@ -228,17 +190,9 @@ class KnowledgeWorkDomain(Domain):
             draft,
             lambda: observable_check(task.payload, info.index, draft, context.evidence, tools),
         )
-        passed, judge_issue = ep.judge()
-        items = [*report.items.values(), passed]
-        issues = report.issues + (() if judge_issue is None else (judge_issue,))
-        coverage = sum(items) / len(items)
-        return Outcome(
-            text=f"checked the report: {sum(items)}/{len(items)} checks pass, {len(issues)} issue(s)",
-            check={"coverage": coverage, "missing": 1.0 - coverage},
-            issues=issues,
-            failure=bool(issues),
-            feedback=Feedback("check", ep.draft_hash, issues),
-        )
+        passed, total, issues = with_judge(ep, report.items.values(), report.issues)
+        text = f"checked the report: {passed}/{total} checks pass, {len(issues)} issue(s)"
+        return check_outcome(ep, text, passed / total, issues)
 
     def score(self, ep: Episode, artifact: str) -> Verdict:
         info = self.task_info(ep.task)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness_gym.core.actions import Action
 from harness_gym.core.task import Task
+from harness_gym.domains.base import EvidenceSetting, check_outcome, with_judge
 from harness_gym.domains.long_memory.prompts import LongMemoryPrompts
 from harness_gym.domains.long_memory.search import SessionIndex
 from harness_gym.domains.long_memory.verifier import CRITERIA, artifact_scores, claim_support, review
-from harness_gym.envs.domain import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.envs.domain import VERIFIER_CACHE, Episode, Outcome, Verdict
 from harness_gym.envs.env import HarnessEnv
-from harness_gym.executors.base import Context, Feedback
+from harness_gym.executors.base import Context
 from harness_gym.executors.profiles import DraftParams
 
 MAX_RETRIEVED = 8
@@ -44,34 +44,11 @@ slips come next (right value, wrong or no session) and layout slips are rare.
 """
 
 
-class LongMemoryDomain(Domain):
+class LongMemoryDomain(EvidenceSetting):
     name = "long_memory"
-    env_id = "HarnessLongMemory-v0"
-    task_file = "long_memory-v0.jsonl"
     draft_params = DRAFT_PARAMS
     prompts_cls = LongMemoryPrompts
-    max_steps = 12
-    cost_budget = 14.0
-    supported = frozenset(
-        {Action.OBSERVE, Action.RETRIEVE, Action.DRAFT, Action.CHECK, Action.REVISE, Action.SUBMIT}
-    )
     criteria: Mapping[str, float] = CRITERIA
-    events = frozenset(
-        {
-            "CheckBeforeSubmit",
-            "EvidenceBeforeClaim",
-            "RevisionAfterFailure",
-            "StopWhenSufficient",
-            "EarlySubmit",
-        }
-    )
-    evidence_required = True
-    base_script = (
-        (Action.OBSERVE, "observed"),
-        (Action.RETRIEVE, "evidence"),
-        (Action.DRAFT, "has_draft"),
-        (Action.SUBMIT, None),
-    )
 
     def index(self, task: Task) -> SessionIndex:
         """The task's search index, built on first use."""
@@ -107,18 +84,9 @@ class LongMemoryDomain(Domain):
         report = VERIFIER_CACHE.get(
             "review", ep.task, draft + "\x00" + ",".join(evidence), lambda: review(payload, draft, evidence)
         )
-        judge_ok, judge_issue = ep.judge()
-        issues = report.issues if judge_issue is None else (*report.issues, judge_issue)
-        passed = sum(report.passed) + judge_ok
-        total = len(report.passed) + 1
-        coverage = passed / total
-        return Outcome(
-            text=f"checked the answer against the retrieved sessions: {passed}/{total} items pass",
-            check={"coverage": coverage, "missing": 1.0 - coverage},
-            issues=issues,
-            failure=bool(issues),
-            feedback=Feedback("check", ep.draft_hash, issues),
-        )
+        passed, total, issues = with_judge(ep, report.passed, report.issues)
+        text = f"checked the answer against the retrieved sessions: {passed}/{total} items pass"
+        return check_outcome(ep, text, passed / total, issues)
 
     def score(self, ep: Episode, artifact: str) -> Verdict:
         payload = ep.task.payload

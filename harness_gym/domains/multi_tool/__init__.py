@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness_gym.core.actions import Action
 from harness_gym.core.task import Task
+from harness_gym.domains.base import EVIDENCE_EVENTS, ToolSetting, check_outcome
 from harness_gym.domains.multi_tool.prompts import MultiToolPrompts
 from harness_gym.domains.multi_tool.tools import (
     ToolResult,
@@ -29,7 +29,6 @@ from harness_gym.domains.multi_tool.verifier import (
 from harness_gym.envs.domain import (
     VERIFIER_CACHE,
     ArtifactPool,
-    Domain,
     Episode,
     Flawed,
     Outcome,
@@ -72,53 +71,27 @@ the whole chain first drafts the right answer about 62% of the time, one that dr
 """
 
 
-class MultiToolDomain(Domain):
+class MultiToolDomain(ToolSetting):
+    """Tool outputs are the evidence here (``tool:<index>:<name>``), so claims need them."""
+
     name = "multi_tool"
-    env_id = "HarnessMultiTool-v0"
-    task_file = "multi_tool-v0.jsonl"
     draft_params = DRAFT_PARAMS
     prompts_cls = MultiToolPrompts
-    max_steps = 12
-    cost_budget = 20.0
-    supported = frozenset(
-        {Action.OBSERVE, Action.CALL_TOOL, Action.DRAFT, Action.CHECK, Action.REVISE, Action.SUBMIT}
-    )
     criteria: Mapping[str, float] = CRITERIA
-    events = frozenset(
-        {
-            "CheckBeforeSubmit",
-            "EvidenceBeforeClaim",
-            "RevisionAfterFailure",
-            "ValidToolUse",
-            "StopWhenSufficient",
-            "EarlySubmit",
-        }
-    )
+    cost_budget = 20.0
+    events = ToolSetting.events | EVIDENCE_EVENTS
     evidence_required = True
-    base_script = (
-        (Action.OBSERVE, "observed"),
-        (Action.CALL_TOOL, "tool_calls"),
-        (Action.DRAFT, "has_draft"),
-        (Action.SUBMIT, None),
-    )
-
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)
-        self._tool_pools: dict[tuple[str, int], ArtifactPool] = {}
-        self._runs: dict[tuple[str, str, tuple[str, ...]], ToolResult] = {}
-        self._progress: dict[tuple[str, tuple[str, ...]], list[bool]] = {}
 
     # -- the gold chain ------------------------------------------------------------------------
     def _done(self, task: Task, context: Context) -> list[bool]:
         """Which gold steps the tool results so far accomplish (memoised: asked on every tool call)."""
-        key = (task.task_id, tuple(context.tool_results))
-        done = self._progress.get(key)
-        if done is None:
-            done = completed(task.payload["chain"], [read_result(text) for text in context.tool_results])
-            if len(self._progress) >= 50_000:
-                del self._progress[next(iter(self._progress))]
-            self._progress[key] = done
-        return done
+        results = context.tool_results
+        return VERIFIER_CACHE.get(
+            "chain",
+            task,
+            "\x00".join(results),
+            lambda: completed(task.payload["chain"], [read_result(text) for text in results]),
+        )
 
     def informedness(self, task: Task, context: Context) -> float:
         """Fraction of the gold tool chain whose results are in the context."""
@@ -130,15 +103,14 @@ class MultiToolDomain(Domain):
         chain = task.payload["chain"]
         done = self._done(task, context)
         k = next((i for i, ok in enumerate(done) if not ok), len(chain) - 1)
-        key = (task.task_id, k)
-        pool = self._tool_pools.get(key)
-        if pool is None:
-            step = chain[k]
-            pool = ArtifactPool(
+        step = chain[k]
+        return self.per_task(
+            f"tool_pool:{k}",
+            task,
+            lambda: ArtifactPool(
                 step["call"], tuple(Flawed(c["flaw"], c["source"]) for c in step["candidates"])
-            )
-            self._tool_pools[key] = pool
-        return pool
+            ),
+        )
 
     # -- actions -------------------------------------------------------------------------------
     def observe(self, ep: Episode) -> Outcome:
@@ -147,16 +119,14 @@ class MultiToolDomain(Domain):
 
     def _run(self, task: Task, context: Context, text: str) -> ToolResult:
         seen = [read_result(t) for t in context.tool_results]
-        extractions = tuple(s.value for s in seen if s.ok and s.tool == "extract_table")
-        key = (task.task_id, text, extractions)
-        result = self._runs.get(key)
-        if result is None:
-            docs = task.payload["documents"]
-            result = run_call(docs, text, names_in_context(docs, seen))
-            if len(self._runs) >= 50_000:
-                del self._runs[next(iter(self._runs))]
-            self._runs[key] = result
-        return result
+        extractions = [s.value for s in seen if s.ok and s.tool == "extract_table"]
+        docs = task.payload["documents"]
+        return VERIFIER_CACHE.get(
+            "run|" + "|".join(extractions),
+            task,
+            text,
+            lambda: run_call(docs, text, names_in_context(docs, seen)),
+        )
 
     def call_tool(self, ep: Episode) -> Outcome:
         """Ask the executor for a call, validate and run it; its result text goes into the context.
@@ -223,12 +193,8 @@ class MultiToolDomain(Domain):
         if judge_issue is not None:
             issues.append(judge_issue)
         coverage = 1.0 - len(issues) / 5
-        return Outcome(
-            text=f"checked the answer: coverage {coverage:.2f}, {len(issues)} issue(s)",
-            check={"coverage": coverage, "missing": 1.0 - coverage},
-            issues=tuple(issues),
-            failure=bool(issues),
-            feedback=Feedback("check", ep.draft_hash, tuple(issues)),
+        return check_outcome(
+            ep, f"checked the answer: coverage {coverage:.2f}, {len(issues)} issue(s)", coverage, issues
         )
 
     def score(self, ep: Episode, artifact: str) -> Verdict:

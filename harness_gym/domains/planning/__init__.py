@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness_gym.core.actions import Action
+from harness_gym.domains.base import SettingDomain, check_outcome
 from harness_gym.domains.planning.prompts import PlanningPrompts
 from harness_gym.domains.planning.world import CRITERIA, artifact_scores, validate
-from harness_gym.envs.domain import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.envs.domain import VERIFIER_CACHE, Episode, Outcome, Verdict
 from harness_gym.envs.env import HarnessEnv
-from harness_gym.executors.base import Feedback
 from harness_gym.executors.profiles import DraftParams
 
 DRAFT_PARAMS = DraftParams(
@@ -35,22 +34,13 @@ illegal moves, gave G 0.402 but EarlySubmit 70.6%).
 """
 
 
-class PlanningDomain(Domain):
+class PlanningDomain(SettingDomain):
+    """The plain setting: neither RETRIEVE nor CALL_TOOL, the whole problem is in the task."""
+
     name = "planning"
-    env_id = "HarnessPlanning-v0"
-    task_file = "planning-v0.jsonl"
     draft_params = DRAFT_PARAMS
     prompts_cls = PlanningPrompts
-    max_steps = 12
-    cost_budget = 14.0
-    supported = frozenset({Action.OBSERVE, Action.DRAFT, Action.CHECK, Action.REVISE, Action.SUBMIT})
     criteria: Mapping[str, float] = CRITERIA
-    events = frozenset({"CheckBeforeSubmit", "RevisionAfterFailure", "StopWhenSufficient", "EarlySubmit"})
-    base_script = (
-        (Action.OBSERVE, "observed"),
-        (Action.DRAFT, "has_draft"),
-        (Action.SUBMIT, None),
-    )
 
     def observe(self, ep: Episode) -> Outcome:
         n = len(ep.task.payload["constraints"])
@@ -68,13 +58,12 @@ class PlanningDomain(Domain):
             report.goals_met == report.goals_total,
         )
         coverage = sum(items) / len(items)
-        issues = tuple(report.issues)
-        return Outcome(
-            text=f"validated the plan: {report.goals_met}/{report.goals_total} goals, {len(issues)} issue(s)",
-            check={"coverage": coverage, "missing": 1.0 - coverage},
-            issues=issues,
-            failure=bool(issues),
-            feedback=Feedback("check", ep.draft_hash, issues),
+        issues = report.issues
+        return check_outcome(
+            ep,
+            f"validated the plan: {report.goals_met}/{report.goals_total} goals, {len(issues)} issue(s)",
+            coverage,
+            issues,
         )
 
     def score(self, ep: Episode, artifact: str) -> Verdict:

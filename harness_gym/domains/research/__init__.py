@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness_gym.core.actions import Action
 from harness_gym.core.task import Task
+from harness_gym.domains.base import TOOL_EVENTS, EvidenceSetting, check_outcome, with_judge
 from harness_gym.domains.research.corpus import MAX_SEARCHES, CorpusSearch
 from harness_gym.domains.research.prompts import ResearchPrompts
 from harness_gym.domains.research.verifier import CRITERIA, grade, structural_check
-from harness_gym.envs.domain import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.envs.domain import VERIFIER_CACHE, Episode, Outcome, Verdict
 from harness_gym.envs.env import HarnessEnv
-from harness_gym.executors.base import Context, Feedback
+from harness_gym.executors.base import Context
 from harness_gym.executors.profiles import DraftParams
 
 OBSERVE_SHARE = 0.1
@@ -47,35 +47,14 @@ format slip are rare (each 2 to 3% of wrong drafts).
 """
 
 
-class ResearchDomain(Domain):
+class ResearchDomain(EvidenceSetting):
+    """RETRIEVE is a search (a ``search`` tool record), so tool use is judged too."""
+
     name = "research"
-    env_id = "HarnessResearch-v0"
-    task_file = "research-v0.jsonl"
     draft_params = DRAFT_PARAMS
     prompts_cls = ResearchPrompts
-    max_steps = 12
-    cost_budget = 14.0
-    supported = frozenset(
-        {Action.OBSERVE, Action.RETRIEVE, Action.DRAFT, Action.CHECK, Action.REVISE, Action.SUBMIT}
-    )
     criteria: Mapping[str, float] = CRITERIA
-    events = frozenset(
-        {
-            "CheckBeforeSubmit",
-            "EvidenceBeforeClaim",
-            "RevisionAfterFailure",
-            "ValidToolUse",
-            "StopWhenSufficient",
-            "EarlySubmit",
-        }
-    )
-    evidence_required = True
-    base_script = (
-        (Action.OBSERVE, "observed"),
-        (Action.RETRIEVE, "evidence"),
-        (Action.DRAFT, "has_draft"),
-        (Action.SUBMIT, None),
-    )
+    events = EvidenceSetting.events | TOOL_EVENTS
     max_searches = MAX_SEARCHES
 
     def search_engine(self, task: Task) -> CorpusSearch:
@@ -115,16 +94,12 @@ class ResearchDomain(Domain):
             ep.draft,
             lambda: structural_check(payload, ep.draft, evidence),
         )
-        judged_ok, judge_issue = ep.judge()
-        issues = report.issues if judge_issue is None else (*report.issues, judge_issue)
-        items = (*(ok for _, ok in report.items), judged_ok)
-        coverage = sum(items) / len(items)
-        return Outcome(
-            text=f"checked the answer: {sum(items)}/{len(items)} items pass, {len(issues)} issue(s)",
-            check={"coverage": coverage, "missing": 1.0 - coverage},
-            issues=issues,
-            failure=bool(issues),
-            feedback=Feedback("check", ep.draft_hash, issues),
+        passed, total, issues = with_judge(ep, (ok for _, ok in report.items), report.issues)
+        return check_outcome(
+            ep,
+            f"checked the answer: {passed}/{total} items pass, {len(issues)} issue(s)",
+            passed / total,
+            issues,
         )
 
     def score(self, ep: Episode, artifact: str) -> Verdict:

@@ -6,8 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from harness_gym.core.actions import Action
 from harness_gym.core.task import Task, task_from_record
+from harness_gym.domains.base import EvidenceSetting, UpstreamAdapter, check_outcome
 from harness_gym.domains.tau_retail.generate import build_db, load_upstream_db, load_upstream_records
 from harness_gym.domains.tau_retail.prompts import TauRetailPrompts
 from harness_gym.domains.tau_retail.tools import WRITE_TOOLS
@@ -19,9 +19,9 @@ from harness_gym.domains.tau_retail.verifier import (
     parse_plan,
     policy_issues,
 )
-from harness_gym.envs.domain import VERIFIER_CACHE, Domain, Episode, Outcome, Verdict
+from harness_gym.envs.domain import VERIFIER_CACHE, Episode, Outcome, Verdict
 from harness_gym.envs.env import HarnessEnv
-from harness_gym.executors.base import Context, Feedback
+from harness_gym.executors.base import Context
 from harness_gym.executors.profiles import DraftParams
 
 RETRIEVE_ROUNDS = 3
@@ -63,64 +63,30 @@ def _relevant(task: Task) -> frozenset[str]:
     return frozenset(ids)
 
 
-class TauRetailDomain(Domain):
+class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
+    """RETRIEVE runs the read-only tools; upstream tau-bench files are read (and checked) at construction."""
+
     name = "tau_retail"
-    env_id = "HarnessTauRetail-v0"
-    task_file = "tau_retail-v0.jsonl"
     draft_params = DRAFT_PARAMS
     prompts_cls = TauRetailPrompts
-    max_steps = 12
-    cost_budget = 16.0
-    supported = frozenset(
-        {Action.OBSERVE, Action.RETRIEVE, Action.DRAFT, Action.CHECK, Action.REVISE, Action.SUBMIT}
-    )
     criteria: Mapping[str, float] = CRITERIA
-    events = frozenset(
-        {
-            "CheckBeforeSubmit",
-            "EvidenceBeforeClaim",
-            "RevisionAfterFailure",
-            "StopWhenSufficient",
-            "EarlySubmit",
-        }
-    )
-    evidence_required = True
-    base_script = (
-        (Action.OBSERVE, "observed"),
-        (Action.RETRIEVE, "evidence"),
-        (Action.DRAFT, "has_draft"),
-        (Action.SUBMIT, None),
-    )
+    cost_budget = 16.0
 
-    def __init__(
-        self,
-        data_path: str | None = None,
-        n_train: int = 16,
-        n_eval: int = 20,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.data_path = data_path
+        data_path = self.data_path
         if data_path is None:
             self.db = build_db()
-            self._tasks: list[Task] | None = None
         else:
             self.db = load_upstream_db(str(data_path))
-            records = load_upstream_records(str(data_path), n_train, n_eval)
-            self._tasks = [task_from_record(r, f"{data_path}:{r['task_id']}") for r in records]
-        self._relevant: dict[str, frozenset[str]] = {}
+            records = load_upstream_records(str(data_path), self.n_train, self.n_eval)
+            self._upstream = [task_from_record(r, f"{data_path}:{r['task_id']}") for r in records]
 
-    def tasks(self) -> list[Task]:
-        return super().tasks() if self._tasks is None else list(self._tasks)
-
-    def relevant(self, task: Task) -> frozenset[str]:
-        ids = self._relevant.get(task.task_id)
-        if ids is None:
-            ids = self._relevant[task.task_id] = _relevant(task)
-        return ids
+    def upstream_tasks(self) -> list[Task]:
+        return list(self._upstream)
 
     def informedness(self, task: Task, context: Context) -> float:
-        relevant = self.relevant(task)
+        relevant = self.per_task("relevant", task, lambda: _relevant(task))
         return len(relevant.intersection(context.evidence)) / len(relevant)
 
     def can_retrieve(self, ep: Episode) -> bool:
@@ -200,13 +166,7 @@ class TauRetailDomain(Domain):
             issues.append(judge_issue)
             failed += 1
         coverage = 1.0 - min(failed, 4) / 4
-        return Outcome(
-            text=f"dry-ran the plan: {len(issues)} issue(s)",
-            check={"coverage": coverage, "missing": 1.0 - coverage},
-            issues=tuple(issues),
-            failure=bool(issues),
-            feedback=Feedback("check", ep.draft_hash, tuple(issues)),
-        )
+        return check_outcome(ep, f"dry-ran the plan: {len(issues)} issue(s)", coverage, issues)
 
     def score(self, ep: Episode, artifact: str) -> Verdict:
         task = ep.task

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from harness_gym.core.task import TaskFileError, packaged_task_file, write_jsonl
+from harness_gym.domains.base import N_EVAL, N_TRAIN
 from harness_gym.domains.tau_retail.tools import RESPOND, WRITE_TOOLS
 from harness_gym.domains.tau_retail.verifier import CRITERIA, artifact_scores, render_plan
 from harness_gym.domains.upstream_files import read_json, read_jsonl
 
 DOMAIN = "tau_retail"
-N_TRAIN, N_EVAL = 16, 20
 
 PRODUCTS = {
     "Desk Lamp": {"color": ["black", "white", "silver"], "brightness": ["low", "medium", "high"]},
