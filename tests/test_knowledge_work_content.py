@@ -16,6 +16,7 @@ from gymnasium.utils.env_checker import check_env
 from harness_gym.core.actions import Action
 from harness_gym.core.rubric import g_norm
 from harness_gym.core.task import read_jsonl, write_jsonl
+from harness_gym.domains.generation import POOL_MAX, POOL_MIN
 from harness_gym.domains.knowledge_work import (
     RETRIEVE_CAP,
     HarnessKnowledgeWorkEnv,
@@ -371,7 +372,7 @@ def test_every_reference_scores_one_and_every_pool_artifact_less(records: list[d
         assert g_norm(ref.rubric) == 1.0 and ref.claim_support == 1.0, r["task_id"]
         assert set(ref.rubric) == set(criteria_for(payload))
         pool = payload["pool"]
-        assert gen.POOL_MIN <= len(pool) <= gen.POOL_MAX
+        assert POOL_MIN <= len(pool) <= POOL_MAX
         sources = [item["source"] for item in pool]
         assert len(set(sources)) == len(sources) and payload["reference"] not in sources
         for item in pool:

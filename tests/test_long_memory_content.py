@@ -17,6 +17,7 @@ from gymnasium.utils.env_checker import check_env
 from harness_gym.core.actions import Action
 from harness_gym.core.rubric import g_norm
 from harness_gym.core.task import read_jsonl, write_jsonl
+from harness_gym.domains.generation import POOL_MAX, POOL_MIN
 from harness_gym.domains.long_memory import MAX_RETRIEVED, HarnessLongMemoryEnv, LongMemoryDomain
 from harness_gym.domains.long_memory import generate as gen
 from harness_gym.domains.long_memory.facts import (
@@ -267,7 +268,7 @@ def test_references_score_the_maximum_and_every_variant_less(records: list[dict[
         assert total(artifact_scores(p, p["reference"])) == TOP
         assert claim_support(p, p["reference"]) == 1.0
         pool = p["pool"]
-        assert gen.POOL_MIN <= len(pool) <= gen.POOL_MAX
+        assert POOL_MIN <= len(pool) <= POOL_MAX
         sources = [item["source"] for item in pool]
         assert len(set(sources)) == len(sources) and p["reference"] not in sources
         for item in pool:

@@ -14,7 +14,8 @@ from gymnasium.utils.env_checker import check_env
 
 from harness_gym.core.actions import Action
 from harness_gym.core.state import FEATURE_INDEX
-from harness_gym.core.task import packaged_task_file, read_jsonl, write_jsonl
+from harness_gym.core.task import read_jsonl, write_jsonl
+from harness_gym.domains.generation import POOL_MAX, POOL_MIN
 from harness_gym.domains.multi_tool import HarnessMultiToolEnv, MultiToolDomain
 from harness_gym.domains.multi_tool import generate as gen
 from harness_gym.domains.multi_tool.tools import (
@@ -69,7 +70,7 @@ def gold_results(payload: dict[str, Any]) -> list[Seen]:
 def test_regenerating_gives_the_shipped_file(records, tmp_path) -> None:
     out = tmp_path / "multi_tool.jsonl"
     write_jsonl(records, out)
-    shipped = packaged_task_file(gen.TASK_FILE)
+    shipped = gen.OUTPUT
     assert out.read_bytes() == shipped.read_bytes()
     assert [task.to_record() for task in read_jsonl(shipped)] == records
     other = tmp_path / "other-seed.jsonl"
@@ -109,7 +110,7 @@ def test_every_reference_scores_full_and_every_flawed_draft_loses(records) -> No
         rubric = score(payload, payload["reference"], calls, results)
         assert sum(s for s, _ in rubric.values()) == TOP, r["task_id"]
         sources = [item["source"] for item in payload["pool"]]
-        assert gen.POOL_MIN <= len(sources) <= gen.POOL_MAX
+        assert POOL_MIN <= len(sources) <= POOL_MAX
         assert len(set(sources)) == len(sources) and payload["reference"] not in sources
         for item in payload["pool"]:
             kinds[item["flaw"]] += 1

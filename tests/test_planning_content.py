@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from harness_gym.core.task import read_jsonl, write_jsonl
+from harness_gym.domains.generation import POOL_MAX, POOL_MIN
 from harness_gym.domains.planning import generate
 from harness_gym.domains.planning.world import (
     SearchLimitError,
@@ -385,7 +386,7 @@ def test_references_valid_and_every_variant_rejected_as_labelled(records: list[d
         assert report.valid, (record["task_id"], report.issues)
         assert total(artifact_scores(payload, payload["reference"])) == (4.0, 4.0)
         pool = payload["pool"]
-        assert generate.POOL_MIN <= len(pool) <= generate.POOL_MAX
+        assert POOL_MIN <= len(pool) <= POOL_MAX
         sources = [item["source"] for item in pool]
         assert len(set(sources)) == len(sources) and payload["reference"] not in sources
         for item in pool:

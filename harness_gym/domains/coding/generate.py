@@ -29,10 +29,10 @@ from harness_gym.domains.coding import values
 from harness_gym.domains.coding.mutants import ast_mutants, syntax_error_variant, unsafe_import_variant
 from harness_gym.domains.coding.problems import FAMILIES, Args, Problem, render
 from harness_gym.domains.coding.verifier import evaluate_calls, execute_tests, judge, safety_violations
+from harness_gym.domains.generation import VERSION, task_record
 from harness_gym.sandbox import SandboxLimits
 
-VERSION = "v0"
-TASK_FILE = "coding-v0.jsonl"
+TASK_FILE = f"coding-{VERSION}.jsonl"
 HIDDEN_TARGET = 10
 MIN_RANDOM = 2
 MAX_MUTANTS = 6
@@ -264,26 +264,20 @@ def generate_records(stats: dict[str, Any] | None = None, workers: int | None = 
         counters["tasks_with_visible_failing_mutant"] += any(not m.passes_visible for m in chosen)
         pool_entries = [{"flaw": m.kind, "source": m.source} for m in chosen]
         pool_entries += _special_variants(reference, problem, visible + hidden, salt=index)
-        records.append(
-            {
-                "task_id": task_id,
-                "domain": "coding",
-                "version": VERSION,
-                "difficulty": problem.family.difficulty,
-                "split": split[task_id],
-                "template": problem.family.name,
-                "prompt": problem.prompt,
-                "payload": {
-                    "function_name": problem.function_name,
-                    "signature": problem.signature,
-                    "starter_code": problem.starter_code,
-                    "reference": reference,
-                    "visible_tests": visible,
-                    "hidden_tests": hidden,
-                    "pool": pool_entries,
-                },
-            }
+        payload = {
+            "function_name": problem.function_name,
+            "signature": problem.signature,
+            "starter_code": problem.starter_code,
+            "reference": reference,
+            "visible_tests": visible,
+            "hidden_tests": hidden,
+            "pool": pool_entries,
+        }
+        family = problem.family
+        record = task_record(
+            "coding", task_id, family.difficulty, split[task_id], family.name, problem.prompt, payload
         )
+        records.append(record)
     if stats is not None:
         hidden_rates = [m.hidden_pass_rate for m in kept_all]
         stats.update(

@@ -20,6 +20,7 @@ from typing import Any
 from harness_gym.core.task import packaged_task_file, write_jsonl
 from harness_gym.domains.dbbench.engine import quote_ident, result_values, run_sql
 from harness_gym.domains.dbbench.verifier import artifact_scores
+from harness_gym.domains.generation import task_record
 
 DOMAIN = "dbbench"
 OUT = "dbbench-v0.jsonl"
@@ -307,7 +308,6 @@ def prompt_of(record: Mapping[str, Any]) -> str:
 
 def generate_records() -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = []
-    counter = 0
     for split, variant in (("train", "a"), ("eval", "b")):
         rng = random.Random(f"dbbench-{split}")
         themes = THEMES[split]
@@ -318,19 +318,10 @@ def generate_records() -> list[dict[str, Any]]:
                     break
             else:  # pragma: no cover - the generator is deterministic
                 raise RuntimeError(f"could not build a {kind} task")
+            task_id, prompt = f"{DOMAIN}-{len(records):03d}", prompt_of(built["record"])
             records.append(
-                {
-                    "task_id": f"{DOMAIN}-{counter:03d}",
-                    "domain": DOMAIN,
-                    "version": "v0",
-                    "difficulty": difficulty,
-                    "split": split,
-                    "template": f"{kind}:{variant}",
-                    "prompt": prompt_of(built["record"]),
-                    "payload": built,
-                }
+                task_record(DOMAIN, task_id, difficulty, split, f"{kind}:{variant}", prompt, built)
             )
-            counter += 1
     return records
 
 

@@ -26,11 +26,11 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
-from pathlib import Path
 from typing import Any
 
 from harness_gym.core.rubric import g_norm
-from harness_gym.core.task import stratified_split, write_generated
+from harness_gym.core.task import write_generated
+from harness_gym.domains.generation import VERSION, Reject, family_records, flawed_pool, task_file
 from harness_gym.domains.knowledge_work.entities import (
     CITIES,
     COMPANIES,
@@ -50,9 +50,8 @@ from harness_gym.domains.knowledge_work.verifier import (
     table_calc,
 )
 
-VERSION = "v0"
 DOMAIN = "knowledge_work"
-OUTPUT = Path(__file__).resolve().parents[2] / "data" / f"{DOMAIN}-{VERSION}.jsonl"
+OUTPUT = task_file(DOMAIN)
 FLAWS = (
     "outdated_value",
     "distractor_value",
@@ -62,7 +61,6 @@ FLAWS = (
     "missing_citation",
     "malformed",
 )
-POOL_MIN, POOL_MAX = 5, 8
 MAX_ATTEMPTS = 50
 PEOPLE_PER_FAMILY = 9
 LOOKUP_KINDS = ("memo_lookup", "memo_email_lookup", "lookup_corrected")
@@ -473,10 +471,6 @@ def generic_flaws(ctx: Ctx, fmt: dict[str, Any], gold: Values) -> list[tuple[str
 
 # --------------------------------------------------------------------------------------------------
 # Task kinds. Each returns (question, sources, calc, gold Values, superseded, kind-specific flaws).
-
-
-class Reject(Exception):
-    """The draw does not give a clean task (coinciding figures, empty filters); draw another."""
 
 
 @dataclass
@@ -1027,26 +1021,13 @@ def build_pool(ctx: Ctx, fmt: dict[str, Any], built: Built, payload: dict[str, A
         candidates[kind].append(render(fmt, values))
     for kind, text in generic_flaws(ctx, fmt, built.gold):
         candidates[kind].append(text)
-    seen = {reference}
-    usable: dict[str, list[str]] = {}
-    for kind in FLAWS:
-        kept = []
-        for text in candidates[kind]:
-            if text in seen or g_norm(artifact_scores(payload, text, index).rubric) >= 1.0:
-                continue
-            seen.add(text)
-            kept.append(text)
-        ctx.rng.shuffle(kept)
-        usable[kind] = kept
-    target = ctx.rng.randint(POOL_MIN, POOL_MAX)
-    pool: list[dict[str, str]] = []
-    while len(pool) < target and any(usable.values()):
-        for kind in FLAWS:
-            if usable[kind] and len(pool) < target:
-                pool.append({"flaw": kind, "source": usable[kind].pop(0)})
-    if len(pool) < POOL_MIN:
-        raise Reject("not enough flawed variants")
-    return pool
+    return flawed_pool(
+        candidates,
+        FLAWS,
+        reference,
+        lambda _, text: g_norm(artifact_scores(payload, text, index).rubric) < 1.0,
+        ctx.rng,
+    )
 
 
 def build_task(family: Family, rng: random.Random) -> tuple[str, dict[str, Any]]:
@@ -1090,36 +1071,7 @@ def build_task(family: Family, rng: random.Random) -> tuple[str, dict[str, Any]]
 def generate_records() -> list[dict[str, Any]]:
     """All task records in id order, with splits assigned; deterministic for a given code version."""
     check_pools()
-    drafts = []
-    for family in FAMILIES:
-        for index in range(family.count):
-            rng = random.Random(f"{DOMAIN}-{VERSION}/{family.template}/{index}")
-            for _ in range(MAX_ATTEMPTS):
-                try:
-                    prompt, payload = build_task(family, rng)
-                    break
-                except Reject:
-                    continue
-            else:
-                raise RuntimeError(f"could not build task {index} of {family.template}")
-            drafts.append((family, prompt, payload))
-    records = [
-        {
-            "task_id": f"{DOMAIN}-{number:03d}",
-            "domain": DOMAIN,
-            "version": VERSION,
-            "difficulty": family.difficulty,
-            "split": "",
-            "template": family.template,
-            "prompt": prompt,
-            "payload": payload,
-        }
-        for number, (family, prompt, payload) in enumerate(drafts)
-    ]
-    split = stratified_split([(r["task_id"], r["difficulty"], r["template"]) for r in records], seed=0)
-    for record in records:
-        record["split"] = split[record["task_id"]]
-    return records
+    return family_records(DOMAIN, FAMILIES, build_task, MAX_ATTEMPTS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

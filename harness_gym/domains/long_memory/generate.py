@@ -24,10 +24,19 @@ import random
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from functools import cache
 from typing import Any
 
-from harness_gym.core.task import stratified_split, write_generated
+from harness_gym.core.task import write_generated
+from harness_gym.domains.generation import (
+    POOL_MAX,
+    POOL_MIN,
+    Reject,
+    family_records,
+    family_splits,
+    flawed_pool,
+    task_file,
+)
 from harness_gym.domains.long_memory.facts import (
     EVAL_KINDS,
     FILLER,
@@ -52,10 +61,8 @@ from harness_gym.domains.long_memory.verifier import (
 )
 
 DOMAIN = "long_memory"
-VERSION = "v0"
-OUTPUT = Path(__file__).resolve().parents[2] / "data" / f"{DOMAIN}-{VERSION}.jsonl"
+OUTPUT = task_file(DOMAIN)
 FLAWS = ("outdated_value", "distractor_value", "wrong_source", "missing_source", "malformed")
-POOL_MIN, POOL_MAX = 5, 8
 NAMES_PER_FAMILY = 5
 MAX_ATTEMPTS = 50
 
@@ -116,20 +123,9 @@ class Assignment:
     people: tuple[str, ...]
 
 
-def family_splits() -> dict[str, str]:
-    """Split of each family template, from the family structure alone (stratified, seed 0)."""
-    items = []
-    number = 0
-    for family in FAMILIES:
-        for _ in range(family.count):
-            items.append((f"{DOMAIN}-{number:03d}", family.difficulty, family.template))
-            number += 1
-    by_task = stratified_split(items, seed=0)
-    return {template: by_task[task_id] for task_id, _, template in items}
-
-
+@cache
 def assignments() -> dict[str, Assignment]:
-    splits = family_splits()
+    splits = family_splits(DOMAIN, FAMILIES)
     counters = {"train": 0, "eval": 0}
     phrasings: dict[tuple[str, str], int] = {}
     out: dict[str, Assignment] = {}
@@ -152,10 +148,6 @@ def assignments() -> dict[str, Assignment]:
 def show_date(iso: str, style: str) -> str:
     day = dt.date.fromisoformat(iso)
     return iso if style == "iso" else f"{day.day} {day.strftime('%b')} {day.year}"
-
-
-class Reject(Exception):
-    """The sampled history misses the family's requirements; draw another."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -377,30 +369,12 @@ def build_pool(payload: dict[str, Any], placed: dict[str, Any], rng: random.Rand
         f"The answer is {answer}, according to session {gold}.",
         f"**Answer:** {answer}\n**Source:** {gold}",
     ]
-    reference = payload["reference"]
-    seen = {reference}
-    usable: dict[str, list[str]] = {}
-    for flaw in FLAWS:
-        kept = []
-        for text in candidates[flaw]:
-            if text in seen:
-                continue
-            scores = artifact_scores(payload, text)
-            if sum(s for s, _ in scores.values()) >= sum(CRITERIA.values()):
-                continue
-            seen.add(text)
-            kept.append(text)
-        rng.shuffle(kept)
-        usable[flaw] = kept
-    target = rng.randint(POOL_MIN + 1, POOL_MAX)
-    pool: list[dict[str, str]] = []
-    while len(pool) < target and any(usable.values()):
-        for flaw in FLAWS:
-            if usable[flaw] and len(pool) < target:
-                pool.append({"flaw": flaw, "source": usable[flaw].pop(0)})
-    if len(pool) < POOL_MIN:
-        raise Reject("not enough flawed variants")
-    return pool
+    top = sum(CRITERIA.values())
+
+    def loses_points(flaw: str, text: str) -> bool:
+        return sum(s for s, _ in artifact_scores(payload, text).values()) < top
+
+    return flawed_pool(candidates, FLAWS, payload["reference"], loses_points, rng, (POOL_MIN + 1, POOL_MAX))
 
 
 def build_prompt(payload: dict[str, Any], style: str) -> str:
@@ -421,7 +395,8 @@ def build_prompt(payload: dict[str, Any], style: str) -> str:
     )
 
 
-def build_task(family: Family, assign: Assignment, rng: random.Random) -> tuple[str, dict[str, Any]]:
+def build_task(family: Family, rng: random.Random) -> tuple[str, dict[str, Any]]:
+    assign = assignments()[family.template]
     sessions, placed = build_history(family, assign, rng)
     _check_history(assign.kind, sessions, placed)
     asked = build_question(family, assign, sessions, placed, rng)
@@ -441,36 +416,7 @@ def build_task(family: Family, assign: Assignment, rng: random.Random) -> tuple[
 
 def generate_records() -> list[dict[str, Any]]:
     """All task records in id order, with splits assigned; deterministic for a given code version."""
-    plan = assignments()
-    records: list[dict[str, Any]] = []
-    for family in FAMILIES:
-        assign = plan[family.template]
-        for index in range(family.count):
-            rng = random.Random(f"{DOMAIN}-{VERSION}/{family.template}/{index}")
-            for _ in range(MAX_ATTEMPTS):
-                try:
-                    prompt, payload = build_task(family, assign, rng)
-                    break
-                except Reject:
-                    continue
-            else:
-                raise RuntimeError(f"could not build task {index} of {family.template}")
-            records.append(
-                {
-                    "task_id": f"{DOMAIN}-{len(records):03d}",
-                    "domain": DOMAIN,
-                    "version": VERSION,
-                    "difficulty": family.difficulty,
-                    "split": assign.split,
-                    "template": family.template,
-                    "prompt": prompt,
-                    "payload": payload,
-                }
-            )
-    split = stratified_split([(r["task_id"], r["difficulty"], r["template"]) for r in records], seed=0)
-    if any(split[r["task_id"]] != r["split"] for r in records):
-        raise AssertionError("family split and record split disagree")
-    return records
+    return family_records(DOMAIN, FAMILIES, build_task, MAX_ATTEMPTS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

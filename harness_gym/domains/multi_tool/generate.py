@@ -31,10 +31,18 @@ import random
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from functools import cache
 from typing import Any
 
-from harness_gym.core.task import stratified_split, write_generated
+from harness_gym.core.task import write_generated
+from harness_gym.domains.generation import (
+    VERSION,
+    Reject,
+    family_records,
+    family_splits,
+    flawed_pool,
+    task_file,
+)
 from harness_gym.domains.multi_tool.tools import (
     RATES,
     bindings,
@@ -49,10 +57,7 @@ from harness_gym.domains.multi_tool.tools import (
 )
 from harness_gym.domains.multi_tool.verifier import CRITERIA, AnswerSpec, artifact_scores
 
-VERSION = "v0"
-TASK_FILE = f"multi_tool-{VERSION}.jsonl"
-OUTPUT = Path(__file__).resolve().parents[2] / "data" / TASK_FILE
-POOL_MIN, POOL_MAX = 5, 8
+OUTPUT = task_file("multi_tool")
 MAX_ATTEMPTS = 60
 DRAFT_FLAWS = ("wrong_unit", "missing_conversion", "arithmetic_slip", "distractor_value", "malformed")
 INVALID_CALL_FLAWS = frozenset(
@@ -406,24 +411,8 @@ PERIODS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
-class Reject(Exception):
-    """The draw does not meet the family's requirements; draw again."""
-
-
 # --------------------------------------------------------------------------------------------------
 # Per-family assets: split, entities, formats
-
-
-def family_splits() -> dict[str, str]:
-    """Each family's split, computed the way ``generate_records`` assigns it (families stay whole)."""
-    items = []
-    number = 0
-    for family in FAMILIES:
-        for _ in range(family.count):
-            items.append((f"multi_tool-{number:03d}", family.difficulty, family.template))
-            number += 1
-    split = stratified_split(items, seed=0)
-    return {template: split[task_id] for task_id, _, template in items}
 
 
 @dataclass(frozen=True)
@@ -440,8 +429,9 @@ class Assets:
     split: str
 
 
+@cache
 def family_assets() -> dict[str, Assets]:
-    splits = family_splits()
+    splits = family_splits("multi_tool", FAMILIES)
     pools = {"cities": list(CITIES), "people": list(PEOPLE), "fields": list(FIELDS)}
     rng = random.Random(f"multi_tool-{VERSION}/assets")
     formats = {
@@ -653,12 +643,6 @@ def _transpose(token: str, rng: random.Random) -> str | None:
 # Building one task
 
 
-@dataclass
-class Built:
-    prompt: str
-    payload: dict[str, Any]
-
-
 def _doc_id(prefix: str, rng: random.Random, taken: set[str]) -> str:
     while True:
         doc_id = f"{prefix}-{rng.randint(100, 999)}"
@@ -671,7 +655,8 @@ def _notes(scenario: Scenario, units: dict[str, str]) -> str:
     return scenario.notes.format(**{m.stem: units.get(m.stem, "units") for m in scenario.measures})
 
 
-def build_task(family: Family, assets: Assets, rng: random.Random) -> Built:
+def build_task(family: Family, rng: random.Random) -> tuple[str, dict[str, Any]]:
+    assets = family_assets()[family.template]
     scenario = SCENARIOS[family.scenario]
     pool = UNIT_POOLS[assets.split]
     units = {m.stem: rng.choice(pool[m.dimension]) for m in scenario.measures if m.dimension != "count"}
@@ -816,7 +801,7 @@ def build_task(family: Family, assets: Assets, rng: random.Random) -> Built:
         "reference": reference,
         "pool": drafts,
     }
-    return Built(prompt(question, docs_sorted, spec), payload)
+    return prompt(question, docs_sorted, spec), payload
 
 
 def _uses(family: Family, scenario: Scenario, col: str, cols: Sequence[dict[str, Any]]) -> bool:
@@ -1131,31 +1116,14 @@ def _draft_pool(
                           "unit": spec.unit, "tools": list(spec.tools), "value": spec.value}}  # fmt: skip
     reference = f"{line}\n{tools_line}"
     top = sum(CRITERIA[c] for c in ("numeric_answer", "format"))
-    usable: dict[str, list[str]] = {}
-    seen = {reference}
-    for flaw in DRAFT_FLAWS:
-        kept = []
-        for text in cands[flaw]:
-            if text in seen:
-                continue
-            scores = artifact_scores(payload, text)
-            if sum(s for s, _ in scores.values()) >= top:
-                continue
-            numeric_ok = scores["numeric_answer"][0] == CRITERIA["numeric_answer"]
-            if (flaw == "malformed") != numeric_ok:
-                continue
-            seen.add(text)
-            kept.append(text)
-        rng.shuffle(kept)
-        usable[flaw] = kept
-    target = rng.randint(POOL_MIN, POOL_MAX)
-    pool: list[dict[str, str]] = []
-    while len(pool) < target and any(usable.values()):
-        for flaw in DRAFT_FLAWS:
-            if usable[flaw] and len(pool) < target:
-                pool.append({"flaw": flaw, "source": usable[flaw].pop(0)})
-    if len(pool) < POOL_MIN:
-        raise Reject("not enough flawed drafts")
+
+    def fails_as_labelled(flaw: str, text: str) -> bool:
+        """Loses points, and only on the format if it is malformed (only on the number otherwise)."""
+        scores = artifact_scores(payload, text)
+        numeric_ok = scores["numeric_answer"][0] == CRITERIA["numeric_answer"]
+        return sum(s for s, _ in scores.values()) < top and (flaw == "malformed") == numeric_ok
+
+    pool = flawed_pool(cands, DRAFT_FLAWS, reference, fails_as_labelled, rng)
     if not any(item["flaw"] == "malformed" for item in pool) or len({i["flaw"] for i in pool}) < 3:
         raise Reject("flawed drafts too uniform")
     return pool
@@ -1172,40 +1140,7 @@ def _decimals_of(table: dict[str, Any], scenario: Scenario, family: Family) -> i
 
 def generate_records() -> list[dict[str, Any]]:
     """All task records in id order, with splits assigned; deterministic for a given code version."""
-    assets = family_assets()
-    templates = [f.template for f in FAMILIES]
-    if len(set(templates)) != len(templates):
-        raise AssertionError("template names must be unique")
-    records = []
-    number = 0
-    for family in FAMILIES:
-        for index in range(family.count):
-            rng = random.Random(f"multi_tool-{VERSION}/{family.code}/{index}")
-            for _ in range(MAX_ATTEMPTS):
-                try:
-                    built = build_task(family, assets[family.template], rng)
-                    break
-                except Reject:
-                    continue
-            else:
-                raise RuntimeError(f"could not build task {index} of {family.code}")
-            records.append(
-                {
-                    "task_id": f"multi_tool-{number:03d}",
-                    "domain": "multi_tool",
-                    "version": VERSION,
-                    "difficulty": family.difficulty,
-                    "split": assets[family.template].split,
-                    "template": family.template,
-                    "prompt": built.prompt,
-                    "payload": built.payload,
-                }
-            )
-            number += 1
-    split = stratified_split([(r["task_id"], r["difficulty"], r["template"]) for r in records], seed=0)
-    if any(split[r["task_id"]] != r["split"] for r in records):
-        raise AssertionError("family split and record split disagree")
-    return records
+    return family_records("multi_tool", FAMILIES, build_task, MAX_ATTEMPTS, lambda family: family.code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -17,10 +17,11 @@ import random
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from functools import cache
 from typing import Any
 
-from harness_gym.core.task import stratified_split, write_generated
+from harness_gym.core.task import write_generated
+from harness_gym.domains.generation import Reject, family_records, flawed_pool, task_file
 from harness_gym.domains.planning.world import (
     TABLE,
     BlocksWorld,
@@ -33,10 +34,8 @@ from harness_gym.domains.planning.world import (
     validate_world,
 )
 
-VERSION = "v0"
-OUTPUT = Path(__file__).resolve().parents[2] / "data" / f"planning-{VERSION}.jsonl"
+OUTPUT = task_file("planning")
 FLAWS = ("illegal_move", "missing_steps", "constraint_violation", "malformed", "wrong_goal")
-POOL_MIN, POOL_MAX = 5, 8
 MAX_ATTEMPTS = 80
 CONSTRAINT_DRAWS = 6
 
@@ -146,7 +145,9 @@ BLOCK_SIZES = {"easy": (3, 4), "standard": (4, 6), "hard": (6, 7)}
 MIN_LENGTH = {"easy": 2, "standard": 4, "hard": 6}
 
 
+@cache
 def _name_sets() -> dict[str, tuple[str, ...]]:
+    """Each family's block or city names (disjoint between families)."""
     out: dict[str, tuple[str, ...]] = {}
     blocks = logistics = 0
     for family in FAMILIES:
@@ -157,10 +158,6 @@ def _name_sets() -> dict[str, tuple[str, ...]]:
             out[family.template] = CITIES[3 * logistics : 3 * logistics + 3]
             logistics += 1
     return out
-
-
-class Reject(Exception):
-    """The sampled problem does not meet its family's requirements; draw another."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -737,35 +734,23 @@ def build_pool(
         plan = solve(kind, problem, constraints, goal=goal)
         if plan is not None:
             candidates["wrong_goal"].append(list(plan))
-    seen = {"\n".join(reference)}
-    usable: dict[str, list[str]] = {}
-    for flaw in FLAWS:
-        kept = []
-        for lines in candidates[flaw]:
-            text = "\n".join(lines)
-            if text in seen or not _matches(flaw, validate_world(world, text)):
-                continue
-            seen.add(text)
-            kept.append(text)
-        rng.shuffle(kept)
-        usable[flaw] = kept
-    target = rng.randint(POOL_MIN, POOL_MAX)
-    pool: list[dict[str, str]] = []
-    while len(pool) < target and any(usable.values()):
-        for flaw in FLAWS:
-            if usable[flaw] and len(pool) < target:
-                pool.append({"flaw": flaw, "source": usable[flaw].pop(0)})
-    if len(pool) < POOL_MIN:
-        raise Reject("not enough flawed variants")
-    return pool
+    texts = {flaw: ["\n".join(lines) for lines in plans] for flaw, plans in candidates.items()}
+    return flawed_pool(
+        texts,
+        FLAWS,
+        "\n".join(reference),
+        lambda flaw, text: _matches(flaw, validate_world(world, text)),
+        rng,
+    )
 
 
 # --------------------------------------------------------------------------------------------------
 # Tasks
 
 
-def build_task(family: Family, names: Sequence[str], rng: random.Random) -> tuple[str, dict[str, Any]]:
+def build_task(family: Family, rng: random.Random) -> tuple[str, dict[str, Any]]:
     """One task (prompt, payload) for a family, or ``Reject`` if the draw misses the family's bar."""
+    names = _name_sets()[family.template]
     if family.kind == "blocks":
         problem = blocks_problem(family.structure, names, family.difficulty, rng)
     else:
@@ -805,41 +790,7 @@ def build_task(family: Family, names: Sequence[str], rng: random.Random) -> tupl
 
 def generate_records() -> list[dict[str, Any]]:
     """All task records in id order, with splits assigned; deterministic for a given code version."""
-    names = _name_sets()
-    templates = [family.template for family in FAMILIES]
-    if len(set(templates)) != len(templates):
-        raise AssertionError("template names must be unique across difficulties")
-    drafts = []
-    for family in FAMILIES:
-        for index in range(family.count):
-            rng = random.Random(f"planning-{VERSION}/{family.template}/{index}")
-            for _ in range(MAX_ATTEMPTS):
-                try:
-                    prompt, payload = build_task(family, names[family.template], rng)
-                    break
-                except Reject:
-                    continue
-            else:
-                raise RuntimeError(f"could not build task {index} of {family.template}")
-            drafts.append((family, prompt, payload))
-    records = []
-    for number, (family, prompt, payload) in enumerate(drafts):
-        records.append(
-            {
-                "task_id": f"planning-{number:03d}",
-                "domain": "planning",
-                "version": VERSION,
-                "difficulty": family.difficulty,
-                "split": "",
-                "template": family.template,
-                "prompt": prompt,
-                "payload": payload,
-            }
-        )
-    split = stratified_split([(r["task_id"], r["difficulty"], r["template"]) for r in records], seed=0)
-    for record in records:
-        record["split"] = split[record["task_id"]]
-    return records
+    return family_records("planning", FAMILIES, build_task, MAX_ATTEMPTS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

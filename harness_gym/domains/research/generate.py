@@ -25,10 +25,10 @@ import random
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from harness_gym.core.task import stratified_split, write_generated
+from harness_gym.core.task import write_generated
+from harness_gym.domains.generation import POOL_MIN, Reject, family_records, family_splits, task_file
 from harness_gym.domains.research.corpus import MAX_SEARCHES, CorpusSearch, contains_phrase, sentences
 from harness_gym.domains.research.verifier import (
     CRITERIA,
@@ -49,11 +49,9 @@ from harness_gym.domains.research.world import (
     value_text,
 )
 
-VERSION = "v0"
-OUTPUT = Path(__file__).resolve().parents[2] / "data" / f"research-{VERSION}.jsonl"
+OUTPUT = task_file("research")
 FLAWS = ("distractor_answer", "wrong_hop", "missing_citation", "cite_distractor", "malformed", "outdated")
 MAX_ATTEMPTS = 80
-POOL_MIN = 5
 PER_FLAW = {
     "distractor_answer": 3,
     "wrong_hop": 2,
@@ -62,10 +60,6 @@ PER_FLAW = {
     "malformed": 2,
     "outdated": 1,
 }
-
-
-class Reject(Exception):
-    """The draw misses a requirement; draw again."""
 
 
 @dataclass(frozen=True)
@@ -507,56 +501,25 @@ def build_task(
     return prompt_text(draft.question, len(ordered), fmt), payload
 
 
-def family_splits() -> dict[str, str]:
-    """The split of each template, fixed before any content is drawn (formats depend on it)."""
-    items = []
-    number = 0
-    for family in FAMILIES:
-        for _ in range(family.count):
-            items.append((f"research-{number:03d}", family.difficulty, family.template))
-            number += 1
-    split = stratified_split(items, seed=0)
-    return {template: split[task_id] for task_id, _, template in items}
-
-
 def generate_records() -> list[dict[str, Any]]:
-    """All task records in id order, with splits assigned; deterministic for a given code version."""
-    splits = family_splits()
+    """All task records in id order, with splits assigned; deterministic for a given code version.
+
+    Each split's families take its answer formats in turn; each split draws names from its own bank."""
+    splits = family_splits("research", FAMILIES)
     used: set[str] = set()
     banks = {name: NameBank(name, used) for name in ("train", "eval")}
     counters = {"train": 0, "eval": 0}
-    records = []
+    fmt_keys: dict[str, str] = {}
     for family in FAMILIES:
         split = splits[family.template]
         formats = TRAIN_FORMATS if split == "train" else EVAL_FORMATS
-        fmt_key = formats[counters[split] % len(formats)]
+        fmt_keys[family.template] = formats[counters[split] % len(formats)]
         counters[split] += 1
-        for index in range(family.count):
-            rng = random.Random(f"research-{VERSION}/{family.template}/{index}")
-            for _ in range(MAX_ATTEMPTS):
-                try:
-                    prompt, payload = build_task(family, fmt_key, banks[split], rng)
-                    break
-                except Reject:
-                    continue
-            else:
-                raise RuntimeError(f"could not build task {index} of {family.template}")
-            records.append(
-                {
-                    "task_id": f"research-{len(records):03d}",
-                    "domain": "research",
-                    "version": VERSION,
-                    "difficulty": family.difficulty,
-                    "split": split,
-                    "template": family.template,
-                    "prompt": prompt,
-                    "payload": payload,
-                }
-            )
-    check = stratified_split([(r["task_id"], r["difficulty"], r["template"]) for r in records], seed=0)
-    if any(check[r["task_id"]] != r["split"] for r in records):
-        raise AssertionError("split drifted from the precomputed family split")
-    return records
+
+    def build(family: Family, rng: random.Random) -> tuple[str, dict[str, Any]]:
+        return build_task(family, fmt_keys[family.template], banks[splits[family.template]], rng)
+
+    return family_records("research", FAMILIES, build, MAX_ATTEMPTS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 
 from harness_gym.core.task import TaskFileError, packaged_task_file, write_jsonl
 from harness_gym.domains.base import N_EVAL, N_TRAIN
+from harness_gym.domains.generation import task_record
 from harness_gym.domains.tau_retail.tools import RESPOND, WRITE_TOOLS
 from harness_gym.domains.tau_retail.verifier import CRITERIA, artifact_scores, render_plan
 from harness_gym.domains.upstream_files import read_json, read_jsonl
@@ -289,24 +290,17 @@ def make_record(
 ) -> dict[str, Any]:
     from harness_gym.domains.tau_retail.tools import TOOLS
 
-    return {
-        "task_id": task_id,
-        "domain": DOMAIN,
-        "version": "v0",
-        "difficulty": difficulty_of(actions, outputs),
-        "split": split,
-        "template": template,
-        "prompt": PROMPT.format(instruction=instruction, tools=", ".join(TOOLS)),
-        "payload": {
-            "db": source,
-            "user_id": user_id,
-            "instruction": instruction,
-            "actions": actions,
-            "outputs": outputs,
-            "reference": render_plan(reference_calls(actions, outputs)),
-            "pool": flawed_pool(db, user_id, actions, outputs),
-        },
+    payload = {
+        "db": source,
+        "user_id": user_id,
+        "instruction": instruction,
+        "actions": actions,
+        "outputs": outputs,
+        "reference": render_plan(reference_calls(actions, outputs)),
+        "pool": flawed_pool(db, user_id, actions, outputs),
     }
+    prompt = PROMPT.format(instruction=instruction, tools=", ".join(TOOLS))
+    return task_record(DOMAIN, task_id, difficulty_of(actions, outputs), split, template, prompt, payload)
 
 
 def _default_tasks(db) -> list[tuple[str, str, str, list, list]]:
