@@ -508,39 +508,25 @@ def build_lookup(ctx: Ctx) -> Built:
     question = _question(ctx, city, f"what is the approved {ctx.topic} budget", "who approved it and when")
     calc = {"op": "filter", "filters": {"office": city}}
 
-    def mid(d0: date) -> date:
-        return d0 + timedelta(days=rng.randint(0, 3))
+    now = (ctx.year, ctx.quarter)
 
-    prev_memo = budget_memo(
-        ctx, ctx.new_id("memo"), city, (py, pq), prev_amount, p_approver, p_approved, author, mid(p_approved)
-    )
+    def quarter_memo(
+        office: str, quarter: tuple[int, int], figure: int, by: str, on: date, writer: str
+    ) -> dict[str, str]:
+        """A budget memo, written up to three days after the approval it reports."""
+        sid = ctx.new_id("memo")  # drawn before the writing date
+        return budget_memo(
+            ctx, sid, office, quarter, figure, by, on, writer, on + timedelta(days=rng.randint(0, 3))
+        )
+
+    prev_memo = quarter_memo(city, (py, pq), prev_amount, p_approver, p_approved, author)
     flaws: list[tuple[str, Values]] = [
         ("outdated_value", Values(prev_amount, p_approver, p_approved, (prev_memo["id"],))),
     ]
     superseded = None
     if fam.kind == "memo_lookup":
-        gold_memo = budget_memo(
-            ctx,
-            ctx.new_id("memo"),
-            city,
-            (ctx.year, ctx.quarter),
-            amount,
-            approver,
-            approved,
-            author,
-            mid(approved),
-        )
-        o_memo = budget_memo(
-            ctx,
-            ctx.new_id("memo"),
-            other,
-            (ctx.year, ctx.quarter),
-            other_amount,
-            o_approver,
-            o_approved,
-            o_author,
-            mid(o_approved),
-        )
+        gold_memo = quarter_memo(city, now, amount, approver, approved, author)
+        o_memo = quarter_memo(other, now, other_amount, o_approver, o_approved, o_author)
         _distinct(amount, other_amount, prev_amount)
         gold = Values(amount, approver, approved, (gold_memo["id"],))
         sources = [gold_memo, o_memo, prev_memo, noise_table(ctx)]
@@ -569,17 +555,7 @@ def build_lookup(ctx: Ctx) -> Built:
         wrong = amount + rng.choice([-1, 1]) * rng.randrange(5_000, 40_000, 500)
         o_wrong = other_amount + rng.randrange(5_000, 30_000, 500)
         _distinct(amount, wrong, other_amount, o_wrong, prev_amount)
-        old = budget_memo(
-            ctx,
-            ctx.new_id("memo"),
-            city,
-            (ctx.year, ctx.quarter),
-            wrong,
-            approver,
-            approved,
-            author,
-            mid(approved),
-        )
+        old = quarter_memo(city, now, wrong, approver, approved, author)
         fixed = approved + timedelta(days=rng.randint(6, 20))
         fix = email(
             ctx.new_id("email"),
@@ -592,17 +568,7 @@ def build_lookup(ctx: Ctx) -> Built:
             f"{ctx.q()} is {ctx.money(amount)}, not {ctx.money(wrong)}; {approver}'s approval of "
             f"{ctx.d(approved)} covers the corrected amount. Please update your records.",
         )
-        o_old = budget_memo(
-            ctx,
-            ctx.new_id("memo"),
-            other,
-            (ctx.year, ctx.quarter),
-            other_amount,
-            o_approver,
-            o_approved,
-            o_author,
-            mid(o_approved),
-        )
+        o_old = quarter_memo(other, now, other_amount, o_approver, o_approved, o_author)
         o_fix = email(
             ctx.new_id("email"),
             ctx,

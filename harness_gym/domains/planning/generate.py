@@ -437,12 +437,7 @@ def _blocks_prompt(problem: dict[str, Any], constraints: Sequence[dict[str, Any]
         "otherwise).",
         "- X and Y must differ, and a block already on the table cannot be moved onto the table.",
     ]
-    lines += _constraint_lines(constraints)
-    lines += [
-        "",
-        PLAN_FORMAT.format(example="move(X, Y) with real block names, or move(X, table)"),
-    ]
-    return "\n".join(lines)
+    return _prompt(lines, constraints, "move(X, Y) with real block names, or move(X, table)")
 
 
 def _logistics_prompt(problem: dict[str, Any], constraints: Sequence[dict[str, Any]]) -> str:
@@ -468,12 +463,12 @@ def _logistics_prompt(problem: dict[str, Any], constraints: Sequence[dict[str, A
         "- unload(P, T, L): take package P out of truck T at location L; P must be in T and T must be at L.",
         "A package only counts as being at a location once it has been unloaded there.",
     ]
-    lines += _constraint_lines(constraints)
-    lines += [
-        "",
-        PLAN_FORMAT.format(example="drive(T, FROM, TO), load(P, T, L) or unload(P, T, L) with real names"),
-    ]
-    return "\n".join(lines)
+    return _prompt(lines, constraints, "drive(T, FROM, TO), load(P, T, L) or unload(P, T, L) with real names")
+
+
+def _prompt(lines: list[str], constraints: Sequence[dict[str, Any]], example: str) -> str:
+    """A problem's description, then its extra constraints and the plan format (with an example)."""
+    return "\n".join([*lines, *_constraint_lines(constraints), "", PLAN_FORMAT.format(example=example)])
 
 
 def _constraint_lines(constraints: Sequence[dict[str, Any]]) -> list[str]:

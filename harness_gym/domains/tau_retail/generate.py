@@ -318,6 +318,27 @@ def _default_tasks(db) -> list[tuple[str, str, str, list, list]]:
                 return item, alt
         return None
 
+    def swap(
+        tool: str, lookup: dict[str, Any], oid: str
+    ) -> tuple[list[dict[str, Any]], dict[str, Any], str, str]:
+        """Gold actions swapping an item of order ``oid`` for another variant (``tool``: exchange or
+        modify), with the item, the new variant and the order's payment method."""
+        item, alt = exchangeable(oid)
+        pm = orders[oid]["payment_history"][0]["payment_method_id"]
+        swapped = {
+            "order_id": oid,
+            "item_ids": [item["item_id"]],
+            "new_item_ids": [alt],
+            "payment_method_id": pm,
+        }
+        acts = [
+            lookup,
+            {"name": "get_order_details", "kwargs": {"order_id": oid}},
+            {"name": "get_product_details", "kwargs": {"product_id": item["product_id"]}},
+            {"name": tool, "kwargs": swapped},
+        ]
+        return acts, item, alt, pm
+
     uids = sorted(users)
     templates = [
         "cancel",
@@ -430,22 +451,7 @@ def _default_tasks(db) -> list[tuple[str, str, str, list, list]]:
                 and (template == "exchange" or pend)
             ):
                 oid = deliv[0]
-                item, alt = exchangeable(oid)
-                pm = first_pm(oid)
-                acts = [
-                    lookup,
-                    {"name": "get_order_details", "kwargs": {"order_id": oid}},
-                    {"name": "get_product_details", "kwargs": {"product_id": item["product_id"]}},
-                    {
-                        "name": "exchange_delivered_order_items",
-                        "kwargs": {
-                            "order_id": oid,
-                            "item_ids": [item["item_id"]],
-                            "new_item_ids": [alt],
-                            "payment_method_id": pm,
-                        },
-                    },
-                ]
+                acts, item, alt, pm = swap("exchange_delivered_order_items", lookup, oid)
                 opts = products[item["product_id"]]["variants"][alt]["options"]
                 text = f"exchange the {item['name']} in order {oid} for the {opts} variant, paying with {pm}"
                 if template == "exchange_and_address":
@@ -460,23 +466,8 @@ def _default_tasks(db) -> list[tuple[str, str, str, list, list]]:
                 break
             if template == "modify_items" and pend and exchangeable(pend[0]):
                 oid = pend[0]
-                item, alt = exchangeable(oid)
-                pm = first_pm(oid)
+                acts, item, alt, pm = swap("modify_pending_order_items", lookup, oid)
                 opts = products[item["product_id"]]["variants"][alt]["options"]
-                acts = [
-                    lookup,
-                    {"name": "get_order_details", "kwargs": {"order_id": oid}},
-                    {"name": "get_product_details", "kwargs": {"product_id": item["product_id"]}},
-                    {
-                        "name": "modify_pending_order_items",
-                        "kwargs": {
-                            "order_id": oid,
-                            "item_ids": [item["item_id"]],
-                            "new_item_ids": [alt],
-                            "payment_method_id": pm,
-                        },
-                    },
-                ]
                 out.append(
                     (
                         template,

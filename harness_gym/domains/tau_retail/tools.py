@@ -109,11 +109,20 @@ def _add_to_gift_card(data: RetailDB, user_id: str, method_id: str, amount: floa
     method["balance"] = round(method["balance"] + amount, 2)
 
 
-def cancel_pending_order(data: RetailDB, order_id: str, reason: str) -> str:
+def _order(data: RetailDB, order_id: str, status: str, refused: str) -> Mapping[str, Any] | str:
+    """The order (read-only) if it exists and has ``status``, else upstream's error text."""
     if order_id not in data.orders:
         return "Error: order not found"
-    if data.orders[order_id]["status"] != "pending":
-        return "Error: non-pending order cannot be cancelled"
+    order = data.orders[order_id]
+    if order["status"] != status:
+        return f"Error: non-{status} order cannot be {refused}"
+    return order
+
+
+def cancel_pending_order(data: RetailDB, order_id: str, reason: str) -> str:
+    found = _order(data, order_id, "pending", "cancelled")
+    if isinstance(found, str):
+        return found
     if reason not in ("no longer needed", "ordered by mistake"):
         return "Error: invalid reason"
     order = data.order_w(order_id)
@@ -140,6 +149,10 @@ def _count_ok(order: Mapping[str, Any], item_ids: Sequence[str]) -> str | None:
 
 
 def _price_difference(data: RetailDB, order: Mapping[str, Any], item_ids, new_item_ids) -> float | str:
+    """What swapping ``item_ids`` for ``new_item_ids`` costs, or upstream's error text."""
+    error = _count_ok(order, item_ids)
+    if error:
+        return error
     if len(item_ids) != len(new_item_ids):
         return "Error: the number of items to be exchanged should match"
     diff = 0  # an int, as upstream: empty lists give 0, not 0.0, in outputs and in the DB
@@ -155,14 +168,9 @@ def _price_difference(data: RetailDB, order: Mapping[str, Any], item_ids, new_it
 def exchange_delivered_order_items(
     data: RetailDB, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
 ) -> str:
-    if order_id not in data.orders:
-        return "Error: order not found"
-    order = data.orders[order_id]
-    if order["status"] != "delivered":
-        return "Error: non-delivered order cannot be exchanged"
-    error = _count_ok(order, item_ids)
-    if error:
-        return error
+    order = _order(data, order_id, "delivered", "exchanged")
+    if isinstance(order, str):
+        return order
     diff = _price_difference(data, order, item_ids, new_item_ids)
     if isinstance(diff, str):
         return diff
@@ -232,10 +240,9 @@ def _address(address1, address2, city, state, country, zip) -> dict[str, str]:
 def modify_pending_order_address(
     data: RetailDB, order_id, address1, address2, city, state, country, zip
 ) -> str:
-    if order_id not in data.orders:
-        return "Error: order not found"
-    if data.orders[order_id]["status"] != "pending":
-        return "Error: non-pending order cannot be modified"
+    found = _order(data, order_id, "pending", "modified")
+    if isinstance(found, str):
+        return found
     order = data.order_w(order_id)
     order["address"] = _address(address1, address2, city, state, country, zip)
     return json.dumps(order)
@@ -244,14 +251,9 @@ def modify_pending_order_address(
 def modify_pending_order_items(
     data: RetailDB, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
 ) -> str:
-    if order_id not in data.orders:
-        return "Error: order not found"
-    order = data.orders[order_id]
-    if order["status"] != "pending":
-        return "Error: non-pending order cannot be modified"
-    error = _count_ok(order, item_ids)
-    if error:
-        return error
+    order = _order(data, order_id, "pending", "modified")
+    if isinstance(order, str):
+        return order
     diff = _price_difference(data, order, item_ids, new_item_ids)
     if isinstance(diff, str):
         return diff
@@ -282,11 +284,9 @@ def modify_pending_order_items(
 
 
 def modify_pending_order_payment(data: RetailDB, order_id: str, payment_method_id: str) -> str:
-    if order_id not in data.orders:
-        return "Error: order not found"
-    order = data.orders[order_id]
-    if order["status"] != "pending":
-        return "Error: non-pending order cannot be modified"
+    order = _order(data, order_id, "pending", "modified")
+    if isinstance(order, str):
+        return order
     user_id = order["user_id"]
     methods = data.users[user_id]["payment_methods"]
     if payment_method_id not in methods:
@@ -326,11 +326,9 @@ def modify_user_address(data: RetailDB, user_id, address1, address2, city, state
 def return_delivered_order_items(
     data: RetailDB, order_id: str, item_ids: list[str], payment_method_id: str
 ) -> str:
-    if order_id not in data.orders:
-        return "Error: order not found"
-    order = data.orders[order_id]
-    if order["status"] != "delivered":
-        return "Error: non-delivered order cannot be returned"
+    order = _order(data, order_id, "delivered", "returned")
+    if isinstance(order, str):
+        return order
     methods = data.users[order["user_id"]]["payment_methods"]
     if payment_method_id not in methods:
         return "Error: payment method not found"
