@@ -19,7 +19,8 @@ import re
 from harness_gym.core.task import Task
 from harness_gym.domains.dbbench.engine import columns_of, run_sql, using_backend
 from harness_gym.domains.dbbench.verifier import parse_answer
-from harness_gym.executors.prompts import ParseError, Prompts, fenced_blocks, labelled_fields
+from harness_gym.domains.prompts import SettingPrompts
+from harness_gym.executors.prompts import ParseError, fenced_blocks, labelled_fields
 
 _SQL = ("sql", "mysql", "sqlite")
 _KEYWORD = re.compile(r"(SELECT|INSERT|UPDATE|DELETE|WITH|REPLACE)\b", re.I)
@@ -49,16 +50,14 @@ def _cell(value: object) -> str:
     return text if len(text) <= _MAX_CELL else text[: _MAX_CELL - 3] + "..."
 
 
-class DBBenchPrompts(Prompts):
+class DBBenchPrompts(SettingPrompts):
     artifact_instruction = (
         "Reply with ONE MySQL statement in a ```sql fence (for a question you may instead reply "
         '`Final Answer: ["v1", ...]`).'
     )
 
-    def reply_form(self, task: Task, kind: str) -> str | None:
+    def artifact_form(self, task: Task) -> str:
         """A fenced statement on the task's table (its name is in the task), placeholders for the rest."""
-        if kind == "tool":
-            return None
         table = task.payload["record"]["table"]["table_name"]
         return f"```sql\nSELECT <columns> FROM `{table}` WHERE <condition>\n```"
 

@@ -13,24 +13,23 @@ from datetime import date
 
 from harness_gym.core.task import Task
 from harness_gym.domains.knowledge_work.generate import Values, render
-from harness_gym.executors.prompts import Prompts, required_fields, required_json_object
+from harness_gym.domains.prompts import SettingPrompts, with_id
+from harness_gym.executors.prompts import required_fields, required_json_object
 
 
-class KnowledgeWorkPrompts(Prompts):
+class KnowledgeWorkPrompts(SettingPrompts):
     """Reports as ``LABEL: value`` lines, ``label = value`` lines or one JSON object (``format.style``)."""
 
     artifact_instruction = "Write the report the task asks for, from the sources above, and nothing else."
 
     def evidence_text(self, task: Task, item: str) -> str:
-        for src in task.payload["sources"]:
-            if src["id"] == item:
-                return f"({src['kind']}) {src['title']}\n{src['text']}"
-        return item
+        src = with_id(task.payload["sources"], item)
+        return item if src is None else f"({src['kind']}) {src['title']}\n{src['text']}"
 
-    def reply_form(self, task: Task, kind: str) -> str | None:
+    def artifact_form(self, task: Task) -> str:
         """The task's own "Shape of the report" (same placeholder values)."""
         example = Values(1234.0, "First Last", date(2000, 1, 31), ("MEMO-000", "TABLE-000"), "none")
-        return render(task.payload["format"], example) if kind != "tool" else None
+        return render(task.payload["format"], example)
 
     def artifact(self, task: Task, reply: str) -> str:
         fmt = task.payload["format"]

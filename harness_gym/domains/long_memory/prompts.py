@@ -14,7 +14,8 @@ import re
 from harness_gym.core.task import Task
 from harness_gym.domains.long_memory.generate import show_date
 from harness_gym.domains.long_memory.verifier import FORMATS
-from harness_gym.executors.prompts import ParseError, Prompts, required_fields, required_json_object
+from harness_gym.domains.prompts import SettingPrompts, required_tags, with_id
+from harness_gym.executors.prompts import ParseError, required_fields, required_json_object
 
 _LABELS: dict[str, tuple[str, ...]] = {
     "kv": ("ANSWER", "SOURCE"),
@@ -25,12 +26,7 @@ _LABELS: dict[str, tuple[str, ...]] = {
 _PIPE = re.compile(r"^[ \t*_>#`-]*([^|\n]*?)[ \t*_`]*\|[ \t]*source[ \t]*=[ \t]*([^\s*_`]*)", re.I | re.M)
 
 
-def _last_tag(reply: str, name: str) -> str | None:
-    found = re.findall(rf"<{name}>[ \t]*([^<\n]*?)[ \t]*</{name}>", reply, re.IGNORECASE)
-    return found[-1] if found else None
-
-
-class LongMemoryPrompts(Prompts):
+class LongMemoryPrompts(SettingPrompts):
     """Answers in the task's ``answer_format`` layout (``verifier.FORMATS``)."""
 
     artifact_instruction = "Answer the question from the sessions above, in the format the task requires."
@@ -43,16 +39,13 @@ class LongMemoryPrompts(Prompts):
         return f"{task.prompt}\n\nSessions (id: date):\n{index}"
 
     def evidence_text(self, task: Task, item: str) -> str:
-        for session in task.payload["sessions"]:
-            if session["id"] == item:
-                date = show_date(session["date"], task.payload["date_style"])
-                return f"Session {item}, {date}\n{session['text']}"
-        return item
+        session = with_id(task.payload["sessions"], item)
+        if session is None:
+            return item
+        return f"Session {item}, {show_date(session['date'], task.payload['date_style'])}\n{session['text']}"
 
-    def reply_form(self, task: Task, kind: str) -> str | None:
+    def artifact_form(self, task: Task) -> str:
         """The task's layout with placeholders (``sNN``: no real session id to copy)."""
-        if kind == "tool":
-            return None
         return FORMATS[task.payload["answer_format"]].render("your answer", "sNN")
 
     def artifact(self, task: Task, reply: str) -> str:
@@ -65,10 +58,7 @@ class LongMemoryPrompts(Prompts):
             obj = required_json_object(reply, ("answer", "source"))
             return json.dumps(obj)  # as verifier._json_render writes it
         if layout == "tags":
-            parts = [(name, _last_tag(reply, name)) for name in ("answer", "source")]
-            missing = [f"<{name}>" for name, value in parts if value is None]
-            if missing:
-                raise ParseError(f"no {' or '.join(missing)} tag (both <answer> and <source> are required)")
+            parts = required_tags(reply, ("answer", "source"))
             return "".join(f"<{name}>{value}</{name}>" for name, value in parts)
         assert layout == "pipe", layout
         found = [(a, s) for a, s in _PIPE.findall(reply) if a]

@@ -11,7 +11,8 @@ import re
 
 from harness_gym.core.task import Task
 from harness_gym.domains.planning.world import make_world
-from harness_gym.executors.prompts import ParseError, Prompts, fenced_blocks
+from harness_gym.domains.prompts import SettingPrompts
+from harness_gym.executors.prompts import ParseError, fenced_blocks
 
 _DECORATION = re.compile(r"^(?:[\s>*_`]|[-+\u2022]\s|\d+\s*[.):]\s|step\s*\d+\s*[.):\-]\s*)*", re.I)
 _TRAILER = re.compile(r"\s*(?:(?:#|//|--|->|-\s|[\u2192\u2014\u2013(]).*)?$")
@@ -30,14 +31,14 @@ _EXAMPLES = {
 """Plan lines with placeholders (no object of the task to copy)."""
 
 
-class PlanningPrompts(Prompts):
+class PlanningPrompts(SettingPrompts):
     artifact_instruction = (
         "Reply with the plan only, one action per line in the exact form the task gives (a ``` fence "
         "around it is fine)."
     )
 
-    def reply_form(self, task: Task, kind: str) -> str | None:
-        return _EXAMPLES.get(task.payload["kind"]) if kind != "tool" else None
+    def artifact_form(self, task: Task) -> str | None:
+        return _EXAMPLES.get(task.payload["kind"])
 
     def _actions(self, task: Task) -> tuple[str, ...]:
         payload = task.payload

@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from harness_gym.core.task import Task
+from harness_gym.domains.prompts import SettingPrompts
 from harness_gym.domains.tau_retail.tools import FUNCTIONS
 from harness_gym.domains.tau_retail.verifier import render_plan
-from harness_gym.executors.prompts import ParseError, Prompts, json_objects
+from harness_gym.executors.prompts import ParseError, json_objects
 
 POLICY = """Store policy (the write tools enforce it; a write that breaks it fails):
 - Act only for the customer making the request, on their own orders; look records up before writing.
@@ -47,7 +48,7 @@ class _RetailDomain(Protocol):
     db: Mapping[str, Mapping[str, Any]]
 
 
-class TauRetailPrompts(Prompts):
+class TauRetailPrompts(SettingPrompts):
     domain: _RetailDomain
 
     artifact_instruction = (
@@ -55,9 +56,7 @@ class TauRetailPrompts(Prompts):
         '(a ```json fence is fine), ending with a "respond" call.'
     )
 
-    def reply_form(self, task: Task, kind: str) -> str | None:
-        if kind == "tool":
-            return None
+    def artifact_form(self, task: Task) -> str:
         return (
             '{"calls": [{"name": "<tool>", "kwargs": {"<argument>": "<value>"}}, '
             '{"name": "respond", "kwargs": {"content": "<message to the customer>"}}]}'
