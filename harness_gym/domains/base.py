@@ -11,14 +11,17 @@ presets:
   the Base script OBSERVE, CALL_TOOL, DRAFT, SUBMIT.
 
 Event sets are named (``CORE_EVENTS`` and the sets built on it), so a setting adds to one rather than
-spelling all of them. :func:`check_outcome` and :func:`with_judge` are the two halves of every CHECK, and
+spelling all of them. :func:`check_outcome` and :func:`with_judge` are the two halves of every CHECK,
 :class:`UpstreamAdapter` is what the public-benchmark adapters share (``data_path``, ``n_train``,
-``n_eval``).
+``n_eval``), and :func:`read_toml` reads a setting's data file (problem definitions that are data live
+beside the code that reads them).
 """
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Iterable
+from importlib import resources
 from typing import Any
 
 from harness_gym.core.actions import Action
@@ -106,6 +109,12 @@ class UpstreamAdapter(SettingDomain):
     def upstream_tasks(self) -> list[Task]:
         """The tasks read from ``data_path``."""
         raise NotImplementedError
+
+
+def read_toml(package: str, name: str) -> dict[str, Any]:
+    """A data file shipped beside a setting's code (``harness_gym/domains/<setting>/<name>``)."""
+    with resources.files(package).joinpath(name).open("rb") as handle:
+        return tomllib.load(handle)
 
 
 def with_judge(ep: Episode, items: Iterable[bool], issues: Iterable[str]) -> tuple[int, int, tuple[str, ...]]:

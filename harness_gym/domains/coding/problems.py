@@ -19,11 +19,11 @@ import ast
 import random
 import string
 import textwrap
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
+
+from harness_gym.domains.base import read_toml
 
 Args = tuple[Any, ...]
 
@@ -1122,8 +1122,7 @@ REFERENCES: dict[str, str] = {
 
 def _families() -> tuple[Family, ...]:
     """The families of ``problems.toml``, in file order, joined with their code."""
-    with resources.files(__package__).joinpath("problems.toml").open("rb") as handle:
-        entries = tomllib.load(handle)["family"]
+    entries = read_toml(__package__, "problems.toml")["family"]
     names = [entry["name"] for entry in entries]
     for what, table in (("references", REFERENCES), ("random inputs", RANDOM_INPUTS)):
         if set(table) != set(names):
