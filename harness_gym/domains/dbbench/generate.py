@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_gym.core.task import packaged_task_file, write_jsonl
+from harness_gym.domains.base import read_toml
 from harness_gym.domains.dbbench.engine import quote_ident, result_values, run_sql
 from harness_gym.domains.dbbench.verifier import artifact_scores
 from harness_gym.domains.generation import task_record
@@ -25,61 +26,10 @@ from harness_gym.domains.generation import task_record
 DOMAIN = "dbbench"
 OUT = "dbbench-v0.jsonl"
 
-# theme: (table name, key column, two categorical columns with values, two numeric columns with ranges)
-THEMES: dict[str, list[dict[str, Any]]] = {
-    "train": [
-        {
-            "table": "staff_directory",
-            "key": ("Employee", ["Avery", "Blake", "Casey", "Devon", "Emery", "Finley", "Harper", "Jordan"]),
-            "cats": [("Department", ["Sales", "Finance", "Legal"]), ("Office", ["Leeds", "Porto", "Lyon"])],
-            "nums": [("Salary", 3000, 9000), ("Tenure", 1, 20)],
-        },
-        {
-            "table": "library_catalogue",
-            "key": ("Title", ["Ash Road", "Blue Hour", "Cold Rain", "Dry Creek", "Echo Bay", "Fog Line"]),
-            "cats": [("Genre", ["Mystery", "Poetry", "History"]), ("Shelf", ["North", "South", "East"])],
-            "nums": [("Pages", 90, 700), ("Loans", 0, 60)],
-        },
-        {
-            "table": "fleet_register",
-            "key": ("Vehicle", ["Van 11", "Van 12", "Truck 3", "Truck 7", "Bus 2", "Bus 5", "Cab 9"]),
-            "cats": [("Depot", ["Harbor", "Airport", "Central"]), ("Fuel", ["Diesel", "Electric", "Hybrid"])],
-            "nums": [("Mileage", 1000, 90000), ("Seats", 2, 50)],
-        },
-    ],
-    "eval": [
-        {
-            "table": "Regional Athletics Results",
-            "key": ("Athlete", ["Ana Sousa", "Bea Klein", "Cleo Marsh", "Dina Roy", "Eva Lund", "Fay Ortiz"]),
-            "cats": [("Nation", ["Kenya", "Chile", "Norway"]), ("Event", ["Sprint", "Relay", "Hurdles"])],
-            "nums": [("Points", 10, 99), ("Age", 18, 38)],
-        },
-        {
-            "table": "Festival Film Programme",
-            "key": (
-                "Film",
-                ["Night Tide", "Paper Moon", "Red Lantern", "Salt Flats", "Tin Star", "Wild Oats"],
-            ),
-            "cats": [
-                ("Studio", ["Aurora", "Meridian", "Zenith"]),
-                ("Language", ["French", "Korean", "Hindi"]),
-            ],
-            "nums": [("Runtime", 80, 190), ("Screens", 1, 40)],
-        },
-        {
-            "table": "Coastal Weather Stations",
-            "key": (
-                "Station",
-                ["Cape Ives", "Dune Point", "Gull Rock", "Kelp Bay", "Reef Head", "Tern Isle"],
-            ),
-            "cats": [
-                ("Region", ["Atlantic", "Pacific", "Arctic"]),
-                ("Status", ["Active", "Paused", "Manual"]),
-            ],
-            "nums": [("Rainfall", 100, 2500), ("Elevation", 2, 400)],
-        },
-    ],
-}
+_DATA = read_toml(__package__, "themes.toml")
+THEMES: dict[str, list[dict[str, Any]]] = _DATA["theme"]
+"""Per split, the table themes (``themes.toml``): name, key column and values, categorical and numeric
+columns."""
 
 # (type, difficulty) per split; eval 4 easy / 12 standard / 4 hard, train 3 / 10 / 3.
 PLAN: dict[str, list[tuple[str, str]]] = {
@@ -123,43 +73,17 @@ PLAN: dict[str, list[tuple[str, str]]] = {
     + [("comparison", "hard"), ("UPDATE-multi", "hard"), ("comparison", "hard")],
 }
 
-PHRASES = {
-    "a": {
-        "other": "What is the {col} of {key}?",
-        "counting": "How many rows have {cat} equal to {val}?",
-        "aggregation-SUM": "What is the total {num} of rows whose {cat} is {val}?",
-        "aggregation-AVG": "What is the average {num} of rows whose {cat} is {val}?",
-        "aggregation-MAX": "What is the highest {num} among rows whose {cat} is {val}?",
-        "aggregation-MIN": "What is the lowest {num} among rows whose {cat} is {val}?",
-        "ranking": "Which {keycol} has the largest {num}?",
-        "comparison": "Which {keycol} values have {cat} {val} and {num} above {threshold}?",
-        "INSERT": "Insert a new row into the {table} table: {pairs}.",
-        "UPDATE": "Set {col} to '{new}' for {keycol} '{key}' in the {table} table.",
-        "UPDATE-multi": "For rows of {table} with {cat} '{val}' and {cat2} '{val2}', set {col} to '{new}'.",
-    },
-    "b": {
-        "other": "Tell me the {col} recorded for {key}.",
-        "counting": "Count the entries where {cat} is '{val}'.",
-        "aggregation-SUM": "Sum up {num} over the entries listed under {cat} '{val}'.",
-        "aggregation-AVG": "Give the mean {num} for entries with {cat} '{val}'.",
-        "aggregation-MAX": "Find the maximum {num} reported for {cat} '{val}'.",
-        "aggregation-MIN": "Find the minimum {num} reported for {cat} '{val}'.",
-        "ranking": "Name the {keycol} ranked first by {num}.",
-        "comparison": "List every {keycol} from {cat} '{val}' whose {num} exceeds {threshold}.",
-        "INSERT": "Record this new entry in '{table}' with an INSERT statement: {pairs}.",
-        "UPDATE": "Change the {col} of {key} to {new} in '{table}'.",
-        "UPDATE-multi": "Where {cat} is {val} and {cat2} is {val2}, change {col} to {new} in '{table}'.",
-    },
-}
+PHRASES: dict[str, dict[str, str]] = _DATA["phrases"]
+"""Question phrasings per variant (``a``: train, ``b``: eval) and record type (``themes.toml``)."""
 
 
 def _table(theme: Mapping[str, Any], rng: random.Random) -> dict[str, Any]:
-    key_col, keys = theme["key"]
-    cols = [key_col] + [c for c, _ in theme["cats"]] + [n for n, _, _ in theme["nums"]]
+    cats, nums = theme["categories"], theme["numbers"]
+    cols = [theme["key"], *cats, *nums]
     rows = []
-    for key in keys:
-        row = [key] + [rng.choice(vals) for _, vals in theme["cats"]]
-        row += [str(rng.randint(lo, hi)) for _, lo, hi in theme["nums"]]
+    for key in theme["keys"]:
+        row = [key] + [rng.choice(vals) for vals in cats.values()]
+        row += [str(rng.randint(lo, hi)) for lo, hi in nums.values()]
         rows.append(row)
     return {
         "table_name": theme["table"],
@@ -176,9 +100,9 @@ def _build(kind: str, theme: Mapping[str, Any], rng: random.Random, variant: str
     table = _table(theme, rng)
     rows = table["table_info"]["rows"]
     t = quote_ident(theme["table"])
-    key_col = theme["key"][0]
-    (cat, cat_vals), (cat2, _cat2_vals) = theme["cats"]
-    (num, _, _), (num2, _, _) = theme["nums"]
+    key_col = theme["key"]
+    (cat, cat_vals), (cat2, _) = theme["categories"].items()
+    num, num2 = theme["numbers"]
     k, c, c2, n, n2 = (quote_ident(x) for x in (key_col, cat, cat2, num, num2))
     row = rng.choice(rows)
     val, val2 = row[1], row[2]
@@ -227,7 +151,7 @@ def _build(kind: str, theme: Mapping[str, Any], rng: random.Random, variant: str
             ("wrong_filter", f"SELECT {k} FROM {t} WHERE {c} = {_lit(wrong_val)} AND {n} + 0 > {threshold}"),
         ]
     elif kind == "INSERT":
-        new = [f"New {theme['key'][1][0].split()[0]} {rng.randint(20, 99)}", val, val2, "7", "3"]
+        new = [f"New {theme['keys'][0].split()[0]} {rng.randint(20, 99)}", val, val2, "7", "3"]
         cols = ", ".join(quote_ident(x["name"]) for x in table["table_info"]["columns"])
         names = [x["name"] for x in table["table_info"]["columns"]]
         fields["pairs"] = ", ".join(f"{name} = {v}" for name, v in zip(names, new, strict=True))

@@ -13,9 +13,10 @@ meters, travel claims, harvest records) and a numeric question whose answer need
 
 A template family fixes the scenario, the question wording, the computation (sum, mean, difference,
 lookup, quantity x price, surcharge, levy), the tool chain and the answer format (label, decimals, unit
-placement; unique per family). Families own disjoint place/person/field names, company names and id
-prefixes. The train/eval split keeps families whole, and units and currencies come from disjoint pools
-(``UNIT_POOLS``): a held-out family never shares a unit, a format or an entity with a training family.
+placement; unique per family); scenarios and families are data, in ``families.toml``. Families own
+disjoint place/person/field names, company names and id prefixes. The train/eval split keeps families
+whole, and units and currencies come from disjoint pools (``UNIT_POOLS``): a held-out family never
+shares a unit, a format or an entity with a training family.
 
 Per task the payload holds the documents, the gold tool chain (each step's canonical call, what a
 successful result of that step looks like, and wrong candidate calls the executor may pick instead:
@@ -35,6 +36,7 @@ from functools import cache
 from typing import Any
 
 from harness_gym.core.task import write_generated
+from harness_gym.domains.base import read_toml
 from harness_gym.domains.generation import (
     VERSION,
     Reject,
@@ -145,96 +147,14 @@ class Scenario:
         return next(m for m in self.measures if m.stem == stem)
 
 
-SCENARIOS: dict[str, Scenario] = {
-    s.name: s
-    for s in (
-        Scenario(
-            "freight",
-            "freight",
-            "shipment",
-            "destination",
-            "cities",
-            (
-                Measure("weight", "mass", 40, 900, "gross weight"),
-                Measure("charge", "currency", 120, 2400, "freight charge"),
-            ),
-            "freight report",
-            "Logistics",
-            "Gross weights are given in {weight}; freight charges in {charge}, excluding VAT.",
-        ),
-        Scenario(
-            "fuel",
-            "fuel_log",
-            "vehicle",
-            "depot",
-            "cities",
-            (
-                Measure("distance", "length", 80e3, 900e3, "distance driven"),
-                Measure("fuel", "volume", 20, 300, "fuel drawn"),
-                Measure("cost", "currency", 40, 600, "fuel cost"),
-            ),
-            "fleet fuel log",
-            "Haulage",
-            "Distances in {distance}, fuel drawn in {fuel}, fuel costs in {cost}; one row per vehicle.",
-        ),
-        Scenario(
-            "inventory",
-            "stock",
-            "sku",
-            "warehouse",
-            "cities",
-            (
-                Measure("quantity", "count", 5, 400, "quantity"),
-                Measure("unit_price", "currency", 2, 250, "unit price"),
-            ),
-            "stock report",
-            "Supply",
-            "Quantities are units on hand at period end; unit prices in {unit_price}.",
-        ),
-        Scenario(
-            "energy",
-            "meters",
-            "meter",
-            "site",
-            "cities",
-            (
-                Measure("consumption", "energy", 500, 20000, "consumption"),
-                Measure("cost", "currency", 30, 1500, "energy cost"),
-            ),
-            "energy statement",
-            "Utilities",
-            "Consumption is metered in {consumption}; costs in {cost}, including network charges.",
-        ),
-        Scenario(
-            "expenses",
-            "claims",
-            "claim",
-            "traveller",
-            "people",
-            (
-                Measure("distance", "length", 20e3, 1200e3, "distance travelled"),
-                Measure("amount", "currency", 40, 1800, "amount reimbursed"),
-            ),
-            "travel expense register",
-            "Consulting",
-            "Distances in {distance}; reimbursed amounts in {amount}.",
-        ),
-        Scenario(
-            "harvest",
-            "harvest",
-            "lot",
-            "field",
-            "fields",
-            (
-                Measure("yield", "mass", 300, 6000, "yield"),
-                Measure("revenue", "currency", 200, 9000, "revenue"),
-            ),
-            "harvest record",
-            "Farms",
-            "Yields in {yield}; revenue in {revenue}, before deductions.",
-        ),
-    )
-}
+def _scenario(entry: dict[str, Any]) -> Scenario:
+    measures = tuple(Measure(**m) for m in entry["measures"])
+    return Scenario(**{**entry, "measures": measures})
+
+
+_DEFINITIONS = read_toml(__package__, "families.toml")
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in map(_scenario, _DEFINITIONS["scenario"])}
+"""The kinds of tabular document (``families.toml``)."""
 
 
 @dataclass(frozen=True)
@@ -263,87 +183,11 @@ class Family:
         return CHAINS[self.chain]
 
 
-FAMILIES: tuple[Family, ...] = (
-    # easy
-    Family("fr-e-sum", "easy", "freight", "E1", "sum", "weight",
-           "Using table {table} in document {doc}, what is the combined gross weight, in {unit}, of all "
-           "shipments bound for {cat}?", names=True),
-    Family("en-e-diff", "easy", "energy", "E1", "diff", "consumption",
-           "Table {table} of {doc} lists meter readings for {period}. By how much did the consumption of "
-           "meter {a} exceed that of meter {b}? Give the difference in {unit}.", period="month"),
-    Family("fu-e-mean", "easy", "fuel", "E1", "mean", "distance",
-           "From document {doc}, table {table}: what was the average distance driven by the vehicles based "
-           "at the {cat} depot, in {unit}?", names=True, period="week"),
-    Family("in-e-lookup", "easy", "inventory", "E2", "lookup", "unit_price",
-           "What is the unit price of item {a} in table {table} of document {doc}, expressed in {unit}?"),
-    Family("ex-e-lookup", "easy", "expenses", "E2", "lookup", "distance",
-           "Expense claim {a} in {doc} (table {table}) reports a travel distance. State that distance in "
-           "{unit}.", period="month"),
-    # standard: read_document -> extract_table -> calculator
-    Family("in-s-weighted", "standard", "inventory", "S1", "weighted", "unit_price",
-           "Document {doc} is {company}'s stock report. What was the total stock value (quantity times unit "
-           "price) held at the {cat} warehouse at the end of {period}? Answer in {unit}."),
-    Family("fr-s-surcharge", "standard", "freight", "S1", "surcharge", "charge",
-           "According to document {doc}, what did {company} bill in total for {period} shipments to {cat}, "
-           "including the surcharge the report states? Answer in {unit}.", period="month"),
-    Family("en-s-sum", "standard", "energy", "S1", "sum", "consumption",
-           "In {doc}, how much energy did the {cat} site consume in {period} across all of its meters? Give "
-           "the total in {unit}.", period="half"),
-    Family("ha-s-mean", "standard", "harvest", "S1", "mean", "yield",
-           "Based on the {period} harvest records in document {doc}, what was the mean yield per lot on the "
-           "{cat} field, in {unit}?", period="season"),
-    Family("ex-s-diff", "standard", "expenses", "S1", "diff", "amount",
-           "Document {doc} contains {company}'s travel claims. How much more was reimbursed for claim {a} "
-           "than for claim {b} in {period}? Answer in {unit}."),
-    Family("fu-s-sum", "standard", "fuel", "S1", "sum", "fuel",
-           "Using document {doc}, find the total fuel drawn in {period} by the vehicles stationed at {cat}, "
-           "in {unit}.", period="month"),
-    Family("ha-s-levy", "standard", "harvest", "S1", "levy", "revenue",
-           "What net revenue did the {cat} field earn in {period} according to {doc}, after deducting the "
-           "levy described in the document? Answer in {unit}.", period="season"),
-    # standard: extract_table -> calculator -> convert
-    Family("fr-s2-sum", "standard", "freight", "S2", "sum", "weight",
-           "Table {table} in {doc} lists {company}'s shipments. What is the total weight of the shipments to "
-           "{cat}, converted to {unit}?", names=True),
-    Family("fu-s2-sum", "standard", "fuel", "S2", "sum", "cost",
-           "Add up the fuel costs of all vehicles from the {cat} depot in table {table} of {doc} and report "
-           "the total in {unit}.", period="week"),
-    Family("en-s2-mean", "standard", "energy", "S2", "mean", "consumption",
-           "What is the average consumption of the meters at the {cat} site listed in table {table} of "
-           "{doc}? Report it in {unit}.", names=True, period="month"),
-    Family("ex-s2-sum", "standard", "expenses", "S2", "sum", "distance",
-           "How far did {cat} travel in total according to the claims in table {table} of {doc}? Express "
-           "the distance in {unit}.", period="half"),
-    Family("in-s2-weighted", "standard", "inventory", "S2", "weighted", "unit_price",
-           "Table {table} of document {doc} lists stock at several warehouses. Compute the value of the "
-           "stock at {cat} (quantity x unit price) and give it in {unit}.", period="month"),
-    Family("ha-s2-diff", "standard", "harvest", "S2", "diff", "yield",
-           "In table {table} of {doc}, how much larger was the yield of lot {a} than that of lot {b}? Give "
-           "the answer in {unit}.", names=True, period="season"),
-    Family("fr-s2-mean", "standard", "freight", "S2", "mean", "charge",
-           "What was the mean freight charge per shipment to {cat} in table {table} of document {doc}, "
-           "converted to {unit}?", period="half"),
-    Family("fu-s2-diff", "standard", "fuel", "S2", "diff", "fuel",
-           "Vehicle {a} drew more fuel than vehicle {b} according to table {table} in {doc}. How much more, "
-           "in {unit}?", names=True),
-    # hard: read_document -> extract_table -> calculator -> convert, with a superseded table
-    Family("fr-h-sum", "hard", "freight", "H", "sum", "charge",
-           "What was the total freight charge for shipments to {cat} in {period} according to the figures in "
-           "force in document {doc}? Answer in {unit}.", versions=("prelim", "final")),
-    Family("in-h-weighted", "hard", "inventory", "H", "weighted", "unit_price",
-           "Using the current figures in {doc}, what is the value of the stock held at the {cat} warehouse "
-           "(quantity times unit price) for {period}, expressed in {unit}?", versions=("draft", "revised"),
-           period="month"),
-    Family("fu-h-diff", "hard", "fuel", "H", "diff", "distance",
-           "Per the corrected log in document {doc}, how much farther did vehicle {a} drive than vehicle {b} "
-           "in {period}? Answer in {unit}.", versions=("v1", "corrected"), period="week"),
-    Family("en-h-sum", "hard", "energy", "H", "sum", "cost",
-           "According to the audited figures in {doc}, what did the {cat} site pay for energy in {period}? "
-           "Give the amount in {unit}.", versions=("estimate", "audited"), period="half"),
-    Family("ha-h-sum", "hard", "harvest", "H", "sum", "yield",
-           "What total yield did the {cat} field produce in {period}, using the final figures reported in "
-           "{doc}? State it in {unit}.", versions=("provisional", "final"), period="season"),
-)  # fmt: skip
+FAMILIES: tuple[Family, ...] = tuple(
+    Family(**{**entry, "versions": tuple(entry.get("versions", Family.versions))})
+    for entry in _DEFINITIONS["family"]
+)
+"""The template families (``families.toml``), in task order."""
 
 ROWS = {"easy": (5, 6), "standard": (6, 8), "hard": (7, 9)}
 OTHER_DOCS = {"easy": 1, "standard": 2, "hard": 2}
