@@ -471,35 +471,30 @@ def _prompt(lines: list[str], constraints: Sequence[dict[str, Any]], example: st
     return "\n".join([*lines, *_constraint_lines(constraints), "", PLAN_FORMAT.format(example=example)])
 
 
+_CONSTRAINT_TEXT = {
+    "never_on": "{block} may never be placed directly on {onto}",
+    "fixed": "{block} must never be moved",
+    "before": "{second} may not be moved until {first} has been moved at least once",
+    "max_table": "at no time may more than {k} stacks stand on the table",
+    "max_steps": "the plan may have at most {n} actions",
+    "avoid": "truck {truck} must never enter {location}",
+    "capacity": "truck {truck} may carry at most {k} package(s) at any time",
+    "deliver_before": (
+        "{second} may not be unloaded at its goal location until {first} has been unloaded at its own goal "
+        "location"
+    ),
+}
+"""How a prompt states each kind of extra constraint (``{field}``: the constraint's own fields)."""
+
+
 def _constraint_lines(constraints: Sequence[dict[str, Any]]) -> list[str]:
     if not constraints:
         return []
     lines = ["", "Extra constraints (a plan that breaks any of them is wrong):"]
     for spec in constraints:
-        kind = spec["kind"]
-        label = constraint_label(spec)
-        if kind == "never_on":
-            text = f"{spec['block']} may never be placed directly on {spec['onto']}"
-        elif kind == "fixed":
-            text = f"{spec['block']} must never be moved"
-        elif kind == "before":
-            text = f"{spec['second']} may not be moved until {spec['first']} has been moved at least once"
-        elif kind == "max_table":
-            text = f"at no time may more than {spec['k']} stacks stand on the table"
-        elif kind == "max_steps":
-            text = f"the plan may have at most {spec['n']} actions"
-        elif kind == "avoid":
-            text = f"truck {spec['truck']} must never enter {spec['location']}"
-        elif kind == "capacity":
-            text = f"truck {spec['truck']} may carry at most {spec['k']} package(s) at any time"
-        elif kind == "deliver_before":
-            text = (
-                f"{spec['second']} may not be unloaded at its goal location until {spec['first']} has been "
-                "unloaded at its own goal location"
-            )
-        else:
-            raise ValueError(f"unknown constraint kind {kind!r}")
-        lines.append(f"- {label}: {text}")
+        if spec["kind"] not in _CONSTRAINT_TEXT:
+            raise ValueError(f"unknown constraint kind {spec['kind']!r}")
+        lines.append(f"- {constraint_label(spec)}: {_CONSTRAINT_TEXT[spec['kind']].format(**spec)}")
     return lines
 
 
