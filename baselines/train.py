@@ -216,7 +216,7 @@ def fit_lean(
     state, as ``FlatReplayBuffer`` samples), their tensors are rows of ``FlatReplayBuffer.tensors()``
     (what ``TorchMiniBatch.from_batch`` builds), and the learner's own ``impl.update`` runs on them;
     d3rlpy's logger, metric averaging and per-row ``Transition`` objects are skipped. Checked against
-    ``fit`` in ``tests/test_batched_training.py``."""
+    ``fit`` in ``tests/test_training_identity.py``."""
     learner, buffer = run.learner, run.buffer
     assert isinstance(buffer, FlatReplayBuffer) and lean_fit_possible(run)
     build_model(learner, buffer)

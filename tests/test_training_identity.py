@@ -20,6 +20,7 @@ import torch
 from test_sampler import _data
 
 import baselines.train as train_module
+from baselines.batched import train_seeds
 from baselines.train import ALGOS, train
 from harness_gym.datasets.d3rlpy_bridge import OfflineData, quiet_d3rlpy
 from harness_gym.evaluation.d3rlpy_policy import fingerprint
@@ -109,3 +110,35 @@ def test_a_cached_training_dataset_trains_what_a_fresh_one_does(data: OfflineDat
     cached = _modules(train(algo, data, seed=4, n_steps=6))
     assert not _same_tensors(fresh, cached)
     _assert_same_states(fresh_states, _global_states())
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+def test_seeds_trained_together_are_the_seeds_trained_one_by_one(data: OfflineData, algo: str) -> None:
+    seeds, steps = (4, 1), 60  # target networks refresh every 3 steps
+    alone: list[tuple[int, int, str]] = []
+    together: list[tuple[int, int, str]] = []
+    expected = []
+    for seed in seeds:
+
+        def record(model: Any, step: int, seed: int = seed) -> None:
+            alone.append((seed, step, fingerprint(model)))
+
+        expected.append(train(algo, data, seed=seed, n_steps=steps, curve_points=2, on_checkpoint=record))
+    expected_states = _global_states()
+    got = train_seeds(
+        algo,
+        data,
+        seeds,
+        n_steps=steps,
+        curve_points=2,
+        on_checkpoint=lambda seed, model, step: together.append((seed, step, fingerprint(model))),
+    )
+    _assert_same_states(expected_states, _global_states())
+    for want, have in zip(expected, got, strict=True):
+        assert type(have) is type(want) and have.grad_step == want.grad_step == steps
+        assert not _same_tensors(_modules(want), _modules(have))
+        assert not _same_tensors(_optimizer_states(want), _optimizer_states(have))
+    assert sorted(together) == sorted(alone) and len(together) == 4
+    # batched: the seeds' checkpoints interleave step by step; a learner trained seed by seed: in seed order
+    order = [4, 4, 1, 1] if algo == "bc-d3rlpy" else [4, 1, 4, 1]  # d3rlpy's DiscreteBC is not batched
+    assert [s for s, _, _ in together] == order
