@@ -142,3 +142,36 @@ def test_seeds_trained_together_are_the_seeds_trained_one_by_one(data: OfflineDa
     # batched: the seeds' checkpoints interleave step by step; a learner trained seed by seed: in seed order
     order = [4, 4, 1, 1] if algo == "bc-d3rlpy" else [4, 1, 4, 1]  # d3rlpy's DiscreteBC is not batched
     assert [s for s, _, _ in together] == order
+
+
+def test_the_bench_trains_a_batched_algorithm_and_a_per_seed_one_alike(data: OfflineData) -> None:
+    """``harness_gym.policies.algorithms.train_seeds``: the batched entry point when offered, else one
+    ``train`` per seed, with checkpoints handed on per seed either way."""
+    from baselines.algorithms import D3rlpyLearner
+    from harness_gym.policies.algorithms import SeedBatchedAlgorithm, Trained, TrainingData
+    from harness_gym.policies.algorithms import train_seeds as bench_train_seeds
+
+    class PerSeed:  # the same learner without its batched entry point
+        name, stochastic = "awr", True
+
+        def train(self, data: TrainingData, **kwargs: Any) -> Trained:
+            return D3rlpyLearner("awr").train(data, **kwargs)
+
+    training = TrainingData("HarnessPlanning-v0", None, data)
+    batched = D3rlpyLearner("awr")
+    assert isinstance(batched, SeedBatchedAlgorithm) and not isinstance(PerSeed(), SeedBatchedAlgorithm)
+    seen: dict[str, list[tuple[int, int, str | None]]] = {"batched": [], "per-seed": []}
+    fingerprints = {}
+    for kind, algorithm in (("batched", batched), ("per-seed", PerSeed())):
+        runs = bench_train_seeds(
+            algorithm,
+            training,
+            seeds=(2, 0),
+            n_steps=8,
+            curve_points=2,
+            on_checkpoint=lambda seed, run, step, kind=kind: seen[kind].append((seed, step, run.fingerprint)),
+        )
+        fingerprints[kind] = [run.fingerprint for run in runs]
+        assert set(runs[0].policies) == {"sample", "greedy"}
+    assert fingerprints["batched"] == fingerprints["per-seed"]
+    assert sorted(seen["batched"]) == sorted(seen["per-seed"]) and len(seen["batched"]) == 4

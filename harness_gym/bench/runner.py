@@ -40,7 +40,7 @@ from harness_gym.evaluation.engine import EngineConfig, check_manifest, write_at
 from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
 from harness_gym.evaluation.rollout import USAGE_KEYS
 from harness_gym.executors.openai_executor import OpenAIConfig
-from harness_gym.policies.algorithms import ACT_MODES, Algorithm, Trained, TrainingData
+from harness_gym.policies.algorithms import ACT_MODES, Algorithm, Trained, TrainingData, train_seeds
 from harness_gym.policies.algorithms import get as get_algorithm
 
 
@@ -251,6 +251,22 @@ class LearningCurves:
 
         return on_checkpoint
 
+    def recorders(
+        self, algorithm: Algorithm, seeds: tuple[int, ...]
+    ) -> Callable[[int, Trained, int], None] | None:
+        """``on_checkpoint(seed, trained, step)`` for ``train_seeds``: each seed's ``recorder``, created in
+        seed order (the order of ``points``); None when disabled."""
+        if not self.enabled:
+            return None
+        by_seed = {seed: self.recorder(algorithm, seed) for seed in seeds}
+
+        def on_checkpoint(seed: int, trained: Trained, step: int) -> None:
+            record = by_seed[seed]
+            assert record is not None
+            record(trained, step)
+
+        return on_checkpoint
+
 
 def off_policy_evaluation(
     env_id: str,
@@ -405,16 +421,17 @@ def run_setting(
     training_data = TrainingData(env_id, dataset, data)
     curves = LearningCurves(env_id, engine, env_kwargs, lambda record: tick(1), enabled=config.curves)
     for algorithm in map(get_algorithm, config.algos):
-        for seed in config.seeds:
-            mark = time.perf_counter()
-            run = algorithm.train(
-                training_data,
-                seed=seed,
-                n_steps=config.n_steps,
-                curve_points=config.curve_points if config.curves else 0,
-                on_checkpoint=curves.recorder(algorithm, seed),
-            )
-            timings["train_s"] += time.perf_counter() - mark
+        mark = time.perf_counter()
+        runs = train_seeds(
+            algorithm,
+            training_data,
+            seeds=config.seeds,
+            n_steps=config.n_steps,
+            curve_points=config.curve_points if config.curves else 0,
+            on_checkpoint=curves.recorders(algorithm, config.seeds),
+        )
+        timings["train_s"] += time.perf_counter() - mark
+        for seed, run in zip(config.seeds, runs, strict=True):
             mark = time.perf_counter()
             for name, policy in acting_policies(algorithm, run, config.act):
                 trained.setdefault(name, []).append((seed, policy, run.fingerprint))
