@@ -144,7 +144,8 @@ class Scripted:
 
 
 def make_env(env_id: str, base_url: str, **settings) -> gym.Env:
-    config = OpenAIConfig(model="scripted-model", base_url=base_url, max_retries=0, **settings)
+    settings = {"model": "scripted-model", **settings}
+    config = OpenAIConfig(base_url=base_url, max_retries=0, **settings)
     return gym.make(env_id, split="eval", executor=config, strict=True)
 
 
@@ -251,13 +252,22 @@ def test_record_then_replay_with_the_server_stopped_is_identical(serve, tmp_path
     replay = make_env(env_id, srv.base_url, temperature=0.8, cache=str(cache), cache_mode="replay")
     replayed = [run_random(replay, seed, task_id) for seed, task_id in enumerate(task_ids)]
 
-    def without_cache_flags(steps):  # a replayed call is a cache hit; everything else is the same
-        return [{**s, "usage": {**s["usage"], "cached": None}} if "usage" in s else s for s in steps]
+    def without_cache_flags(steps):  # a replayed call is a cache hit, costing no time; all else is the same
+        spent = {"cached": None, "latency_s": None}
+        return [
+            {**s, "usage": {**s["usage"], **spent}, "executor_io": {**s["executor_io"], **spent}}
+            if "usage" in s
+            else s
+            for s in steps
+        ]
 
     for (steps, reward, info), (steps2, reward2, info2) in zip(recorded, replayed, strict=True):
         assert without_cache_flags(steps2) == without_cache_flags(steps)
         assert all(s["usage"]["cached"] == 0 for s in steps if "usage" in s)
         assert all(s["usage"]["cached"] == s["usage"]["calls"] for s in steps2 if "usage" in s)
+        assert all(s["executor_io"]["cached"] is False for s in steps if "executor_io" in s)
+        assert all(s["executor_io"]["latency_s"] > 0 for s in steps if "executor_io" in s)  # measured
+        assert all(s["executor_io"]["latency_s"] == 0 for s in steps2 if "executor_io" in s)  # not sent
         assert reward2 == reward
         assert info2["rubric"] == info["rubric"]
         assert info2["usage"]["prompt_tokens"] == info["usage"]["prompt_tokens"]
@@ -277,7 +287,7 @@ def test_record_then_replay_with_the_server_stopped_is_identical(serve, tmp_path
 
 def test_usage_and_cost_reach_the_episode_info(serve):
     srv = serve(lambda messages: "", usage={"prompt_tokens": 1000, "completion_tokens": 500})
-    env = make_env("HarnessPlanning-v0", srv.base_url, price_per_1k_prompt=0.5, price_per_1k_completion=2.0)
+    env = make_env("HarnessPlanning-v0", srv.base_url, price_in=500.0, price_out=2000.0)  # USD / 1M tokens
     srv.respond = Scripted(env)
     reward, info = gather_then_draft(env, seed=0, task_id=env.unwrapped.tasks[0].task_id)
     usage = info["usage"]
@@ -545,7 +555,17 @@ def test_step_records_and_the_cache_keep_the_request_and_reply(serve, tmp_path):
     steps = info["trajectory"]["steps"]
     assert "executor_io" not in steps[0]  # OBSERVE calls no executor
     io = steps[1]["executor_io"]
-    assert set(io) == {"messages", "reply", "finish_reason", "cache_key", "error"}
+    assert set(io) >= {"messages", "reply", "finish_reason", "cache_key", "error"}
+    assert set(io) == {
+        *("messages", "reply", "reasoning_content", "finish_reason", "model", "cache_key", "cached"),
+        *("latency_s", "prompt_tokens", "completion_tokens", "cost_usd", "error"),
+    }
+    assert (io["model"], io["cached"], io["prompt_tokens"], io["completion_tokens"]) == (
+        "scripted-model",
+        False,
+        100,
+        20,
+    )
     assert io["messages"] == srv.requests[-1]["messages"] and io["error"] is None
     assert io["finish_reason"] == "stop"
     json.dumps(io)  # plain JSON for datasets and the viewer
@@ -564,7 +584,7 @@ def test_equal_prompts_share_one_cache_entry_at_temperature_zero(serve, tmp_path
     assert env.unwrapped.executor.stats()["cache_hits"] == 1
 
 
-def test_a_replay_miss_names_the_changed_base_url_and_sampling(serve, tmp_path):
+def test_a_moved_base_url_replays_and_a_replay_miss_names_the_changed_sampling(serve, tmp_path):
     env_id = "HarnessPlanning-v0"
     srv = serve(lambda payload: "")
     cache = str(tmp_path / "c.sqlite")
@@ -573,10 +593,15 @@ def test_a_replay_miss_names_the_changed_base_url_and_sampling(serve, tmp_path):
     task_id = env.unwrapped.tasks[0].task_id
     env.reset(seed=0, options={"task_id": task_id})
     env.step(int(Action.DRAFT))
+    # the endpoint's URL is no part of the key: the same model behind another URL replays the recording
     moved = make_env(env_id, "http://127.0.0.1:9/v1", cache=cache, cache_mode="replay")
     moved.reset(seed=0, options={"task_id": task_id})
-    with pytest.raises(CacheMissError, match=r"base_url 'http://127.0.0.1:9/v1' \(recorded: 'http://127"):
-        moved.step(int(Action.DRAFT))
+    moved.step(int(Action.DRAFT))
+    assert moved.unwrapped._ep.steps[-1]["executor_io"]["cached"] is True
+    other_model = make_env(env_id, srv.base_url, cache=cache, cache_mode="replay", model="other")
+    other_model.reset(seed=0, options={"task_id": task_id})
+    with pytest.raises(CacheMissError, match=r"model 'other' \(recorded: 'scripted-model'\)"):
+        other_model.step(int(Action.DRAFT))
     hotter = make_env(env_id, srv.base_url, cache=cache, cache_mode="replay", max_tokens=64)
     hotter.reset(seed=0, options={"task_id": task_id})
     with pytest.raises(CacheMissError, match=r"max_tokens 64 \(recorded: 1024\)"):

@@ -254,7 +254,7 @@ def rollout(config: CollectConfig, index: int, env: gym.Env | None = None) -> di
     seed = config.seed + index
     task_index = index % len(ids)
 
-    obs, info = env.reset(seed=seed, options={"task_id": ids[task_index]})
+    obs, info = env.reset(seed=seed, options={"task_id": ids[task_index], "episode_tag": behavior})
     rng = policy_rng(seed)
     observations, masks = [obs], [info["action_mask"]]
     actions, logps, rewards, terms, truncs = [], [], [], [], []
