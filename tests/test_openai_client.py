@@ -6,6 +6,7 @@ import json
 import random
 import socket
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -438,3 +439,77 @@ def test_a_hung_endpoint_is_bounded_by_the_call_deadline(server: ScriptedServer)
 def test_deadline_must_be_positive(server: ScriptedServer) -> None:
     with pytest.raises(ValueError, match="deadline_s"):
         make_client(server, deadline_s=0)
+
+
+def test_a_timed_out_request_is_closed_before_its_slot_is_reused() -> None:
+    """A server that notices closed connections (as vLLM and SGLang abort them) never holds more of
+    this client's requests than ``max_concurrency``, however many time out and are retried."""
+    import select
+
+    live: set[socket.socket] = set()
+    lock = threading.Lock()
+    seen = {"max_live": 0, "requests": 0, "closed": 0}
+    stop = threading.Event()
+
+    def closed(sock: socket.socket) -> bool:
+        try:
+            return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            sock = self.connection
+            with lock:
+                for other in [s for s in live if closed(s)]:  # the client's FIN is in before its next SYN
+                    live.discard(other)
+                    seen["closed"] += 1
+                live.add(sock)
+                seen["requests"] += 1
+                seen["max_live"] = max(seen["max_live"], len(live))
+            deadline = time.monotonic() + 5.0
+            while time.monotonic() < deadline and not stop.is_set():  # "generating" until the client leaves
+                if select.select([sock], [], [], 0.01)[0] and closed(sock):
+                    break
+            with lock:
+                live.discard(sock)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    client = OpenAIChatClient(
+        base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1",
+        model="m",
+        max_concurrency=2,
+        timeout_s=0.2,
+        max_retries=2,
+        backoff_s=0.01,
+        deadline_s=10,
+    )
+    errors: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            client.chat(MESSAGES)
+        except LLMError as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=call) for _ in range(6)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=30)
+    finally:
+        stop.set()
+        httpd.shutdown()
+        httpd.server_close()
+    assert len(errors) == 6 and all("timed out" in str(e) for e in errors)
+    assert seen["requests"] == 6 * 3  # every attempt reached the server
+    assert seen["max_live"] <= 2  # never more than the client's limit, though 18 requests timed out

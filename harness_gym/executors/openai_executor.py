@@ -180,6 +180,11 @@ class OpenAIConfig:
     def from_toml(cls, path: str | os.PathLike[str], **overrides: Any) -> OpenAIConfig:
         """The settings in a TOML file (top level, or its ``[executor]`` table), ``overrides`` on top; a
         key that is no field is a ``ValueError`` naming it."""
+        return cls(**{**cls.toml_settings(path), **overrides})
+
+    @classmethod
+    def toml_settings(cls, path: str | os.PathLike[str]) -> dict[str, Any]:
+        """The settings a TOML file gives (only those it names), checked as :meth:`from_toml` does."""
         try:
             data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -196,7 +201,8 @@ class OpenAIConfig:
             data["extra_body"] = json.dumps(data["extra_body"], sort_keys=True)
         if isinstance(data.get("stop"), list):
             data["stop"] = tuple(data["stop"])
-        return cls(**{**data, **overrides})
+        cls(**data)  # a bad value is named now
+        return dict(data)
 
     def resolved(self) -> OpenAIConfig:
         """This config with the model and base URL filled in from the environment where unset."""
