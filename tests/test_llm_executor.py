@@ -924,3 +924,32 @@ def test_copies_are_counted_and_audit_records_join_the_cache(serve, tmp_path, ca
     for record in records:
         traces.setdefault(record["task_id"], set()).add(record["trace"])
     assert len(traces) == 20 and all(len(t) == 1 for t in traces.values())  # each task's nine episodes
+
+
+def test_replay_reruns_every_recorded_command(serve, tmp_path, capsys):
+    pytest.importorskip("minari")
+    from harness_gym.cli.main import main
+
+    srv = serve(planning_replies)
+    cache = tmp_path / "c.sqlite"
+    llm = ["--executor", "openai", "--model", "m", "--base-url", srv.base_url, "--cache", str(cache)]
+    assert main(["run", "--env", "HarnessPlanning-v0", "--episodes", "3", "--temperature", "0.6", *llm]) == 0
+    evaluate = ["evaluate", "--env", "HarnessPlanning-v0", "--policy", "exploratory", "--quiet"]
+    assert main([*evaluate, "--out", str(tmp_path / "e.json"), *llm]) == 0
+    collect = [
+        "collect",
+        "--env",
+        "HarnessPlanning-v0",
+        "--episodes",
+        "6",
+        "--quiet",
+        "--root",
+        str(tmp_path),
+    ]
+    assert main([*collect, "--dataset-id", "harness/planning/r-v0", *llm, "--llm-seed", "3"]) == 0
+    srv.close()
+    capsys.readouterr()
+    assert main(["replay", str(cache)]) == 0
+    out = capsys.readouterr().out
+    assert "replayed 3 recorded run(s), 189 episodes" in out and out.rstrip().endswith("all identical")
+    assert not (tmp_path / "e.json.partial").exists()  # outputs went to a temporary directory

@@ -146,8 +146,8 @@ def add_executor_args(parser: argparse.ArgumentParser) -> None:
         "--cache-mode",
         default=None,
         choices=[*CACHE_MODES, *CACHE_MODE_ALIASES],
-        help="record = read_write (default), replay = read_only (a miss is an error, no network; settings "
-        "not given are taken from the cache)",
+        help="record = read_write (default), replay = read_only (a miss is an error, no network; without "
+        "--config, settings not given are taken from the cache)",
     )
 
 
@@ -181,8 +181,8 @@ def engine_config(args: argparse.Namespace):
 def executor_config(args: argparse.Namespace) -> OpenAIConfig | None:
     """The chat-LLM settings from the command line, or None for the simulated executor.
 
-    Lowest to highest precedence: in replay mode the settings the cache recorded, then ``--config``'s
-    file, then the flags. The API key is read from $HARNESS_GYM_LLM_API_KEY or $OPENAI_API_KEY only,
+    Lowest to highest precedence: in replay mode without ``--config``, the settings the cache recorded;
+    ``--config``'s file; the flags. The API key is read from $HARNESS_GYM_LLM_API_KEY or $OPENAI_API_KEY only,
     never from a flag or a file.
     """
     config_file = getattr(args, "config", None)
@@ -200,8 +200,9 @@ def executor_config(args: argparse.Namespace) -> OpenAIConfig | None:
         if args.cache_mode is not None:
             settings["cache_mode"] = args.cache_mode
         mode = CACHE_MODE_ALIASES.get(settings.get("cache_mode", ""), settings.get("cache_mode"))
-        if mode == "read_only" and settings.get("cache"):
-            settings = {**recorded_settings(settings["cache"], settings.get("model")), **settings}
+        if mode == "read_only" and settings.get("cache") and not config_file:
+            given = {k: v for k, v in settings.items() if k not in ("cache", "cache_mode")}
+            settings = {**recorded_settings(settings["cache"], given), **settings}
         concurrency = getattr(args, "concurrency", 1)
         if "max_concurrency" not in settings and concurrency > OpenAIConfig.max_concurrency:
             settings["max_concurrency"] = concurrency  # the client's bound never throttles --concurrency
@@ -216,26 +217,37 @@ def executor_config(args: argparse.Namespace) -> OpenAIConfig | None:
     return config
 
 
-def recorded_settings(cache: str, model: str | None = None) -> dict:
-    """The executor settings a response cache recorded (of ``model`` if given): what a replay runs with
-    when nothing else says. Several recorded configurations are an error naming them."""
+def recorded_settings(cache: str, given: dict | None = None) -> dict:
+    """The executor settings a response cache recorded that agree with ``given``: what a replay runs
+    with where nothing else says. Several such configurations, differing in a setting not given, are an
+    error naming the setting and its recorded values."""
     from harness_gym.executors.cache import ResponseCache
 
-    with ResponseCache(cache, "read_only") as opened:
-        found = [s for s in opened.settings() if model is None or s.get("model") == model]
+    given = given or {}
     fields = set(OpenAIConfig.__dataclass_fields__)
-    distinct = {json.dumps(s, sort_keys=True): s for s in found}
+
+    def plain(value: object) -> object:
+        return list(value) if isinstance(value, tuple | list) else value
+
+    with ResponseCache(cache, "read_only") as opened:
+        found = [
+            {k: v for k, v in s.items() if k in fields}
+            for s in opened.settings()
+            if all(plain(s.get(k, v)) == plain(v) for k, v in given.items() if k in s)
+        ]
+    distinct = list({json.dumps(s, sort_keys=True): s for s in found}.values())
     if len(distinct) > 1:
+        differ = sorted(
+            k for k in set().union(*distinct) if len({json.dumps(s.get(k)) for s in distinct}) > 1
+        )
         described = "; ".join(
-            ", ".join(f"{k}={v}" for k, v in sorted(s.items()) if k in ("model", "temperature", "max_tokens"))
-            for s in distinct.values()
+            f"{k}: {', '.join(sorted({json.dumps(s.get(k)) for s in distinct}))}" for k in differ
         )
         raise ValueError(
-            f"{cache} recorded several executor configurations ({described}): say which with --model, "
-            "--config or the sampling flags"
+            f"{cache} recorded several executor configurations that differ in {described}: say which "
+            "(flags or --config)"
         )
-    settings = next(iter(distinct.values()), {})
-    settings = {k: v for k, v in settings.items() if k in fields}
+    settings = dict(distinct[0]) if distinct else {}
     if isinstance(settings.get("stop"), list):
         settings["stop"] = tuple(settings["stop"])
     return settings
