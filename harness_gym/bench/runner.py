@@ -537,6 +537,22 @@ def _run_setting_in_worker(env_id: str, config: BenchConfig) -> dict[str, Any]:
     return result
 
 
+PRELOADED = ("torch", "torch._dynamo", "d3rlpy", "minari")
+"""Imported by the bench process before it forks its setting processes, which inherit them: each would
+import them anyway (about 5 CPU-s per process; ``torch._dynamo`` comes with the first torch optimizer)."""
+
+
+def _preload(start_method: str) -> None:
+    """Import ``PRELOADED`` (those installed) when setting processes are forked; nothing runs in them."""
+    if start_method != "fork":
+        return
+    import importlib
+
+    for name in PRELOADED:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
 def run(config: BenchConfig) -> dict[str, Any]:
     """Every setting, then the report; returns the results dict (also written to ``config.out``).
 
@@ -578,6 +594,8 @@ def run(config: BenchConfig) -> dict[str, Any]:
         total=total, initial=initial, desc="bench", unit="ep", smoothing=0, disable=not config.show_progress
     )
     context = multiprocessing.get_context()
+    if config.algos and any(env_id not in done for env_id in config.settings):
+        _preload(context.get_start_method())
     progress = context.Queue()
     # a fresh process per setting: caches and models of one setting never add to the next one's memory
     pool = context.Pool(config.workers, initializer=_worker_init, initargs=(progress,), maxtasksperchild=1)
