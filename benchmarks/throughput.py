@@ -3,7 +3,10 @@
 Every env runs in this process through the same loop (``gym.make``, random legal actions, reset on
 episode end). Each id is measured in alternating rounds with CartPole and the best round of each is
 compared (the ``timeit`` convention), so that a burst of load on a shared machine cannot decide a ratio.
-Verifier caches are warmed by a full pass first (DESIGN §10: coding is measured with a warm cache).
+Verifier caches are warmed by a full pass first (DESIGN §10: coding is measured with a warm cache); for
+coding and HumanEval every draft of the simulated executor's pools is judged first, so the rounds see
+what a long run sees. Those sandbox runs happen once per machine and user: their verdicts are kept on
+disk (``harness_gym.domains.coding.verdicts``), and later runs, in any process, read them back.
 
 Each round is timed twice: by the wall clock and by CPU time (user + system of this process and of the
 sandbox processes it waited for). The CPU-based ratio is the one held to the targets: on a shared machine
@@ -62,6 +65,21 @@ class Runner:
         return steps / elapsed, steps / max(cpu, 1e-9)
 
 
+def judge_pools(domain: object) -> None:
+    """Coding and HumanEval: run the verifier on every draft of every task's pool (nothing elsewhere)."""
+    from harness_gym.domains.coding import CodingDomain
+    from harness_gym.domains.coding.verifier import artifact_scores, run_tests, structural_check
+
+    if not isinstance(domain, CodingDomain):
+        return
+    for task in domain.tasks():
+        pool = domain.pool(task)
+        for source in dict.fromkeys([pool.reference, *(flawed.source for flawed in pool.flawed)]):
+            run_tests(source, task.payload["function_name"], task.payload["visible_tests"])  # CALL_TOOL
+            structural_check(task.payload, source)
+            artifact_scores(task.payload, source)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -69,6 +87,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=10_000, help="steps per round")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--split", default="eval", choices=["train", "eval", "all"])
+    parser.add_argument("--ids", nargs="*", default=list(harness_gym.ALL_ENV_IDS), help="default: all")
     args = parser.parse_args()
 
     print(f"{os.cpu_count()} cores; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -77,8 +96,9 @@ def main() -> None:
         f"{'env':<24} {'steps/CPU-s':>11} {'CartPole':>9} {'CPU ratio':>9} {'steps/s':>9} {'CartPole':>9}"
         f" {'wall ratio':>10} {'target':>6}  cache hits"
     )
-    for env_id in harness_gym.ALL_ENV_IDS:
+    for env_id in args.ids:
         runner = Runner(env_id, split=args.split)
+        judge_pools(runner.env.unwrapped.domain)
         runner.steps_per_second(args.steps)  # warm the verifier cache
         hits, misses = VERIFIER_CACHE.hits, VERIFIER_CACHE.misses
         env_wall = pole_wall = env_cpu = pole_cpu = 0.0
