@@ -249,7 +249,7 @@ def evaluate_calls(
     nonce = secrets.token_hex(16)
     job = {"nonce": nonce, "function": function_name, "sources": list(sources), "calls": list(calls)}
     job["budget"] = budget
-    result = run_python(_child_script(), stdin=json.dumps(job) + "\n", limits=limits)
+    result = run_python(_child_script(), stdin=json.dumps(job) + "\n", limits=limits, trusted_source=True)
     outcomes, ends, done = _read_records(result.stdout, nonce, len(sources), len(calls))
     error = None
     if result.timed_out or result.returncode in _CPU_LIMIT_CODES:
@@ -296,7 +296,9 @@ def _judge_code(jobs: list[tuple[int, str, list[Any]]]) -> dict[int, tuple[bool,
     if not jobs:
         return {}
     payload = [[index, check, values.encode(results)] for index, check, results in jobs]
-    result = run_python(_values_source() + _CHECKER, stdin=json.dumps(payload), limits=_CHECK_LIMITS)
+    result = run_python(
+        _values_source() + _CHECKER, stdin=json.dumps(payload), limits=_CHECK_LIMITS, trusted_source=True
+    )
     verdicts: dict[int, tuple[bool, str]] = {}
     for line in result.stdout.splitlines():
         try:

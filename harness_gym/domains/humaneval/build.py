@@ -140,7 +140,9 @@ def _replay_check(helpers: str, test_module: str, entry_point: str, seed: int) -
 
 def _code_record(problem: Problem, reference: str, test_module: str, seed: int) -> dict[str, Any]:
     job = {"reference": reference, "entry": problem.entry_point, "test": test_module, "seed": seed}
-    result = run_python(_values_source() + _RECORDER, stdin=json.dumps(job), limits=SCREEN_LIMITS)
+    result = run_python(
+        _values_source() + _RECORDER, stdin=json.dumps(job), limits=SCREEN_LIMITS, trusted_source=True
+    )
     if result.returncode != 0 or result.timed_out:
         tail = result.stderr.strip().splitlines()[-1:] or [f"exit code {result.returncode}"]
         raise ValueError(f"{problem.task_id}: recording check() on the reference failed: {tail[0][:200]}")
