@@ -13,9 +13,20 @@ import harness_gym
 from harness_gym import FEATURES, Action, InvalidActionError
 from harness_gym.evaluation.rollout import run_episode
 from harness_gym.policies.scripted import BasePolicy, RandomPolicy
+from harness_gym.sandbox.detect import wanted
 
 ENV_IDS = harness_gym.ENV_IDS
-FINAL_KEYS = {"G", "rubric", "hms", "hms_norm", "termination_reason", "cost", "usage", "trajectory"}
+FINAL_KEYS = {
+    "G",
+    "rubric",
+    "hms",
+    "hms_norm",
+    "termination_reason",
+    "cost",
+    "usage",
+    "sandbox",
+    "trajectory",
+}
 
 
 @pytest.fixture(params=ENV_IDS)
@@ -77,6 +88,7 @@ def test_final_info_and_rewards(env_id):
             if not done:
                 assert reward == 0.0
         assert set(info) >= FINAL_KEYS
+        assert info["sandbox"] == (wanted() if env.unwrapped.domain.runs_code else None)
         assert reward == info["G"]
         assert info["termination_reason"] == ("submit" if terminated else "budget")
         json.dumps(info["trajectory"])  # JSON-serialisable

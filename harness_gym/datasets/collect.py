@@ -547,6 +547,7 @@ def _write_dataset(
                 "harness_behaviors": behaviors(config),
                 "harness_config": json.dumps(config.content_key(), sort_keys=True),
                 "harness_executor": json.dumps(describe(), sort_keys=True, default=str),
+                "harness_sandbox": env.unwrapped.sandbox or "none",
                 "harness_version": __version__,
             }
         )

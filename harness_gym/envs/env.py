@@ -19,6 +19,7 @@ from harness_gym.envs.domain import Domain, Episode, Outcome, artifact_hash
 from harness_gym.executors.base import Executor, RequestKind
 from harness_gym.executors.profiles import ExecutorProfile, for_domain
 from harness_gym.executors.simulated import SimulatedExecutor
+from harness_gym.sandbox import require
 
 if TYPE_CHECKING:
     from harness_gym.executors.openai_executor import OpenAIConfig
@@ -71,8 +72,10 @@ _COMMON_DOC = """
     one budget, so the ``TimeLimit`` and the environment truncate on the same, scored, step. The final
     ``info`` holds ``G``, ``rubric`` {{criterion: (score, max)}}, ``hms`` {{event: {{fired, applicable}}}},
     ``hms_norm``, ``termination_reason`` (``"submit"`` | ``"budget"``), ``cost``, ``usage`` (the
-    episode's executor calls, prompt and completion tokens, seconds, cache hits) and ``trajectory``
-    (every step record, JSON-serialisable; a step that called the executor has ``usage`` too).
+    episode's executor calls, prompt and completion tokens, seconds, cache hits), ``sandbox`` (the
+    isolation model-written code ran under: ``"namespaces"``, ``"process"``, or None where the domain
+    runs none) and ``trajectory`` (every step record, JSON-serialisable; a step that called the
+    executor has ``usage`` too).
 
     ## Information
 
@@ -134,6 +137,9 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         **domain_kwargs: Any,
     ) -> None:
         self.domain = self.domain_cls(**domain_kwargs)
+        self.sandbox: str | None = require().mode if self.domain.runs_code else None
+        """The isolation model-written code runs under here (``namespaces`` or ``process``; None: the
+        domain runs none)."""
         self.executor_profile = for_domain(executor_profile, self.domain_cls)
         self.tasks: list[Task] = self._select_tasks(split, task_ids)
         self.split = split
@@ -391,6 +397,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             },
             "task_id": task.task_id,
             "difficulty": task.difficulty,
+            "sandbox": self.sandbox,
             "trajectory": {
                 "env_id": self.domain.env_id,
                 "task_id": task.task_id,

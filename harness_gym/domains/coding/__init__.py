@@ -54,6 +54,7 @@ class CodingDomain(ToolSetting):
     prompts_cls = CodingPrompts
     criteria: Mapping[str, float] = CRITERIA
     tool_needs_draft = True
+    runs_code = True
     events = TEST_EVENTS
     base_script = (OBSERVED, DRAFTED, (Action.CALL_TOOL, "tested_draft"), SUBMITTED)
 
