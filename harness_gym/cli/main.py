@@ -16,10 +16,22 @@ import sys
 from collections.abc import Sequence
 
 from harness_gym._version import __version__
-from harness_gym.cli import bench, calibrate, collect, datasets, envs, evaluate, headroom, run, train, view
+from harness_gym.cli import (
+    bench,
+    calibrate,
+    collect,
+    datasets,
+    doctor,
+    envs,
+    evaluate,
+    headroom,
+    run,
+    train,
+    view,
+)
 from harness_gym.cli.common import RESUME_HINT
 
-COMMANDS = (envs, run, collect, datasets, train, evaluate, bench, calibrate, view, headroom)
+COMMANDS = (envs, run, collect, datasets, train, evaluate, bench, calibrate, view, headroom, doctor)
 """The command modules, in the order ``harness-gym --help`` lists them."""
 
 
@@ -41,8 +53,9 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from harness_gym.datasets.files import DatasetError
     from harness_gym.evaluation.model_files import ModelError
     from harness_gym.executors.cache import CacheError
+    from harness_gym.sandbox import SandboxUnavailable
 
-    return (CacheError, CollectError, DatasetError, ModelError, TaskFileError, OSError)
+    return (CacheError, CollectError, DatasetError, ModelError, SandboxUnavailable, TaskFileError, OSError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
