@@ -177,6 +177,37 @@ def test_bad_arguments_are_named(env_id):
         gym.make(env_id, executor="gpt")
     with pytest.raises(TypeError, match="executor must be"):
         gym.make(env_id, executor=42)
+    for keyword, value, message in [
+        ("max_steps", 2.5, "max_steps must be an int or None, got 2.5"),
+        ("max_steps", True, "max_steps must be an int or None, got True"),
+        ("split", 1, "split must be a str"),
+        ("task_ids", "coding-000", "task_ids must be a list of task id strings"),
+        ("strict", "yes", "strict must be a bool"),
+        ("hms_params", 0.3, "hms_params must be an HMSParams or a dict"),
+    ]:
+        with pytest.raises(TypeError, match=message):
+            gym.make(env_id, **{keyword: value})
+    with pytest.raises(ValueError, match=r"unknown hms_params key\(s\) \['threshold'\]"):
+        gym.make(env_id, hms_params={"threshold": 0.3})
+    assert gym.make(env_id, hms_params={"check_window": 5}).unwrapped.hms_params.check_window == 5
+
+
+def test_step_takes_only_an_int_in_the_space_and_reset_only_known_options(env_id):
+    env = gym.make(env_id)
+    env.reset(seed=0)
+    for action in (3.0, True, np.bool_(True), np.array(1), np.array([1]), "1", None):
+        with pytest.raises(TypeError, match=r"action must be an int in Discrete\(7\)"):
+            env.step(action)
+    with pytest.raises(ValueError, match=r"action 7 is not in Discrete\(7\)"):
+        env.step(7)
+    env.step(np.int64(Action.OBSERVE))
+    env.step(int(Action.OBSERVE))
+    with pytest.raises(TypeError, match="options must be a dict or None, got str"):
+        env.reset(options="x")
+    with pytest.raises(ValueError, match=r"unknown reset option\(s\) \['task'\]"):
+        env.reset(options={"task": "x"})
+    with pytest.raises(TypeError, match=r"options\['task_id'\] must be a str"):
+        env.reset(options={"task_id": 3})
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import gymnasium as gym
@@ -106,6 +106,30 @@ _COMMON_DOC = """
 """
 
 
+_KEYWORD_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "split": ((str,), "a str"),
+    "task_ids": ((list, tuple), "a list of task id strings or None"),
+    "max_steps": ((int, np.integer), "an int or None"),
+    "strict": ((bool,), "a bool"),
+    "render_mode": ((str,), "a str or None"),
+}
+
+
+def _check_types(**given: Any) -> None:
+    """One-line TypeError for a ``gym.make`` keyword of the wrong type (a bool is not an int)."""
+    for name, value in given.items():
+        types, what = _KEYWORD_TYPES[name]
+        if value is None and name != "split" and name != "strict":
+            continue
+        wrong = isinstance(value, bool) and bool not in types
+        if (
+            wrong
+            or not isinstance(value, types)
+            or (name == "task_ids" and not all(isinstance(x, str) for x in value))
+        ):
+            raise TypeError(f"{name} must be {what}, got {value!r}")
+
+
 class HarnessEnv(gym.Env[np.ndarray, np.int64]):
     """A frozen LLM executor inside a harness whose structural operations the agent chooses.
 
@@ -128,7 +152,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         self,
         split: str = "train",
         executor: str | Executor | OpenAIConfig = "simulated",
-        executor_profile: ExecutorProfile | str | None = None,
+        executor_profile: ExecutorProfile | Mapping[str, Any] | str | None = None,
         task_ids: Sequence[str] | None = None,
         max_steps: int | None = None,
         strict: bool = False,
@@ -136,6 +160,13 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         hms_params: HMSParams | None = None,
         **domain_kwargs: Any,
     ) -> None:
+        _check_types(
+            split=split, task_ids=task_ids, max_steps=max_steps, strict=strict, render_mode=render_mode
+        )
+        if isinstance(hms_params, Mapping):
+            hms_params = HMSParams.from_mapping(hms_params)
+        elif hms_params is not None and not isinstance(hms_params, HMSParams):
+            raise TypeError(f"hms_params must be an HMSParams or a dict, got {type(hms_params).__name__}")
         self.domain = self.domain_cls(**domain_kwargs)
         self.sandbox: str | None = require().mode if self.domain.runs_code else None
         """The isolation model-written code runs under here (``namespaces`` or ``process``; None: the
@@ -199,7 +230,14 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+        unknown = sorted(str(key) for key in (options or {}) if key != "task_id")
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; the only option is 'task_id'")
         task_id = (options or {}).get("task_id")
+        if task_id is not None and not isinstance(task_id, str):
+            raise TypeError(f"options['task_id'] must be a str, got {type(task_id).__name__}")
         if task_id is None:
             task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
         elif task_id in self._by_id:
@@ -218,11 +256,10 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             raise RuntimeError("call reset() before step()")
         if self._final is not None:
             raise RuntimeError("the episode has ended; call reset()")
-        try:
-            a = int(action)
-        except (TypeError, ValueError):
-            a = -1
-        if not 0 <= a < N_ACTIONS or a != action:
+        if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer):
+            raise TypeError(f"action must be an int in Discrete({N_ACTIONS}), got {type(action).__name__}")
+        a = int(action)
+        if not 0 <= a < N_ACTIONS:
             raise ValueError(f"action {action!r} is not in Discrete({N_ACTIONS})")
         state = ep.state
         legal = bool(self._mask[a])
