@@ -53,9 +53,19 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from harness_gym.datasets.files import DatasetError
     from harness_gym.evaluation.model_files import ModelError
     from harness_gym.executors.cache import CacheError
+    from harness_gym.executors.profiles import ProfileError
     from harness_gym.sandbox import SandboxUnavailable
 
-    return (CacheError, CollectError, DatasetError, ModelError, SandboxUnavailable, TaskFileError, OSError)
+    return (
+        CacheError,
+        CollectError,
+        DatasetError,
+        ModelError,
+        ProfileError,
+        SandboxUnavailable,
+        TaskFileError,
+        OSError,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
