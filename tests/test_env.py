@@ -11,7 +11,9 @@ from gymnasium.utils.env_checker import check_env
 
 import harness_gym
 from harness_gym import FEATURES, Action, InvalidActionError
+from harness_gym.envs.env import MAX_ARTIFACT_CHARS
 from harness_gym.evaluation.rollout import run_episode
+from harness_gym.executors.base import ExecutorRequest, ExecutorResponse
 from harness_gym.policies.scripted import BasePolicy, RandomPolicy
 from harness_gym.sandbox.detect import wanted
 
@@ -246,3 +248,25 @@ def test_env_docstring_documents_every_section_and_feature(env_id):
     ):
         assert section in doc, section
     assert all(f"`{name}`" in doc for name in FEATURES)
+
+
+class _Oversized:
+    """Drafts one character more than an environment takes."""
+
+    name = "oversized"
+
+    def complete(self, request: ExecutorRequest, rng: np.random.Generator) -> ExecutorResponse:
+        return ExecutorResponse(text="x" * (MAX_ARTIFACT_CHARS + 1))
+
+
+def test_a_draft_over_the_size_bound_is_an_executor_error_and_scores_nothing(env_id):
+    env = gym.make(env_id, executor=_Oversized())
+    env.reset(seed=0)
+    env.step(Action.OBSERVE)
+    _, _, _, _, info = env.step(Action.DRAFT)
+    step = info["trajectory"]["steps"][-1] if "trajectory" in info else env.unwrapped._ep.steps[-1]
+    assert "over the bound of 65,536" in json.dumps(step)
+    assert env.unwrapped._ep.draft is None
+    _, reward, terminated, _, info = env.step(Action.SUBMIT)
+    assert terminated and reward == info["G"]
+    assert all(score == 0.0 for name, (score, _) in info["rubric"].items() if name != "cost_compliance")

@@ -106,6 +106,11 @@ _COMMON_DOC = """
 """
 
 
+MAX_ARTIFACT_CHARS = 65_536
+"""The largest draft an environment takes, in characters, in every domain: about 30 times the longest
+reference artifact of the shipped tasks. A longer reply is an executor error (the draft is not replaced),
+so no verifier ever sees one (a 160,000-line plan took seconds to validate)."""
+
 _KEYWORD_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "split": ((str,), "a str"),
     "task_ids": ((list, tuple), "a list of task id strings or None"),
@@ -385,10 +390,14 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             # whether the text changed, and into what, never shows in the observation.
             ep.feedback = None
             state.checked_draft = state.tested_draft = False
-        if response.error is not None:
+        error = response.error
+        if error is None and len(response.text) > MAX_ARTIFACT_CHARS:
+            size = len(response.text)
+            error = f"the draft has {size:,} characters, over the bound of {MAX_ARTIFACT_CHARS:,}"
+        if error is not None:
             state.errors += 1
             state.unresolved_failure = True
-            return Outcome(text=f"executor error: {response.error}", failure=True, issues=(response.error,))
+            return Outcome(text=f"executor error: {error}", failure=True, issues=(error,))
         new_hash = artifact_hash(response.text)
         if new_hash == ep.draft_hash:
             return Outcome(text=f"{kind}: the executor returned draft v{ep.draft_version} unchanged")
