@@ -121,7 +121,7 @@ class HarnessCodingEnv(HarnessEnv):
     - CHECK: structural verifier: parses, safety scan, signature, visible tests; never hidden tests.
     - RETRIEVE: not available (always masked).
 
-    Rubric: ``unit_tests`` (3 x pass rate over visible + hidden tests; 0 for code that fails the safety
+    Rubric: ``unit_tests`` (3 x pass rate over the hidden tests; 0 for code that fails the safety
     scan, which is never run), ``parseability``, ``safety`` (no forbidden imports or calls),
     ``cost_compliance`` (harness cost within the budget of 14 units,
     linearly to 0 at 28). Default ``max_steps`` 12. Base harness: OBSERVE, DRAFT, CALL_TOOL, SUBMIT.
