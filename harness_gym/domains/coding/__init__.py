@@ -36,8 +36,9 @@ that G. Code that fails the safety scan is not run (its tests all fail), so the 
 pass the visible tests are the mutants only hidden tests catch, such as a missing edge case (G about
 0.9); a Base G of 0.712 with 76.7% of drafts passing the visible tests would need those to score below
 what they do. The weights favour the missing edge case (the commonest slip that passes visible tests)
-and keep syntax errors and forbidden imports rare. Protocol (eval, seeds 0-2, 3 rollouts): G 0.710,
-TestBeforeSubmit 56.7%, EarlySubmit 37.2% (paper 0%).
+and keep syntax errors and forbidden imports rare. Protocol (eval, seeds 0-2, 3 rollouts): G 0.692,
+TestBeforeSubmit 54.4%, EarlySubmit 38.9% (paper 0%); 0.710 before ``unit_tests`` counted only hidden
+tests with unseen inputs, still within 0.05 of the paper, so these were not refitted.
 """
 
 
