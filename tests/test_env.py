@@ -183,7 +183,7 @@ def test_bad_arguments_are_named(env_id):
         ("max_steps", 2.5, "max_steps must be an int or None, got 2.5"),
         ("max_steps", True, "max_steps must be an int or None, got True"),
         ("split", 1, "split must be a str"),
-        ("task_ids", "coding-000", "task_ids must be a list of task id strings"),
+        ("task_ids", [1], "task_ids must be a task id, a list of task ids or None"),
         ("strict", "yes", "strict must be a bool"),
         ("hms_params", 0.3, "hms_params must be an HMSParams or a dict"),
     ]:

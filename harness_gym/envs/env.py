@@ -114,9 +114,12 @@ MAX_ARTIFACT_CHARS = 65_536
 reference artifact of the shipped tasks. A longer reply is an executor error (the draft is not replaced),
 so no verifier ever sees one (a 160,000-line plan took seconds to validate)."""
 
+RESET_OPTIONS = ("task_id", "episode_tag")
+"""The keys ``reset(options=...)`` takes (both strings); any other is refused."""
+
 _KEYWORD_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "split": ((str,), "a str"),
-    "task_ids": ((list, tuple), "a list of task id strings or None"),
+    "task_ids": ((str, list, tuple), "a task id, a list of task ids or None"),
     "max_steps": ((int, np.integer), "an int or None"),
     "strict": ((bool,), "a bool"),
     "render_mode": ((str,), "a str or None"),
@@ -129,11 +132,12 @@ def _check_types(**given: Any) -> None:
         types, what = _KEYWORD_TYPES[name]
         if value is None and name != "split" and name != "strict":
             continue
+        items = [value] if isinstance(value, str) else value
         wrong = isinstance(value, bool) and bool not in types
         if (
             wrong
             or not isinstance(value, types)
-            or (name == "task_ids" and not all(isinstance(x, str) for x in value))
+            or (name == "task_ids" and not all(isinstance(x, str) for x in items))
         ):
             raise TypeError(f"{name} must be {what}, got {value!r}")
 
@@ -240,12 +244,14 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         super().reset(seed=seed)
         if options is not None and not isinstance(options, Mapping):
             raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
-        unknown = sorted(str(key) for key in (options or {}) if key != "task_id")
+        unknown = sorted(str(key) for key in (options or {}) if key not in RESET_OPTIONS)
         if unknown:
-            raise ValueError(f"unknown reset option(s) {unknown}; the only option is 'task_id'")
+            raise ValueError(f"unknown reset option(s) {unknown}; known: {', '.join(RESET_OPTIONS)}")
+        for key in RESET_OPTIONS:
+            value = (options or {}).get(key)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"options[{key!r}] must be a str, got {type(value).__name__}")
         task_id = (options or {}).get("task_id")
-        if task_id is not None and not isinstance(task_id, str):
-            raise TypeError(f"options['task_id'] must be a str, got {type(task_id).__name__}")
         if task_id is None:
             task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
         elif task_id in self._by_id:
