@@ -153,6 +153,7 @@ CHECKPOINTS = "checkpoints"
 
 def episode_count(env_id: str, config: BenchConfig) -> int:
     """Episodes one setting plays: the buffer and every evaluation (for the progress bar)."""
+    from harness_gym.core.task import VALIDATION, select
     from harness_gym.envs.registry import env_class
 
     tasks = env_class(env_id).domain_cls().tasks()
@@ -162,19 +163,30 @@ def episode_count(env_id: str, config: BenchConfig) -> int:
     per_policy = n_eval * len(config.seeds) * config.rollouts
     evaluated = (2 + len(config.references) + modes) * per_policy
     truth = n_train * len(config.seeds) * modes  # ``off_policy_evaluation``'s true values
-    return config.episodes_per_task * n_train + evaluated + truth + curve_episode_count(n_eval, config)
+    curves = curve_episode_count(len(select(tasks, VALIDATION)), config)
+    return config.episodes_per_task * n_train + evaluated + truth + curves
 
 
 # -- learning curves -------------------------------------------------------------------------------
-CURVE_ROLLOUTS = 1
-"""A learning-curve point plays every eval task this many times, with the training run's seed."""
+CURVE_SPLIT = "validation"
+"""Where learning curves are measured: the validation tasks, a fixed fifth of the train tasks
+(``harness_gym.core.task.validation_ids``); the eval split is played once, by the final models."""
+CURVE_EPISODES = 16
+"""A learning-curve point plays every validation task ``curve_rollouts`` times, at least this many
+episodes in all (16 validation tasks x 1 in a controlled domain, 3 x 6 in tau-bench retail)."""
 
 
-def curve_episode_count(n_eval: int, config: BenchConfig) -> int:
+def curve_rollouts(n_validation: int) -> int:
+    """Rollouts per validation task of a learning-curve point."""
+    return max(1, math.ceil(CURVE_EPISODES / n_validation))
+
+
+def curve_episode_count(n_validation: int, config: BenchConfig) -> int:
     """Episodes one setting's learning curves play (at most; a run shorter than its points has fewer)."""
     if not config.curves:
         return 0
-    return len(config.algos) * len(config.seeds) * config.curve_points * n_eval * CURVE_ROLLOUTS
+    per_point = n_validation * curve_rollouts(n_validation)
+    return len(config.algos) * len(config.seeds) * config.curve_points * per_point
 
 
 @contextlib.contextmanager
@@ -198,14 +210,14 @@ def random_states_kept() -> Any:
 
 
 class LearningCurves:
-    """Eval G of every training run at its checkpoints (``BenchConfig.curve_points``, evenly spaced).
+    """Validation G of every training run at its checkpoints (``BenchConfig.curve_points``, evenly spaced).
 
-    A point is the mean G over every eval task x ``CURVE_ROLLOUTS`` with the run's seed as evaluation
-    seed: the same episodes at every checkpoint (deterministic: episode seeds come from
-    ``protocol_episodes``), so a curve moves only with the policy, and the last point plays the main
-    evaluation's rollout-0 episodes of that seed with the final model. Stochastic learners play their
-    ``sample`` mode (the paper's controller), Q-learners greedily. ``points`` is
-    ``{algo: {str(seed): [[step, G], ...]}}``; ``seconds`` the wall time spent evaluating.
+    A point is the mean G over every validation task (``CURVE_SPLIT``) x ``curve_rollouts`` with the
+    run's seed as evaluation seed: the same episodes at every checkpoint (deterministic: episode seeds
+    come from ``protocol_episodes``), so a curve moves only with the policy. The eval split never enters
+    a curve: choosing a checkpoint or a budget from these curves does not tune on the numbers reported.
+    Stochastic learners play their ``sample`` mode (the paper's controller), Q-learners greedily.
+    ``points`` is ``{algo: {str(seed): [[step, G], ...]}}``; ``seconds`` the wall time spent evaluating.
     """
 
     def __init__(
@@ -228,9 +240,12 @@ class LearningCurves:
         """``on_checkpoint`` for ``Algorithm.train``: adds the run's points (None when disabled)."""
         if not self.enabled:
             return None
+        import gymnasium as gym
+
         from harness_gym.evaluation.protocol import evaluate
 
         points = self.points.setdefault(algorithm.name, {})[str(seed)] = []
+        n_validation = len(gym.make(self.env_id, split=CURVE_SPLIT).unwrapped.tasks)
 
         def on_checkpoint(trained: Trained, step: int) -> None:
             start = time.perf_counter()
@@ -239,8 +254,9 @@ class LearningCurves:
                 results = evaluate(
                     policy,
                     self.env_id,
+                    split=CURVE_SPLIT,
                     seeds=(seed,),
-                    rollouts=CURVE_ROLLOUTS,
+                    rollouts=curve_rollouts(n_validation),
                     policy_name=name,
                     engine=self.engine,
                     on_episode=self.on_episode,
