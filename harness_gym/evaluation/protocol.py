@@ -10,7 +10,8 @@ The finite-buffer theory (paper section 4) is checked on a rollout buffer by ``f
 with ``w = exp(A / beta)`` and ``q = w / sum(w)``, the outcome shift ``E_q[G] - E_mu[G]`` never exceeds
 the buffer slack ``max G - mean G``, and any process statistic shifts by exactly ``Cov(w, Psi) / E[w]``.
 
-Only numpy (and the package's own gymnasium-based rollout loop) is imported; no torch, d3rlpy or minari.
+The intervals and tests are scipy's (``scipy.stats.bootstrap`` with BCa, ``scipy.stats.permutation_test``),
+imported inside the functions; no torch, d3rlpy or minari.
 """
 
 from __future__ import annotations
@@ -214,8 +215,49 @@ def _rng(rng: np.random.Generator | int | None) -> np.random.Generator:
     return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
 
-_CHUNK = 2_000_000
-"""Resampling works in blocks of about this many numbers to bound memory for large samples."""
+_BATCH_VALUES = 2_000_000
+"""Resampling works in batches of about this many numbers to bound memory for large samples."""
+
+
+def _batch(n: int) -> int:
+    return max(1, _BATCH_VALUES // n)
+
+
+def mean_ci(
+    values: Sequence[float],
+    n_boot: int = 10_000,
+    level: float = 0.95,
+    rng: np.random.Generator | int | None = None,
+) -> Interval:
+    """BCa bootstrap interval of the mean of ``values`` (``scipy.stats.bootstrap``).
+
+    A sample with a single distinct value has the point interval (the bootstrap has nothing to
+    resample); where BCa is undefined (too few distinct values for its acceleration), the percentile
+    interval of the same resamples is used."""
+    import warnings
+
+    from scipy.stats import bootstrap
+
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError(f"need a non-empty 1-d sample, got shape {x.shape}")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    estimate = float(x.mean())
+    if np.ptp(x) == 0:
+        return Interval(estimate, estimate, estimate)
+    gen = _rng(rng)
+    options = dict(confidence_level=level, vectorized=True, batch=_batch(x.size), rng=gen)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a degenerate BCa is detected below and replaced
+        result = bootstrap((x,), np.mean, n_resamples=n_boot, method="BCa", **options)
+    low, high = result.confidence_interval
+    if not (np.isfinite(low) and np.isfinite(high)):  # the same resamples, percentile interval
+        result = bootstrap(
+            (x,), np.mean, n_resamples=0, bootstrap_result=result, method="percentile", **options
+        )
+        low, high = result.confidence_interval
+    return Interval(estimate, float(min(low, estimate)), float(max(high, estimate)))
 
 
 def paired_bootstrap_ci(
@@ -225,18 +267,8 @@ def paired_bootstrap_ci(
     level: float = 0.95,
     rng: np.random.Generator | int | None = None,
 ) -> Interval:
-    """Percentile bootstrap interval of mean(other - base), resampling whole pairs."""
-    d = _paired_differences(base, other)
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must lie in (0, 1), got {level}")
-    gen, n = _rng(rng), d.size
-    rows = max(1, _CHUNK // n)
-    means = np.concatenate(
-        [d[gen.integers(0, n, size=(min(rows, n_boot - i), n))].mean(axis=1) for i in range(0, n_boot, rows)]
-    )
-    alpha = (1.0 - level) / 2.0
-    low, high = np.quantile(means, [alpha, 1.0 - alpha])
-    return Interval(float(d.mean()), float(low), float(high))
+    """BCa bootstrap interval of mean(other - base), resampling whole pairs (``scipy.stats.bootstrap``)."""
+    return mean_ci(_paired_differences(base, other), n_boot, level, rng)
 
 
 def paired_permutation_p(
@@ -245,17 +277,27 @@ def paired_permutation_p(
     n_perm: int = 10_000,
     rng: np.random.Generator | int | None = None,
 ) -> float:
-    """Two-sided sign-flip test of mean(other - base) = 0; ``(1 + #{|T*| >= |T|}) / (1 + n_perm)``."""
+    """Two-sided sign-flip test of mean(other - base) = 0 (``scipy.stats.permutation_test``).
+
+    The statistic is |mean difference| and every resample flips the signs of the pairs' differences,
+    so the p-value is ``(1 + #{|T*| >= |T|}) / (1 + n_perm)``; with ``2 ** n <= n_perm`` pairs scipy
+    enumerates every sign pattern instead (the exact test)."""
+    from scipy.stats import permutation_test
+
     d = _paired_differences(base, other)
-    gen, n = _rng(rng), d.size
-    observed = abs(d.mean())
-    tol = 1e-12 * max(1.0, float(np.abs(d).max()))
-    rows = max(1, _CHUNK // n)
-    extreme = 0
-    for i in range(0, n_perm, rows):
-        signs = gen.integers(0, 2, size=(min(rows, n_perm - i), n)) * 2 - 1
-        extreme += int(np.count_nonzero(np.abs((signs * d).mean(axis=1)) >= observed - tol))
-    return (1 + extreme) / (1 + n_perm)
+    if not np.any(d):
+        return 1.0
+    result = permutation_test(
+        (d,),
+        lambda x, axis: np.abs(np.mean(x, axis=axis)),
+        permutation_type="samples",
+        n_resamples=n_perm,
+        alternative="greater",
+        vectorized=True,
+        batch=_batch(d.size),
+        rng=_rng(rng),
+    )
+    return float(result.pvalue)
 
 
 # -- event rates -----------------------------------------------------------------------------------
