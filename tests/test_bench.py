@@ -87,7 +87,9 @@ def test_bench_writes_the_report(tmp_path):
     # stochastic learners in both modes (sampled under their name), Q-learners greedy only
     assert set(policies) == {"base", "forced-check", "awr", "bc", "awr-greedy", "bc-greedy", "dqn"}
     assert all(p["pairs"] == 20 for p in policies.values())
-    assert set(results["settings"][PLANNING]["seed_scores"]) == set(policies)
+    scores = results["scores"][PLANNING]["policies"]  # the results schema: per-seed scores and episodes
+    assert set(scores) == set(policies) and all(set(s["seed_scores"]) == {"0"} for s in scores.values())
+    assert all(len(s["episode_G"]) == 20 for s in scores.values())
     assert set(results["settings"][PLANNING]["pass_k"]) == set(policies)  # rollouts=1: pass^1 only
     assert all(set(by_k) == {"1"} for by_k in results["settings"][PLANNING]["pass_k"].values())
     aggregate = json.loads((tmp_path / "results" / "results.json").read_text())["aggregate"]
