@@ -16,10 +16,22 @@ import sys
 from collections.abc import Sequence
 
 from harness_gym._version import __version__
-from harness_gym.cli import bench, calibrate, collect, datasets, envs, evaluate, headroom, run, train, view
+from harness_gym.cli import (
+    bench,
+    calibrate,
+    collect,
+    datasets,
+    envs,
+    evaluate,
+    headroom,
+    leaderboard,
+    run,
+    train,
+    view,
+)
 from harness_gym.cli.common import RESUME_HINT
 
-COMMANDS = (envs, run, collect, datasets, train, evaluate, bench, calibrate, view, headroom)
+COMMANDS = (envs, run, collect, datasets, train, evaluate, bench, leaderboard, calibrate, view, headroom)
 """The command modules, in the order ``harness-gym --help`` lists them."""
 
 
@@ -40,9 +52,10 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from harness_gym.datasets.collect import CollectError
     from harness_gym.datasets.files import DatasetError
     from harness_gym.evaluation.model_files import ModelError
+    from harness_gym.evaluation.results import ResultsError
     from harness_gym.executors.cache import CacheError
 
-    return (CacheError, CollectError, DatasetError, ModelError, TaskFileError, OSError)
+    return (CacheError, CollectError, DatasetError, ModelError, ResultsError, TaskFileError, OSError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
