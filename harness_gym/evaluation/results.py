@@ -118,8 +118,9 @@ def setting(env_id: str, tasks: Sequence[str]) -> dict[str, Any]:
 def runs(
     env_id: str, episodes: Sequence[Any], tasks: Sequence[str], seeds: Sequence[int], rollouts: int
 ) -> dict[str, Any]:
-    """A policy's record on one setting from its ``EpisodeResult``s: per-seed normalised scores and every
-    episode's G in protocol order. Every (task, seed, rollout) of the protocol must be there once."""
+    """A policy's record on one setting from its episodes (``EpisodeResult``): per-seed normalised scores
+    and every episode's G in protocol order. Every (task, seed, rollout) of the protocol must be there
+    once."""
     from harness_gym.evaluation.reference_scores import normalized_score
 
     by_key = {(r.seed, r.task_id, r.rollout): float(r.G) for r in episodes}
