@@ -7,6 +7,8 @@ anything ``evaluate_policy`` takes (a ``Policy``, a function of (obs, mask), a d
 mean G, the normalised score with its interval, the per-seed scores and the paired change against Base;
 ``--results-out`` writes the results schema for ``harness-gym leaderboard``, ``--out`` the episodes. With
 ``--out``, ``--results-out`` or ``--checkpoint`` finished episodes are kept and the same command resumes.
+``--out`` holds one record per episode of the policy (``EpisodeResult`` fields, its usage, its episode id
+and its step records without prompts and replies, which the response cache holds by each call's key).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from harness_gym.cli.common import (
     endpoint_errors,
     engine_config,
     executor_config,
+    finish_run,
     first_line,
     make_policy,
     print_usage,
@@ -170,13 +173,30 @@ def run(args: argparse.Namespace) -> int:
 
     from harness_gym.evaluation.engine import ResumeError
     from harness_gym.evaluation.rollout import USAGE_KEYS
+    from harness_gym.evaluation.spend import calls_of
 
     usage = dict.fromkeys(USAGE_KEYS, 0.0)
+    calls: list[dict] = []
+    outcomes: dict[tuple, dict] = {}
+    records: dict[tuple, dict] = {}
 
     def on_episode(record: dict) -> None:
         for key in USAGE_KEYS:
             usage[key] += record["usage"][key]
+        steps = record.get("step_records", [])
+        calls.extend(calls_of(steps))
         bar.update(1)
+        if record["policy"] != name:  # Base, played on the same episodes for the paired comparison
+            return
+        outcome = {
+            "task_id": record["task_id"],
+            "seed": record["episode_seed"],
+            "G": record["G"],
+            "actions": [s["action"] for s in steps],
+            "trace": record.get("trace"),
+        }
+        outcomes[(record["seed"], record["task_id"], record["rollout"])] = outcome
+        records[(record["task_id"], record["seed"], record["rollout"])] = record
 
     n_tasks = len(gym.make(args.env, split=args.split).unwrapped.tasks)
     runs = 1 if args.no_base or args.policy == ["base"] else 2
@@ -215,10 +235,19 @@ def run(args: argparse.Namespace) -> int:
             f"cache {stats['cache_hits']} hits, "
             f"{stats['cache_misses']} misses"
         )
-    print_usage(usage, config)
+    from harness_gym.evaluation.spend import distinct_episodes
+
+    distinct = distinct_episodes((r.task_id, r.trace) for r in score.episodes)
+    print_usage(usage, config, calls, distinct)
+    if config is not None and config.temperature == 0 and args.rollouts > 1:
+        print(
+            f"executor note: at temperature 0 the protocol's {args.rollouts} rollouts per (task, seed) "
+            "differ only where the policy samples: a deterministic policy's are copies"
+        )
+    finish_run(args, config, {"env_id": args.env, "episodes": [outcomes[k] for k in sorted(outcomes)]})
     if args.out:
         with open(args.out, "w") as handle:
-            json.dump([r.to_dict() for r in score.episodes], handle, indent=1)
+            json.dump([records[r.key] for r in score.episodes], handle, indent=1)
         print(f"wrote {args.out}")
     if args.results_out:
         score.write_results(args.results_out)
