@@ -55,6 +55,12 @@ def test_cli_train_then_evaluate_a_saved_model(buffer, tmp_path, capsys):
     assert main(["evaluate", "--env", PLANNING, "--policy", str(model), "--out", str(out)]) == 0
     assert "episodes=180" in capsys.readouterr().out
     assert len(json.loads(out.read_text())) == 180
+    # one saved model per seed: the model of seed s plays seed s
+    per_seed = ["evaluate", "--env", PLANNING, "--policy", str(model), str(model), "--rollouts", "1"]
+    assert main([*per_seed, "--seeds", "0", "1", "--quiet"]) == 0
+    assert "episodes=40" in (printed := capsys.readouterr().out) and "(one model per seed)" in printed
+    with pytest.raises(SystemExit, match="2 model files for seeds"):
+        main([*per_seed, "--seeds", "0", "1", "2"])
     with pytest.raises(SystemExit, match="no dataset"):
         main(
             [
