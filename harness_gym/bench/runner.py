@@ -513,7 +513,8 @@ def run_setting(
     comparison = compare(results, n_boot=config.n_boot, n_perm=config.n_boot)
     timings["statistics_s"] = time.perf_counter() - mark
     timings["total_s"] = time.perf_counter() - start
-    shown = next((name for name in ("awr", *trained) if name in comparison["policies"]), "base")
+    learners = [name for name in trained if name != "base"]  # ``trained`` opens with Base's entry
+    shown = next((name for name in ("awr", *learners) if name in comparison["policies"]), "base")
     entry = comparison["policies"][shown]
     interval = "" if shown == "base" else f" [{entry['ci_low']:+.3f}, {entry['ci_high']:+.3f}]"
     log(
