@@ -21,6 +21,7 @@ from harness_gym.evaluation.scoring import PolicyError, evaluate_policy, protoco
 from harness_gym.policies.scripted import make_policy
 
 PLANNING = "HarnessPlanning-v0"
+DB = "HarnessDBBench-v0"
 ROOT = Path(__file__).resolve().parents[1]
 ONE_SEED = {"seeds": (0,), "rollouts": 1}
 
@@ -131,6 +132,23 @@ def test_leaderboard_refuses_other_protocols_in_one_line(bench_file, tmp_path, c
     (tmp_path / "old.json").write_text(json.dumps({"settings": {}}))
     assert main(["leaderboard", str(tmp_path / "old.json")]) == 1
     assert "no 'schema' key" in capsys.readouterr().err
+
+
+def test_a_policy_missing_a_setting_is_named_or_the_settings_narrowed(bench_file, tmp_path, capsys) -> None:
+    """The outside policy is scored on a setting the bench file lacks: the bench's learners miss it."""
+    explorer = make_policy("exploratory", PLANNING)
+    files = [str(bench_file)]
+    for env_id in (PLANNING, DB):
+        score = evaluate_policy(explorer, env_id, name="explorer", **ONE_SEED)
+        files.append(str(score.write_results(tmp_path / f"{env_id}.json")))
+    assert main(["leaderboard", *files, "--no-figures"]) == 0
+    table = capsys.readouterr().out
+    assert "2 settings" in table and "Left out: " in table and "bc (no scores on HarnessDBBench-v0" in table
+    assert "| explorer |" in table and "| base |" in table and "| bc |" not in table
+    assert main(["leaderboard", *files, "--no-figures", "--missing", "drop-setting"]) == 0
+    table = capsys.readouterr().out
+    assert "1 setting (HarnessPlanning-v0)" in table and "| explorer |" in table and "| bc |" in table
+    assert "Left out: setting HarnessDBBench-v0 (no scores for " in table
 
 
 def test_plain_minari_loop_over_protocol_seeds_agrees_exactly(datasets) -> None:

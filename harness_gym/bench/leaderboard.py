@@ -24,18 +24,23 @@ __all__ = ["leaderboard", "markdown", "ranking", "write_leaderboard"]
 
 
 def leaderboard(
-    paths: Sequence[str | os.PathLike], reps: int | None = None, poi_reps: int | None = None
+    paths: Sequence[str | os.PathLike],
+    reps: int | None = None,
+    poi_reps: int | None = None,
+    missing: str = "drop-policy",
 ) -> dict[str, Any]:
     """The merged results document of ``paths`` with its ``aggregate`` recomputed (``ResultsError`` for a
     file that is unreadable, breaks the schema or cannot be merged).
 
     ``reps`` / ``poi_reps``: bootstrap replications, by default the bench's (``aggregate.REPS`` and
-    ``POI_REPS``; a bench with ``n_boot`` below them used ``n_boot``)."""
+    ``POI_REPS``; a bench with ``n_boot`` below them used ``n_boot``). ``missing``: a policy without
+    scores on every setting is left out of the ranking (``drop-policy``, the bench's rule), or the
+    ranking keeps only the settings every policy has (``drop-setting``); the table says which."""
     from harness_gym.evaluation import results
     from harness_gym.evaluation.aggregate import POI_REPS, REPS, summarize
 
     merged = results.merge([(str(path), results.load(path)) for path in paths])
-    merged["aggregate"] = summarize(merged, reps or REPS, poi_reps or POI_REPS)
+    merged["aggregate"] = summarize(merged, reps or REPS, poi_reps or POI_REPS, missing=missing)
     return merged
 
 
@@ -71,7 +76,7 @@ def _cell(entry: Mapping[str, Any] | None, digits: int) -> str:
 
 def markdown(doc: Mapping[str, Any], sources: Sequence[str] = ()) -> str:
     """The ranked table as Markdown, with what it was computed from."""
-    from harness_gym.bench.report import SMOKE_NOTE, markdown_table
+    from harness_gym.bench.report import SMOKE_NOTE, _count, markdown_table
 
     aggregate = doc["aggregate"]
     protocol = doc["protocol"]
@@ -81,11 +86,22 @@ def markdown(doc: Mapping[str, Any], sources: Sequence[str] = ()) -> str:
         lines += [SMOKE_NOTE, ""]
     seeds = ", ".join(map(str, protocol["seeds"]))
     lines.append(
-        f"{len(aggregate['settings'])} settings ({', '.join(aggregate['settings'])}); protocol v"
+        f"{_count(len(aggregate['settings']), 'setting')} ({', '.join(aggregate['settings'])}); protocol v"
         f"{protocol['version']}: {protocol['split']} split x seeds ({seeds}) x {protocol['rollouts']} "
         f"rollout{'' if protocol['rollouts'] == 1 else 's'}; "
         f"simulator v{doc['simulator']['version']}." + (f" Files: {', '.join(sources)}." if sources else "")
     )
+    left_out = [
+        f"{name} (no scores on {', '.join(settings)}; `--missing drop-setting` ranks every policy on the "
+        "settings all of them have)"
+        for name, settings in (aggregate.get("dropped_policies") or {}).items()
+    ]
+    left_out += [
+        f"setting {env_id} (no scores for {', '.join(names)})"
+        for env_id, names in (aggregate.get("dropped_settings") or {}).items()
+    ]
+    if left_out:
+        lines += ["", f"Left out: {'; '.join(left_out)}."]
     lines += [
         "",
         "Normalised scores (random = 0, expert = 100). IQM, mean and optimality gap with 95% bootstrap "

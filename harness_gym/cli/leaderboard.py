@@ -28,6 +28,13 @@ def add_parser(subparsers) -> None:
         default=None,
         help="bootstrap replications of every interval (default: the bench's, 2000)",
     )
+    parser.add_argument(
+        "--missing",
+        default="drop-policy",
+        choices=["drop-policy", "drop-setting"],
+        help="a policy without scores on every setting: left out of the ranking (default), or the "
+        "ranking keeps only the settings every policy has",
+    )
     parser.add_argument("--no-figures", action="store_true", help="write no figures (no matplotlib needed)")
     parser.set_defaults(func=run)
 
@@ -36,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from harness_gym.bench.leaderboard import leaderboard, markdown, write_leaderboard
 
     # a file that cannot be merged raises ResultsError: one line on stderr (``main``)
-    doc = leaderboard(args.files, args.reps, args.reps)
+    doc = leaderboard(args.files, args.reps, args.reps, args.missing)
     print(markdown(doc, args.files), end="")
     if args.out:
         paths = write_leaderboard(doc, args.out, args.files, figures=not args.no_figures)
