@@ -46,7 +46,7 @@ HMS = "HMS"
 """Key of the aggregate process statistic beside the seven events in ``buffer_stats``."""
 
 PairKey = tuple[str, int, int]
-"""(task_id, seed, rollout): what makes two episodes of different policies a pair."""
+"""An episode's (task_id, seed, rollout); episodes of two policies with equal keys are a pair."""
 
 
 class PairingError(ValueError):
