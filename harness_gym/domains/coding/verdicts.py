@@ -6,11 +6,13 @@ pairs come back in every process: the bench's setting processes, engine workers,
 ``verifier.run_tests`` result is written here once and read back by later processes; only new sources
 (e.g. a real model's) pay for a run.
 
-- **Key**: SHA-256 of :data:`version` and everything ``run_tests`` keys its in-process cache by (the
-  source's digest, the function, the tests and allowed calls, the sandbox limits).
+- **Key**: SHA-256 of :func:`version`, everything ``run_tests`` keys its in-process cache by (the
+  source's digest, the function, the tests and allowed calls, the sandbox limits) and the sandbox's
+  settings (``HARNESS_GYM_SANDBOX``, ``HARNESS_GYM_SANDBOX_POOL``).
 - **Version**: SHA-256 of the code that decides a verdict (this package's ``verifier``, ``child`` and
-  ``values``, the sandbox runner) and the interpreter's ``major.minor`` (the child process's semantics,
-  e.g. float reprs): any change to them starts a fresh directory, so no stale verdict is read.
+  ``values``, the ``harness_gym.sandbox`` package) and the interpreter's ``major.minor`` (the child
+  process's semantics, e.g. float reprs): any change to them starts a fresh directory, so no stale
+  verdict is read.
 - **Timeouts are never kept**: they depend on the machine's load, not on the code. Passes, failures,
   crashes and safety rejections are functions of the key and are kept.
 - **Where**: ``$HARNESS_GYM_CACHE/verdicts/<version>/`` (default ``$XDG_CACHE_HOME/harness-gym``, else
@@ -36,8 +38,9 @@ _SOURCES = (
     Path(__file__).with_name("verifier.py"),
     Path(__file__).with_name("child.py"),
     Path(__file__).with_name("values.py"),
-    Path(__file__).parents[2] / "sandbox" / "runner.py",
+    *sorted((Path(__file__).parents[2] / "sandbox").glob("*.py")),
 )
+_SANDBOX_SETTINGS = ("HARNESS_GYM_SANDBOX", "HARNESS_GYM_SANDBOX_POOL")
 
 
 @cache
@@ -60,8 +63,10 @@ def cache_root() -> Path | None:
 
 
 def verdict_key(*parts: Any) -> str:
-    """The file name of a verdict: SHA-256 of the version and ``parts`` (JSON, reprs for the rest)."""
-    return hashlib.sha256(json.dumps([version(), *parts], default=repr).encode()).hexdigest()
+    """The file name of a verdict: SHA-256 of the version, the sandbox's settings and ``parts`` (JSON,
+    reprs for the rest)."""
+    settings = [os.environ.get(name, "").strip().lower() for name in _SANDBOX_SETTINGS]
+    return hashlib.sha256(json.dumps([version(), settings, *parts], default=repr).encode()).hexdigest()
 
 
 def load(key: str) -> dict[str, Any] | None:
