@@ -565,11 +565,13 @@ def test_running_the_tools_makes_drafts_better() -> None:
 
 def test_revise_after_informative_check_fixes_more_than_blind_revise() -> None:
     env = HarnessMultiToolEnv(split="all")
-    seq_checked = [Action.DRAFT, Action.CHECK, Action.REVISE, Action.SUBMIT]
-    seq_blind = [Action.DRAFT, Action.REVISE, Action.SUBMIT]
+    # the chain runs first: a check then compares the answer with the tool outputs, which names the
+    # flaw (without tool output it can only say that no tool ran, which names no flaw of the answer)
+    seq_checked = ["TOOLS", Action.DRAFT, Action.CHECK, Action.REVISE, Action.SUBMIT]
+    seq_blind = ["TOOLS", Action.DRAFT, Action.REVISE, Action.SUBMIT]
 
     def fixed(seq: list[Any]) -> float:
-        runs = [_run(env, seq, s) for s in range(600)]
+        runs = [_run(env, seq, s) for s in range(1200)]
         flawed = [info for first, info in runs if not first]
         assert len(flawed) > 300
         return float(np.mean([info["rubric"]["numeric_answer"][0] == 3.0 for info in flawed]))

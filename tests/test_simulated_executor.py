@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 import pytest
 
@@ -9,7 +11,7 @@ from harness_gym import ENV_IDS
 from harness_gym.core.state import FEATURE_INDEX, FEATURES
 from harness_gym.core.task import Task
 from harness_gym.envs.domain import ArtifactPool, Flawed, artifact_hash
-from harness_gym.executors import Context, ExecutorRequest, Feedback, SimulatedExecutor
+from harness_gym.executors import Context, ExecutorRequest, Feedback, Finding, FlawKind, SimulatedExecutor
 from harness_gym.executors.profiles import DomainProfile, DraftParams, Mechanism
 
 TASK = Task("t-0", "coding", "v0", "standard", "train", "tmpl", "Write f.", payload={})
@@ -22,6 +24,10 @@ EVERYWHERE = ("easy", "standard", "hard")
 
 class StubDomain:
     name = "coding"
+    flaws: ClassVar[dict[str, FlawKind]] = {
+        "off_by_one": FlawKind("content", frozenset({"test_failed"}), "none"),
+        "syntax_error": FlawKind("form", frozenset({"syntax"}), "none"),
+    }
 
     def pool(self, task: Task) -> ArtifactPool:
         return POOL
@@ -55,8 +61,12 @@ def revise(draft: str, feedback: Feedback | None = None, revision: int = 0) -> E
     return ExecutorRequest("revise", TASK, Context(), draft=draft, feedback=feedback, revision=revision)
 
 
-LOCALISED = Feedback("tests", artifact_hash("BAD1"), ("test 2 failed: expected 3, got 4",))
+LOCALISED = Feedback(
+    "tests", artifact_hash("BAD1"), (Finding("test_failed", "test 2 failed: expected 3, got 4"),)
+)
 VERDICT = Feedback("check", artifact_hash("BAD1"), ("judge: FAIL: the draft does not meet the criteria",))
+ELSEWHERE = Feedback("check", artifact_hash("BAD1"), (Finding("syntax", "does not parse: line 3"),))
+"""Fresh feedback on the draft that names another flaw than the draft's own (an off-by-one)."""
 FIX = {"localised": 0.7, "verdict": 0.3, "none": 0.1}
 
 
@@ -77,6 +87,17 @@ def test_fix_rate_depends_on_what_the_feedback_localises():
     clean = Feedback("check", artifact_hash("BAD1"), ())  # found nothing: does not localise
     assert rate(ex, revise("BAD1", stale)) == pytest.approx(0.1, abs=0.03)
     assert rate(ex, revise("BAD1", clean)) == pytest.approx(0.1, abs=0.03)
+
+
+def test_feedback_about_another_flaw_gets_no_localised_rate():
+    """A finding that names something other than the draft's own flaw is a verdict, not a location."""
+    ex = executor(p_fix=FIX)
+    assert rate(ex, revise("BAD1", ELSEWHERE)) == pytest.approx(0.3, abs=0.03)
+    untagged = Feedback("tests", artifact_hash("BAD1"), ("test 2 failed: expected 3, got 4",))
+    assert rate(ex, revise("BAD1", untagged)) == pytest.approx(0.3, abs=0.03)
+    # the same finding names the syntax-error variant's own flaw
+    own = Feedback("check", artifact_hash("BAD3"), ELSEWHERE.issues)
+    assert rate(ex, revise("BAD3", own)) == pytest.approx(0.7, abs=0.03)
 
 
 def test_repeated_revisions_have_diminishing_returns():

@@ -14,7 +14,8 @@ Event sets are named (``CORE_EVENTS`` and the sets built on it), so a setting ad
 spelling all of them. :func:`check_outcome` and :func:`with_judge` are the two halves of every CHECK,
 :class:`UpstreamAdapter` is what the public-benchmark adapters share (``data_path``, ``n_train``,
 ``n_eval``), and :func:`read_toml` reads a setting's data file (problem definitions that are data live
-beside the code that reads them).
+beside the code that reads them). :func:`form` and :func:`content` spell a setting's flaw kinds
+(``Domain.flaws``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 from harness_gym.core.actions import Action
 from harness_gym.core.task import Task
 from harness_gym.envs.domain import Domain, Episode, Outcome
-from harness_gym.executors.base import Feedback
+from harness_gym.executors.base import Feedback, FlawKind
 
 CORE_EVENTS = frozenset({"CheckBeforeSubmit", "RevisionAfterFailure", "StopWhenSufficient", "EarlySubmit"})
 """The HMS events that apply in every setting (planning has only these)."""
@@ -109,6 +110,18 @@ class UpstreamAdapter(SettingDomain):
     def upstream_tasks(self) -> list[Task]:
         """The tasks read from ``data_path``."""
         raise NotImplementedError
+
+
+def form(*named_by: str, needs: str = "none") -> FlawKind:
+    """A flaw of the artifact's form (malformed output, a syntax error, a missing field, the format),
+    named by the findings of ``named_by``; by default its fix needs nothing gathered."""
+    return FlawKind("form", frozenset(named_by), needs)
+
+
+def content(*named_by: str, needs: str = "informedness") -> FlawKind:
+    """A flaw of the artifact's content (a wrong value, logic or step), named by the findings of
+    ``named_by``; by default its fix needs what a first draft needs (the domain's informedness)."""
+    return FlawKind("content", frozenset(named_by), needs)
 
 
 def read_toml(package: str, name: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from harness_gym.core.state import COUNT_CAPS, FEATURE_INDEX, HarnessState
 from harness_gym.core.task import Task, TaskFileError, packaged_task_file, read_jsonl
 from harness_gym.core.trajectory import StepRecord, artifact_hash
 from harness_gym.executors.base import (
+    JUDGE,
     TRUNCATED_REPLY,
     ArtifactPool,
     Context,
@@ -29,7 +30,9 @@ from harness_gym.executors.base import (
     ExecutorRequest,
     ExecutorResponse,
     Feedback,
+    Finding,
     Flawed,
+    FlawKind,
     RequestKind,
 )
 from harness_gym.executors.profiles import DraftParams
@@ -136,14 +139,14 @@ class Episode:
             self.cache_misses += not response.cached
         return response
 
-    def judge(self) -> tuple[bool, str | None]:
+    def judge(self) -> tuple[bool, Finding | None]:
         """A judge-type check of the current draft: (passed, the issue it reported or None)."""
         response = self.ask("judge")
         if response.error is not None:
-            return False, f"judge error: {response.error}"
+            return False, Finding(JUDGE, f"judge error: {response.error}")
         verdict = response.text.strip()
         passed = verdict.upper().startswith("PASS")
-        return passed, None if passed else f"judge: {verdict}"
+        return passed, None if passed else Finding(JUDGE, f"judge: {verdict}")
 
 
 STEP_USAGE_KEYS = ("calls", "prompt_tokens", "completion_tokens", "latency_s", "cached")
@@ -227,6 +230,11 @@ class Domain(ABC):
     domain needs its own (HumanEval's datasets must not mix with coding's)."""
     prompts_cls: ClassVar[type[Prompts] | None] = None
     """How a chat LLM executor is prompted here and its replies parsed (``<domain>/prompts.py``)."""
+    flaws: ClassVar[Mapping[str, FlawKind]] = {}
+    """Every flaw kind of this domain's artifact pools, in one place: its class (``form`` or ``content``),
+    the check components whose findings name it (feedback naming one of them is localised feedback on
+    that flaw) and what its fix needs gathered (``evidence``). The simulated executor reads it; the
+    environment pages list it."""
 
     def __init__(self, **kwargs: Any) -> None:
         if kwargs:
@@ -293,6 +301,18 @@ class Domain(ABC):
             ),
             dtype=np.int8,
         )
+
+    def evidence(self, task: Task, context: Context, needs: str) -> float:
+        """How much of what a fix needing ``needs`` (``FlawKind.needs``) the harness gathered, in [0, 1]:
+        ``none`` 1, ``observed`` whether the task was read, ``informedness`` the domain's measure. A domain
+        with needs of its own overrides this and defers to it for these three."""
+        if needs == "none":
+            return 1.0
+        if needs == "observed":
+            return float(context.observed)
+        if needs == "informedness":
+            return self.informedness(task, context)
+        raise ValueError(f"{self.name}: unknown evidence need {needs!r}")
 
     def can_retrieve(self, ep: Episode) -> bool:
         return True

@@ -12,9 +12,11 @@ A profile says how a simulated LLM behaves in each domain. It has two parts per 
   LLM judge's true- and false-alarm rates. They come from published measurements of LLM self-correction
   (below); ``harness-gym calibrate`` measures them for any executor instead.
 
-Feedback kinds (``feedback_kind``): ``localised`` — a structural check or a test run reported concrete
-problems in this very draft; ``verdict`` — only the LLM judge complained (the checks themselves see
-nothing: the flaw is one the domain's checks cannot see), a bare verdict without a location; ``none`` —
+Feedback kinds (``feedback_kind``): ``localised`` — fresh feedback on this very draft names the draft's
+own flaw: one of its findings comes from a check component that the domain declares as naming that flaw
+kind (``Domain.flaws``; e.g. a failing visible test names a behavioural mutant, "cited source never
+opened" does not name a wrong figure); ``verdict`` — fresh feedback on this draft that names something
+else (another flaw, what the harness has not gathered, or only the LLM judge's bare verdict); ``none`` —
 no feedback about this draft, or feedback already used by an earlier REVISE (stale).
 
 Sources of the mechanism figures (weak / default / strong are the low end, the middle and the high end
@@ -31,12 +33,13 @@ of each cited range; "assumption" marks a value no figure was found for):
 - ``p_fix["none"]`` 0.167 / 0.22 / 0.268 — intrinsic correction rates on GSM8K-Complex errors without
   external feedback, 16.7% (DeepSeek) and 26.8% (GPT-3.5) (Li, "Decomposing LLM Self-Correction", arXiv
   2601.00828); 0.22 is their midpoint.
-- ``p_fix["verdict"]`` = ``p_fix["none"]`` (assumption). No measured fix rate after a bare "this is
-  wrong" from the model's own judge was found. Valmeekam et al. 2023 ("Can Large Language Models Really
-  Improve by Self-critiquing Their Own Plans?") report that binary versus detailed feedback made little
-  difference to GPT-4's plans, Stechly et al. 2024 ("On the Self-Verification Limitations of LLMs on
-  Reasoning and Planning Tasks") that the content of the critique did not matter, and Li (above) that
-  error-location hints did not help: nothing supports a verdict adding to a blind retry.
+- ``p_fix["verdict"]`` = ``p_fix["none"]`` (assumption). No measured fix rate after a bare "this is wrong"
+  from the model's own judge was found, nor one for feedback that locates a *different* problem than the one
+  the draft has (Tyen et al. 2024 measure correction given the *right* location only). Valmeekam et al. 2023
+  ("Can Large Language Models Really Improve by Self-critiquing Their Own Plans?") report that binary versus
+  detailed feedback made little difference to GPT-4's plans, Stechly et al. 2024 ("On the Self-Verification
+  Limitations of LLMs on Reasoning and Planning Tasks") that the content of the critique did not matter, and
+  Li (above) that error-location hints did not help: nothing supports a verdict adding to a blind retry.
 - ``p_break`` 0.497 / 0.042 / 0.016 — Huang et al. 2024 ("Large Language Models Cannot Self-Correct
   Reasoning Yet", ICLR 2024): intrinsic self-correction lowers accuracy and flips correct answers to
   wrong more often than the reverse. Lower bounds on P(correct -> wrong) from their accuracy drops:
@@ -68,7 +71,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness_gym.executors.base import Feedback
+    from harness_gym.executors.base import Feedback, FlawKind
 
 DIFFICULTIES: tuple[str, ...] = ("easy", "standard", "hard")
 FEEDBACK_KINDS: tuple[str, ...] = ("localised", "verdict", "none")
@@ -272,14 +275,13 @@ def for_domain(spec: ExecutorProfile | str | os.PathLike[str] | None, domain_cls
     return resolve(spec, {domain_cls.name: domain_cls.draft_params}).domain(domain_cls.name)
 
 
-def feedback_kind(feedback: Feedback | None, draft_hash: str | None) -> str:
-    """How much the feedback handed to a REVISE localises the draft's fault (``FEEDBACK_KINDS``).
+def feedback_kind(feedback: Feedback | None, draft_hash: str | None, flaw: FlawKind) -> str:
+    """What the feedback handed to a REVISE says about the draft's own flaw (``FEEDBACK_KINDS``).
 
-    Judge issues are reported as ``"judge: ..."`` / ``"judge error: ..."``; any other issue comes from a
-    structural check, a test run or a tool and names a concrete problem.
+    ``localised`` when fresh feedback on this draft has a finding from a component that names the flaw
+    (``FlawKind.named_by``), ``verdict`` when fresh feedback names only other things (the judge's finding
+    names nothing), ``none`` without fresh feedback on this draft.
     """
     if feedback is None or not feedback.localizes(draft_hash):
         return "none"
-    if all(issue.startswith("judge") for issue in feedback.issues):
-        return "verdict"
-    return "localised"
+    return "localised" if feedback.components & flaw.named_by else "verdict"

@@ -9,10 +9,11 @@ from the executor profile (``harness_gym.executors.profiles``):
   informedness in [0, 1] is the domain's measure of what the harness gathered; otherwise a flaw drawn
   by ``flaw_weights``.
 - REVISE of a flawed draft returns the reference with ``p_fix[kind] * fix_decay ** earlier_revisions``,
-  ``kind`` being what the feedback on that very draft localises (``localised`` structural/test issues,
-  a bare judge ``verdict``, or ``none``; feedback counts once: a REVISE consumes it). Otherwise, with
-  ``p_reflaw``, a *different* flawed variant, else the same draft. REVISE of a correct draft breaks it
-  with ``p_break``. So a changed draft may be fixed, re-flawed or broken: a change does not tell.
+  ``kind`` being what the fresh feedback on that very draft says about its flaw (``localised``: a finding from
+  a check component that names the draft's flaw kind, ``Domain.flaws``; ``verdict``: findings about anything
+  else, or a bare judge verdict; ``none``; feedback counts once: a REVISE consumes it). Otherwise, with
+  ``p_reflaw``, a *different* flawed variant, else the same draft. REVISE of a correct draft breaks it with
+  ``p_break``. So a changed draft may be fixed, re-flawed or broken: a change does not tell.
 - a judge request answers FAIL for a flawed draft with ``judge_tpr`` and for a correct one with
   ``judge_fpr``.
 - a tool request returns the right next call from the domain's ``tool_pool`` with ``p_tool_correct``,
@@ -25,8 +26,17 @@ from bisect import bisect_right
 
 import numpy as np
 
+from harness_gym.core.task import Task
 from harness_gym.core.trajectory import artifact_hash
-from harness_gym.executors.base import ArtifactPool, DomainView, ExecutorRequest, ExecutorResponse, Usage
+from harness_gym.executors.base import (
+    UNDECLARED_FLAW,
+    ArtifactPool,
+    DomainView,
+    ExecutorRequest,
+    ExecutorResponse,
+    FlawKind,
+    Usage,
+)
 from harness_gym.executors.profiles import DomainProfile, feedback_kind, for_domain
 
 CONTEXT_ITEM_CHARS = 400
@@ -44,6 +54,7 @@ class SimulatedExecutor:
         self.domain = domain
         self.profile = profile if profile is not None else for_domain(None, type(domain))
         self._flaws: dict[str, tuple[list[str], list[float], dict[str, list[str]]]] = {}
+        self._kinds: dict[str, dict[str, str]] = {}
 
     def describe(self) -> dict[str, object]:
         """Parameters recorded in dataset metadata."""
@@ -64,6 +75,22 @@ class SimulatedExecutor:
             table = (kinds, np.cumsum(weights / weights.sum()).tolist(), by_kind)
             self._flaws[key] = table
         return table
+
+    def _flaw_of(self, task: Task, pool: ArtifactPool, draft: str) -> FlawKind:
+        """The flaw kind of a pool draft as the domain declares it (a text outside the pool: undeclared)."""
+        kinds = self._kinds.get(task.task_id)
+        if kinds is None:
+            kinds = self._kinds[task.task_id] = {item.source: item.flaw for item in pool.flawed}
+        kind = kinds.get(draft)
+        if kind is None:
+            return UNDECLARED_FLAW
+        try:
+            return self.domain.flaws[kind]
+        except KeyError:
+            raise ValueError(
+                f"{self.domain.name}: flaw kind {kind!r} of task {task.task_id} is not declared in the "
+                "domain's flaws"
+            ) from None
 
     def _flawed(
         self, key: str, pool: ArtifactPool, rng: np.random.Generator, avoid: str | None = None
@@ -115,7 +142,8 @@ class SimulatedExecutor:
         m, key = self.profile.mechanism, request.task.task_id
         if draft == pool.reference:
             return self._flawed(key, pool, rng) if rng.random() < m.p_break else draft
-        kind = feedback_kind(request.feedback, artifact_hash(draft))
+        flaw = self._flaw_of(request.task, pool, draft)
+        kind = feedback_kind(request.feedback, artifact_hash(draft), flaw)
         if rng.random() < m.p_fix_after(kind, request.revision):
             return pool.reference
         if rng.random() < m.p_reflaw:

@@ -8,7 +8,7 @@ from typing import Any
 
 from harness_gym.core.actions import Action
 from harness_gym.core.task import Task
-from harness_gym.domains.base import EvidenceSetting, check_outcome, with_judge
+from harness_gym.domains.base import EvidenceSetting, check_outcome, content, form, with_judge
 from harness_gym.domains.knowledge_work.prompts import KnowledgeWorkPrompts
 from harness_gym.domains.knowledge_work.verifier import (
     CRITERIA,
@@ -60,6 +60,25 @@ superseded export, another office) or aggregate the table wrongly; broken format
 and a report with the right figure but a missing field, citation or the wrong person is rare. The
 split matters for G: wrong-figure reports score about 0.3-0.4, right-figure slips 0.8-0.9.
 """
+
+
+FLAWS = {
+    "outdated_value": content(
+        "figure_ungrounded", "person_or_date_ungrounded", "cites_unopened", "conflict_field_padded"
+    ),
+    "distractor_value": content(
+        "figure_ungrounded", "person_or_date_ungrounded", "cites_unopened", "unknown_citation"
+    ),
+    "wrong_aggregation": content("figure_ungrounded", "figure_missing", needs="table_calc"),
+    "wrong_person": content("person_or_date_ungrounded"),
+    "missing_field": form("missing_field", "format"),
+    "missing_citation": content("no_citation", "unknown_citation", "cites_unopened", "too_many_citations"),
+    "malformed": form("format", "missing_field", "figure_missing"),
+}
+"""Which findings name each flaw kind, its class and what its fix needs: the right figure, person and
+sources come from the gold sources (informedness); a wrong aggregation is fixed by the computation over
+the gold table (``table_calc``: that result among the tool outputs); a missing field or a broken format
+needs nothing gathered."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +143,7 @@ class KnowledgeWorkDomain(EvidenceSetting):
     name = "knowledge_work"
     draft_params = DRAFT_PARAMS
     prompts_cls = KnowledgeWorkPrompts
+    flaws = FLAWS
     criteria: Mapping[str, float] = CRITERIA
     supported = EvidenceSetting.supported | {Action.CALL_TOOL}
 
@@ -142,6 +162,14 @@ class KnowledgeWorkDomain(EvidenceSetting):
             total += 1
             hits += any(info.calc_marker in text for text in context.tool_results)
         return hits / total
+
+    def evidence(self, task: Task, context: Context, needs: str) -> float:
+        """``table_calc``: whether a tool result holds the computation over the gold table (1 when the
+        question needs none)."""
+        if needs != "table_calc":
+            return super().evidence(task, context, needs)
+        marker = self.task_info(task).calc_marker
+        return float(marker is None or any(marker in text for text in context.tool_results))
 
     def can_retrieve(self, ep: Episode) -> bool:
         return len(ep.context.evidence) < self.task_info(ep.task).cap

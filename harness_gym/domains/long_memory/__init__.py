@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from harness_gym.core.task import Task
-from harness_gym.domains.base import EvidenceSetting, check_outcome, with_judge
+from harness_gym.domains.base import EvidenceSetting, check_outcome, content, form, with_judge
 from harness_gym.domains.long_memory.prompts import LongMemoryPrompts
 from harness_gym.domains.long_memory.search import SessionIndex
 from harness_gym.domains.long_memory.verifier import CRITERIA, artifact_scores, claim_support, review
@@ -44,10 +44,25 @@ slips come next (right value, wrong or no session) and layout slips are rare.
 """
 
 
+FLAWS = {
+    "outdated_value": content("timeline_contradiction"),
+    "distractor_value": content("timeline_contradiction", "answer_not_in_cited"),
+    "wrong_source": content(
+        "cites_unretrieved", "answer_not_in_cited", "too_many_citations", "timeline_contradiction"
+    ),
+    "missing_source": form("layout", "cites_unretrieved", "answer_not_in_cited", needs="any_session"),
+    "malformed": form("layout"),
+}
+"""Which findings name each flaw kind, its class and what its fix needs: the right value and session
+come from the gold sessions (informedness: the latest update for an outdated value); a missing source
+field is filled from any retrieved session (``any_session``); a broken layout needs nothing."""
+
+
 class LongMemoryDomain(EvidenceSetting):
     name = "long_memory"
     draft_params = DRAFT_PARAMS
     prompts_cls = LongMemoryPrompts
+    flaws = FLAWS
     criteria: Mapping[str, float] = CRITERIA
 
     def index(self, task: Task) -> SessionIndex:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness_gym.domains.base import SettingDomain, check_outcome
+from harness_gym.domains.base import SettingDomain, check_outcome, content, form
 from harness_gym.domains.planning.prompts import PlanningPrompts
 from harness_gym.domains.planning.world import CRITERIA, artifact_scores, validate
 from harness_gym.envs.domain import VERIFIER_CACHE, Episode, Outcome, Verdict
@@ -34,12 +34,24 @@ illegal moves, gave G 0.402 but EarlySubmit 70.6%).
 """
 
 
+FLAWS = {
+    "illegal_move": content("illegal_step", "goal_unmet", needs="observed"),
+    "missing_steps": content("goal_unmet", "illegal_step", needs="observed"),
+    "wrong_goal": content("goal_unmet", needs="observed"),
+    "constraint_violation": content("constraint", needs="observed"),
+    "malformed": form("format", "empty", "illegal_step"),
+}
+"""Which findings name each flaw kind, its class and what its fix needs: every content flaw is fixed
+from the problem OBSERVE reads (initial state, goal, constraints); a malformed plan needs nothing."""
+
+
 class PlanningDomain(SettingDomain):
     """The plain setting: neither RETRIEVE nor CALL_TOOL, the whole problem is in the task."""
 
     name = "planning"
     draft_params = DRAFT_PARAMS
     prompts_cls = PlanningPrompts
+    flaws = FLAWS
     criteria: Mapping[str, float] = CRITERIA
 
     def observe(self, ep: Episode) -> Outcome:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from harness_gym.core.task import Task
-from harness_gym.domains.base import TOOL_EVENTS, EvidenceSetting, check_outcome, with_judge
+from harness_gym.domains.base import TOOL_EVENTS, EvidenceSetting, check_outcome, content, form, with_judge
 from harness_gym.domains.research.corpus import MAX_SEARCHES, CorpusSearch
 from harness_gym.domains.research.prompts import ResearchPrompts
 from harness_gym.domains.research.verifier import CRITERIA, grade, structural_check
@@ -47,12 +47,30 @@ format slip are rare (each 2 to 3% of wrong drafts).
 """
 
 
+FLAWS = {
+    "distractor_answer": content("answer_ungrounded", "cites_unretrieved", needs="gold_documents"),
+    "wrong_hop": content("answer_ungrounded", needs="gold_documents"),
+    "outdated": content("answer_ungrounded", needs="gold_documents"),
+    "missing_citation": content(
+        "no_citation", "too_many_citations", "unknown_citation", "answer_ungrounded", needs="gold_documents"
+    ),
+    "cite_distractor": content(
+        "cites_unretrieved", "unknown_citation", "answer_ungrounded", needs="gold_documents"
+    ),
+    "malformed": form("format", "answer_missing", "no_citation", "unknown_citation"),
+}
+"""Which findings name each flaw kind, its class and what its fix needs: every content flaw is fixed
+from the gold documents (``gold_documents``: the fraction of them retrieved, reading the task alone
+does not count); a malformed reply needs nothing gathered."""
+
+
 class ResearchDomain(EvidenceSetting):
     """RETRIEVE is a search (a ``search`` tool record), so tool use is judged too."""
 
     name = "research"
     draft_params = DRAFT_PARAMS
     prompts_cls = ResearchPrompts
+    flaws = FLAWS
     criteria: Mapping[str, float] = CRITERIA
     events = EvidenceSetting.events | TOOL_EVENTS
     max_searches = MAX_SEARCHES
@@ -66,6 +84,13 @@ class ResearchDomain(EvidenceSetting):
         gold = self.per_task("gold", task, lambda: frozenset(task.payload["gold_docs"]))
         found = len(gold.intersection(context.evidence)) / len(gold)
         return OBSERVE_SHARE * context.observed + (1.0 - OBSERVE_SHARE) * found
+
+    def evidence(self, task: Task, context: Context, needs: str) -> float:
+        """``gold_documents``: the fraction of the gold documents retrieved (reading the task is no help)."""
+        if needs != "gold_documents":
+            return super().evidence(task, context, needs)
+        gold = self.per_task("gold", task, lambda: frozenset(task.payload["gold_docs"]))
+        return len(gold.intersection(context.evidence)) / len(gold)
 
     def can_retrieve(self, ep: Episode) -> bool:
         # every search leaves one tool record (the only tool here), so tool_results counts the searches

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness_gym.core.task import Task, task_from_record
-from harness_gym.domains.base import EvidenceSetting, UpstreamAdapter, check_outcome
+from harness_gym.domains.base import EvidenceSetting, UpstreamAdapter, check_outcome, content, form
 from harness_gym.domains.tau_retail.generate import build_db, load_upstream_db, load_upstream_records
 from harness_gym.domains.tau_retail.prompts import TauRetailPrompts
 from harness_gym.domains.tau_retail.tools import WRITE_TOOLS
@@ -21,7 +21,7 @@ from harness_gym.domains.tau_retail.verifier import (
 )
 from harness_gym.envs.domain import VERIFIER_CACHE, Episode, Outcome, Verdict
 from harness_gym.envs.env import HarnessEnv
-from harness_gym.executors.base import Context
+from harness_gym.executors.base import Context, Finding
 from harness_gym.executors.profiles import DraftParams
 
 RETRIEVE_ROUNDS = 3
@@ -50,6 +50,20 @@ towards wrong arguments and policy violations, the common tau-bench agent failur
 """
 
 
+FLAWS = {
+    "wrong_argument": content("write_failed"),
+    "wrong_item": content("write_failed"),
+    "policy_violation": content("write_failed", "foreign_order", "foreign_address", "order_not_looked_up"),
+    "extra_write": content("repeated_write"),
+    "missing_write": content(),
+    "wrong_output": content("listing"),
+    "malformed": form("format", "unknown_tool"),
+}
+"""Which findings name each flaw kind, its class and what its fix needs: arguments, items, order status
+and ownership, and the figures to report come from the user, order and product records (informedness);
+no check can name a missing write; a malformed plan needs nothing."""
+
+
 def _relevant(task: Task) -> frozenset[str]:
     """Records a plan needs: the user, every order the gold actions name, the products of named items."""
     payload = task.payload
@@ -69,6 +83,7 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
     name = "tau_retail"
     draft_params = DRAFT_PARAMS
     prompts_cls = TauRetailPrompts
+    flaws = FLAWS
     criteria: Mapping[str, float] = CRITERIA
     cost_budget = 16.0
 
@@ -121,10 +136,12 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
         assert ep.draft is not None and ep.draft_hash is not None
         task, draft = ep.task, ep.draft
         calls = VERIFIER_CACHE.get("parse", task, draft, lambda: parse_plan(draft))
-        issues: list[str] = []
+        issues: list[Finding] = []
         failed = 0
         if calls is None:
-            issues.append('format: expected one JSON object {"calls": [{"name", "kwargs"}, ...]}')
+            issues.append(
+                Finding("format", 'format: expected one JSON object {"calls": [{"name", "kwargs"}, ...]}')
+            )
             failed += 2
         else:
             found = VERIFIER_CACHE.get(
@@ -143,7 +160,12 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
                 }
             )
             if unverified:
-                issues.append(f"grounding: order(s) {', '.join(unverified)} written without being looked up")
+                issues.append(
+                    Finding(
+                        "order_not_looked_up",
+                        f"grounding: order(s) {', '.join(unverified)} written without being looked up",
+                    )
+                )
                 failed += 1
             keys = [json.dumps([c["name"], c.get("kwargs", {})], sort_keys=True) for c in calls]
             repeated = sorted(
@@ -154,11 +176,19 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
                 }
             )
             if repeated:
-                issues.append(f"plan: the same {', '.join(repeated)} call is made more than once")
+                issues.append(
+                    Finding(
+                        "repeated_write", f"plan: the same {', '.join(repeated)} call is made more than once"
+                    )
+                )
                 failed += 1
             if candidate_listing((), calls):
                 issues.append(
-                    "reply: the respond messages list many numbers; state the outcome and the figures asked"
+                    Finding(
+                        "listing",
+                        "reply: the respond messages list many numbers; state the outcome and the figures "
+                        "asked",
+                    )
                 )
                 failed += 1
         _, judge_issue = ep.judge()
