@@ -35,6 +35,9 @@ class StubDomain:
     def informedness(self, task: Task, context: Context) -> float:
         return float(context.observed)
 
+    def evidence(self, task: Task, context: Context, needs: str) -> float:
+        return 1.0 if needs == "none" else float(context.observed)
+
     def tool_pool(self, task: Task, context: Context) -> ArtifactPool:
         step = len(context.tool_results)
         return ArtifactPool(
@@ -42,9 +45,18 @@ class StubDomain:
         )
 
 
-def executor(draft: dict | None = None, **mechanism) -> SimulatedExecutor:
+class GatedStubDomain(StubDomain):
+    """The off-by-one's fix needs the task read (``observed``)."""
+
+    flaws: ClassVar[dict[str, FlawKind]] = {
+        **StubDomain.flaws,
+        "off_by_one": FlawKind("content", frozenset({"test_failed"}), "observed"),
+    }
+
+
+def executor(draft: dict | None = None, domain=StubDomain, **mechanism) -> SimulatedExecutor:
     profile = DomainProfile(draft=DraftParams(**(draft or {})), mechanism=Mechanism(**mechanism))
-    return SimulatedExecutor(StubDomain(), profile)  # type: ignore[arg-type]
+    return SimulatedExecutor(domain(), profile)  # type: ignore[arg-type]
 
 
 def outcomes(ex: SimulatedExecutor, request: ExecutorRequest, n: int = 4000) -> dict[str, float]:
@@ -91,13 +103,38 @@ def test_fix_rate_depends_on_what_the_feedback_localises():
 
 def test_feedback_about_another_flaw_gets_no_localised_rate():
     """A finding that names something other than the draft's own flaw is a verdict, not a location."""
-    ex = executor(p_fix=FIX)
+    ex = executor(p_fix=FIX, p_fix_form=0.7)
     assert rate(ex, revise("BAD1", ELSEWHERE)) == pytest.approx(0.3, abs=0.03)
     untagged = Feedback("tests", artifact_hash("BAD1"), ("test 2 failed: expected 3, got 4",))
     assert rate(ex, revise("BAD1", untagged)) == pytest.approx(0.3, abs=0.03)
     # the same finding names the syntax-error variant's own flaw
     own = Feedback("check", artifact_hash("BAD3"), ELSEWHERE.issues)
     assert rate(ex, revise("BAD3", own)) == pytest.approx(0.7, abs=0.03)
+
+
+def test_form_and_content_flaws_have_their_own_localised_rates():
+    ex = executor(p_fix=FIX, p_fix_form=0.9)
+    assert rate(ex, revise("BAD1", LOCALISED)) == pytest.approx(0.7, abs=0.03)  # content
+    own = Feedback("check", artifact_hash("BAD3"), ELSEWHERE.issues)
+    assert rate(ex, revise("BAD3", own)) == pytest.approx(0.9, abs=0.03)  # form
+
+
+def _revise_in(context: Context, draft: str, feedback: Feedback | None) -> ExecutorRequest:
+    return ExecutorRequest("revise", TASK, context, draft=draft, feedback=feedback)
+
+
+def test_without_the_evidence_a_fix_needs_a_revision_is_a_blind_retry():
+    """e = 0: the uninformed rate min(p_fix[none], p_correct); e = 1: the feedback kind's rate."""
+    draft = {"p_correct": dict.fromkeys(EVERYWHERE, 0.05)}
+    ex = executor(draft, domain=GatedStubDomain, p_fix=FIX)
+    blind, read = Context(observed=False), Context(observed=True)
+    assert rate(ex, _revise_in(blind, "BAD1", LOCALISED)) == pytest.approx(0.05, abs=0.02)
+    assert rate(ex, _revise_in(read, "BAD1", LOCALISED)) == pytest.approx(0.7, abs=0.03)
+    assert rate(ex, _revise_in(blind, "BAD1", None)) == pytest.approx(0.05, abs=0.02)
+    assert rate(ex, _revise_in(read, "BAD1", None)) == pytest.approx(0.1, abs=0.02)
+    # a form flaw's fix needs nothing gathered
+    own = Feedback("check", artifact_hash("BAD3"), ELSEWHERE.issues)
+    assert rate(ex, _revise_in(blind, "BAD3", own)) == pytest.approx(0.785, abs=0.03)
 
 
 def test_repeated_revisions_have_diminishing_returns():

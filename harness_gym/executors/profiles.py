@@ -22,14 +22,32 @@ no feedback about this draft, or feedback already used by an earlier REVISE (sta
 Sources of the mechanism figures (weak / default / strong are the low end, the middle and the high end
 of each cited range; "assumption" marks a value no figure was found for):
 
-- ``p_fix["localised"]`` 0.45 / 0.61 / 0.77 — iterative self-repair with execution-error feedback across
-  seven models on HumanEval and MBPP ("How Many Tries Does It Take? Iterative Self-Repair in LLM Code
-  Generation", arXiv 2604.10508): logical (assertion) errors are repaired about 45% of the time, name
-  errors about 77%. Used as the first attempt's rate. Chen et al. 2023 ("Teaching Large Language Models
-  to Self-Debug", ICLR 2024) agree in direction: with unit-test feedback self-debugging adds up to 12
-  points (TransCoder, MBPP), without unit tests 2-3 points (Spider). Tyen et al. 2024 ("LLMs cannot find
-  reasoning errors, but can correct them given the error location") find correction robust once the
-  mistake location is given, mistake finding being the bottleneck.
+- Localised fix rates by flaw class (``Domain.flaws``: ``form`` — malformed output, a syntax or name
+  error, a missing field, the format; ``content`` — a wrong value, logic or step). Repair studies measure
+  the two classes far apart, so one rate for both would be the midpoint of two different things:
+  ``p_fix["localised"]`` (content) 0.35 / 0.40 / 0.45 — logical errors are repaired below 35% of the time
+  with compiler and test feedback over up to ten rounds (Zhang & Kothari, "Unlocking LLM Code Correction
+  with Iterative Feedback Loops", arXiv 2606.17514) and about 45% of the time with execution feedback
+  ("How Many Tries Does It Take? Iterative Self-Repair in LLM Code Generation", arXiv 2604.10508);
+  ``p_fix_form`` 0.77 / 0.785 / 0.80 — name errors about 77% (arXiv 2604.10508), syntactic and runtime
+  errors above 80% (Zhang & Kothari). Dai et al. ("FeedbackEval", arXiv 2504.06939) measure 58-64% for a
+  single repair round with mixed feedback, between the two classes. Chen et al. 2023 ("Teaching Large
+  Language Models to Self-Debug", ICLR 2024) agree in direction: with unit-test feedback self-debugging
+  adds up to 12 points, without unit tests 2-3 points. Tyen et al. 2024 ("LLMs cannot find reasoning
+  errors, but can correct them given the error location") find correction robust once the *right*
+  mistake location is given, mistake finding being the bottleneck: a localised rate applies only when
+  the feedback names the draft's own flaw.
+- Evidence gating (no parameter of its own): a REVISE of a draft with flaw kind k after r earlier
+  revisions fixes it with ``fix_decay**r * (q0 + (p_fix[f] - q0) * e_k)``, where ``f`` is the feedback
+  kind (localised rates by class as above), ``e_k`` in [0, 1] how much of what a fix of k needs the
+  harness has gathered (``Domain.evidence`` of ``FlawKind.needs``), and ``q0 = min(p_fix["none"],
+  p_correct[difficulty])`` the uninformed rate: without the information a fix needs, a revision does no
+  better than a blind retry nor than an uninformed first draft. Direction: Huang et al. 2024 (below:
+  intrinsic self-correction, with no external information, does not improve answers) and Kamoi et al.
+  2024 ("When Can LLMs Actually Correct Their Own Mistakes?", TACL: self-correction works when reliable
+  external information is available). Size: CRITIC (Gou et al., ICLR 2024) — critique by the model alone
+  changes free-form QA F1 by -0.03 to +2.33, critique with search evidence by +7.0 to +7.7. This is the
+  revision analogue of ``p_correct + informed_gain * informedness`` and adds no fitted parameter.
 - ``p_fix["none"]`` 0.167 / 0.22 / 0.268 — intrinsic correction rates on GSM8K-Complex errors without
   external feedback, 16.7% (DeepSeek) and 26.8% (GPT-3.5) (Li, "Decomposing LLM Self-Correction", arXiv
   2601.00828); 0.22 is their midpoint.
@@ -116,9 +134,12 @@ class Mechanism:
     """What only CHECK and REVISE exercise; defaults are the ``default`` profile's (see the module doc)."""
 
     p_fix: Mapping[str, float] = field(
-        default_factory=lambda: {"localised": 0.61, "verdict": 0.22, "none": 0.22}
+        default_factory=lambda: {"localised": 0.40, "verdict": 0.22, "none": 0.22}
     )
-    """P(the first REVISE turns a flawed draft into the reference), by ``feedback_kind``."""
+    """P(the first REVISE turns a flawed draft into the reference, with everything it needs gathered), by
+    ``feedback_kind``; ``localised`` is the rate for a content flaw (form flaws: ``p_fix_form``)."""
+    p_fix_form: float = 0.785
+    """The localised rate for a flaw of the artifact's form (``FlawKind.cls == "form"``)."""
     p_break: float = 0.042
     """P(a REVISE turns a correct draft into a flawed one)."""
     p_reflaw: float = 0.5
@@ -137,11 +158,25 @@ class Mechanism:
             )
         for kind in FEEDBACK_KINDS:
             _check_probability(f"p_fix[{kind!r}]", self.p_fix[kind])
-        for name in ("p_break", "p_reflaw", "fix_decay", "judge_tpr", "judge_fpr"):
+        for name in ("p_fix_form", "p_break", "p_reflaw", "fix_decay", "judge_tpr", "judge_fpr"):
             _check_probability(name, getattr(self, name))
 
-    def p_fix_after(self, kind: str, earlier_revisions: int) -> float:
-        return self.p_fix[kind] * self.fix_decay ** max(0, earlier_revisions)
+    def p_fix_after(
+        self,
+        kind: str,
+        earlier_revisions: int,
+        flaw_class: str = "content",
+        uninformed: float | None = None,
+        evidence: float = 1.0,
+    ) -> float:
+        """P(a REVISE fixes the draft): the rate of ``kind`` (by ``flaw_class`` when localised), moved
+        towards the ``uninformed`` rate as ``evidence`` (in [0, 1]) falls, times ``fix_decay`` per earlier
+        revision (module docstring, "Evidence gating")."""
+        rate = self.p_fix_form if kind == "localised" and flaw_class == "form" else self.p_fix[kind]
+        if uninformed is not None:
+            q0 = min(uninformed, rate)
+            rate = q0 + (rate - q0) * evidence
+        return rate * self.fix_decay ** max(0, earlier_revisions)
 
 
 @dataclass(frozen=True)
@@ -212,14 +247,16 @@ class ExecutorProfile:
 
 MECHANISMS: dict[str, Mechanism] = {
     "weak": Mechanism(
-        p_fix={"localised": 0.45, "verdict": 0.167, "none": 0.167},
+        p_fix={"localised": 0.35, "verdict": 0.167, "none": 0.167},
+        p_fix_form=0.77,
         p_break=0.497,
         judge_tpr=0.10,
         judge_fpr=0.20,
     ),
     "default": Mechanism(),
     "strong": Mechanism(
-        p_fix={"localised": 0.77, "verdict": 0.268, "none": 0.268},
+        p_fix={"localised": 0.45, "verdict": 0.268, "none": 0.268},
+        p_fix_form=0.80,
         p_break=0.016,
         judge_tpr=0.82,
         judge_fpr=0.15,

@@ -8,10 +8,13 @@ from the executor profile (``harness_gym.executors.profiles``):
 - DRAFT returns the reference with ``p_correct[difficulty] + informed_gain * informedness``, where
   informedness in [0, 1] is the domain's measure of what the harness gathered; otherwise a flaw drawn
   by ``flaw_weights``.
-- REVISE of a flawed draft returns the reference with ``p_fix[kind] * fix_decay ** earlier_revisions``,
-  ``kind`` being what the fresh feedback on that very draft says about its flaw (``localised``: a finding from
-  a check component that names the draft's flaw kind, ``Domain.flaws``; ``verdict``: findings about anything
-  else, or a bare judge verdict; ``none``; feedback counts once: a REVISE consumes it). Otherwise, with
+- REVISE of a flawed draft returns the reference with
+  ``fix_decay ** earlier_revisions * (q0 + (p_fix[kind] - q0) * evidence)``, ``kind`` being what the fresh
+  feedback on that very draft says about its flaw (``localised``: a finding from a check component that
+  names the draft's flaw kind, ``Domain.flaws``, at the rate of the flaw's class; ``verdict``: findings
+  about anything else, or a bare judge verdict; ``none``; feedback counts once: a REVISE consumes it),
+  ``evidence`` how much of what the fix needs the harness has gathered (``Domain.evidence``) and ``q0``
+  the uninformed rate ``min(p_fix["none"], p_correct[difficulty])``. Otherwise, with
   ``p_reflaw``, a *different* flawed variant, else the same draft. REVISE of a correct draft breaks it with
   ``p_break``. So a changed draft may be fixed, re-flawed or broken: a change does not tell.
 - a judge request answers FAIL for a flawed draft with ``judge_tpr`` and for a correct one with
@@ -142,9 +145,12 @@ class SimulatedExecutor:
         m, key = self.profile.mechanism, request.task.task_id
         if draft == pool.reference:
             return self._flawed(key, pool, rng) if rng.random() < m.p_break else draft
-        flaw = self._flaw_of(request.task, pool, draft)
+        task = request.task
+        flaw = self._flaw_of(task, pool, draft)
         kind = feedback_kind(request.feedback, artifact_hash(draft), flaw)
-        if rng.random() < m.p_fix_after(kind, request.revision):
+        uninformed = min(m.p_fix["none"], self.profile.draft.p_correct[task.difficulty])
+        evidence = self.domain.evidence(task, request.context, flaw.needs)
+        if rng.random() < m.p_fix_after(kind, request.revision, flaw.cls, uninformed, evidence):
             return pool.reference
         if rng.random() < m.p_reflaw:
             return self._flawed(key, pool, rng, avoid=draft)
