@@ -113,3 +113,12 @@ def test_feedback_kind_reads_the_flaws_own_components():
     assert feedback_kind(goal, artifact_hash("another plan"), flaws["wrong_goal"]) == "none"
     judged = Feedback("check", h, (Finding(JUDGE, "judge: FAIL: no"),))
     assert feedback_kind(judged, h, flaws["wrong_goal"]) == "verdict"
+
+
+@pytest.mark.parametrize("env_id", ALL_ENV_IDS)
+def test_every_declared_evidence_need_is_measured(env_id):
+    env = gym.make(env_id, split="eval")
+    domain = env.unwrapped.domain
+    ep = _gathered(env, env.unwrapped.tasks[0].task_id)
+    for kind, flaw in domain.flaws.items():
+        assert 0.0 <= domain.evidence(ep.task, ep.context, flaw.needs) <= 1.0, kind

@@ -55,6 +55,8 @@ class GatedStubDomain(StubDomain):
 
 
 def executor(draft: dict | None = None, domain=StubDomain, **mechanism) -> SimulatedExecutor:
+    """Rates are measured over repeated identical requests, so calls sample unless a test says otherwise."""
+    mechanism.setdefault("temperature", 1.0)
     profile = DomainProfile(draft=DraftParams(**(draft or {})), mechanism=Mechanism(**mechanism))
     return SimulatedExecutor(domain(), profile)  # type: ignore[arg-type]
 
@@ -259,3 +261,50 @@ def test_no_feature_reveals_what_a_revise_returned(env_id):
     for i, name in enumerate(FEATURES):
         values = {what: float(obs[i]) for what, obs in after.items()}
         assert len(set(values.values())) == 1, f"{env_id}: feature {name} differs: {values}"
+
+
+def test_at_temperature_zero_an_identical_request_gets_the_identical_reply():
+    ex = executor(p_fix=FIX, judge_tpr=0.5, judge_fpr=0.5, temperature=0.0)
+    rng = np.random.default_rng(0)
+    for key in range(20):
+        judge = ExecutorRequest("judge", TASK, Context(observed=True), draft="BAD1", episode_key=key)
+        assert len({ex.complete(judge, rng).text for _ in range(5)}) == 1
+        again = ExecutorRequest("revise", TASK, Context(), draft="BAD1", feedback=LOCALISED, episode_key=key)
+        assert len({ex.complete(again, rng).text for _ in range(5)}) == 1
+    # ... but a different episode, or anything the prompt would hold, draws afresh
+    verdicts = {
+        ex.complete(ExecutorRequest("judge", TASK, Context(), draft="BAD1", episode_key=k), rng).text
+        for k in range(20)
+    }
+    assert len(verdicts) == 2
+    gathered = {
+        ex.complete(
+            ExecutorRequest("judge", TASK, Context(evidence=[f"doc{i}"]), draft="BAD1", episode_key=0), rng
+        ).text
+        for i in range(20)
+    }
+    assert len(gathered) == 2
+
+
+def test_sampling_draws_every_call_afresh():
+    ex = executor(judge_tpr=0.5, judge_fpr=0.5, temperature=1.0)
+    rng = np.random.default_rng(0)
+    judge = ExecutorRequest("judge", TASK, Context(), draft="BAD1")
+    assert len({ex.complete(judge, rng).text for _ in range(20)}) == 2
+
+
+@pytest.mark.parametrize("env_id", ["HarnessDBBench-v0", "HarnessMultiTool-v0"])
+def test_a_recheck_of_an_unchanged_draft_repeats_the_judges_verdict(env_id):
+    import gymnasium as gym
+
+    from harness_gym.core.actions import Action
+
+    env = gym.make(env_id, split="eval")
+    for seed in range(12):
+        env.reset(seed=seed)
+        env.step(int(Action.DRAFT))
+        verdicts = set()
+        for _ in range(2):
+            env.step(int(Action.CHECK))
+            verdicts.add(tuple(env.unwrapped._ep.steps[-1].get("issues", ())))
+        assert len(verdicts) == 1

@@ -8,6 +8,7 @@ are handled by the environment itself, identically for every domain.
 
 from __future__ import annotations
 
+import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -75,6 +76,13 @@ class Verdict:
     """Measurements HMS reads (``pass_rate``, ``claim_support``, ...)."""
 
 
+def episode_key(rng: np.random.Generator) -> int:
+    """A key for the episode about to start: a hash of the generator's state, so it is a function of the
+    reset seed (and of the episodes since) without consuming a draw."""
+    digest = hashlib.blake2b(repr(rng.bit_generator.state).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
 @dataclass
 class Episode:
     """The running episode as domains see it."""
@@ -102,6 +110,8 @@ class Episode:
     """The latest executor call's audit record (``ExecutorResponse.io``), until the step records it."""
     pending_usage: dict[str, float] | None = None
     """What this step's executor calls cost so far (``STEP_USAGE_KEYS``), until the step records it."""
+    key: int = 0
+    """The episode's key (``ExecutorRequest.episode_key``): set from the environment's generator at reset."""
 
     def ask(self, kind: RequestKind) -> ExecutorResponse:
         """One executor call about the current draft, with its usage added to the episode's."""
@@ -113,6 +123,7 @@ class Episode:
             self.feedback,
             sample_index=self.executor_calls,
             revision=self.state.revisions,
+            episode_key=self.key,
         )
         response = self.executor.complete(request, self.rng)
         self.pending_io = response.io

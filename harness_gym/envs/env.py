@@ -15,7 +15,7 @@ from harness_gym.core.rubric import g_norm
 from harness_gym.core.state import N_FEATURES, HarnessState, feature_table
 from harness_gym.core.task import Task, select
 from harness_gym.core.trajectory import draw_steps, render_steps
-from harness_gym.envs.domain import Domain, Episode, Outcome, artifact_hash
+from harness_gym.envs.domain import Domain, Episode, Outcome, artifact_hash, episode_key
 from harness_gym.executors.base import Executor, RequestKind
 from harness_gym.executors.profiles import ExecutorProfile, for_domain
 from harness_gym.executors.simulated import SimulatedExecutor
@@ -201,7 +201,8 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         else:
             raise ValueError(f"unknown task id {task_id!r} for {self.domain.env_id} split {self.split!r}")
         state = HarnessState(self.domain.name, self.max_steps, self.domain.cost_budget)
-        self._ep = Episode(task=task, state=state, rng=self.np_random, executor=self.executor)
+        key = episode_key(self.np_random)
+        self._ep = Episode(task=task, state=state, rng=self.np_random, executor=self.executor, key=key)
         self._final = None
         self._mask = self.domain.action_mask(self._ep)
         return state.vector(), {"action_mask": self._mask.copy(), "task_id": task.task_id}

@@ -153,6 +153,9 @@ class ExecutorRequest:
     """How many executor calls preceded this one in the episode (part of a response-cache key)."""
     revision: int = 0
     """How many REVISE calls preceded this one in the episode."""
+    episode_key: int = 0
+    """Identifies the episode's stream of chance (a function of the reset seed): a greedy simulated call
+    is a function of it and of what the request holds."""
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,19 @@ of each cited range; "assumption" marks a value no figure was found for):
   errors range from 10% to 82% across models (Li, above); Valmeekam et al. 2023 likewise find GPT-4's
   plan verifier passes many invalid plans. Kamoi et al. 2024 ("When Can LLMs Actually Correct Their Own
   Mistakes?", TACL) conclude that feedback from prompted LLMs does not make self-correction work.
+- ``temperature`` 0 (``sampling``: 1). The project's real executor (``OpenAIConfig.temperature``) and
+  tau-bench's agent (``run.py --temperature``) default to 0. Greedy serving repeats itself: one request
+  at a time, 16 of 16 runs identical (Merrison 2026, Qwen2.5-7B on vLLM); under production batching 1,000
+  runs of one prompt gave 80 distinct completions sharing their first 102 tokens, 992 on the majority
+  branch (He / Thinking Machines Lab 2025, "Defeating Nondeterminism in LLM Inference"), parsed answers
+  more stable than raw strings (Atil et al., arXiv 2408.04667). At the default sampling temperature half
+  or more of code tasks never repeat an output (Ouyang et al., TOSEM 2024): independent draws. So at 0
+  every call's draws come from a hash of the episode key and what its prompt holds (kind, task, whether
+  the task was read, evidence ids, tool results, the draft, fresh feedback); any value above 0 is treated
+  as sampling (assumption: no figure gives intermediate temperatures a meaning here). The recorded
+  SmolLM2 fixture (``tests/data/smollm2_*``) agrees in direction (70 of its 136 calls repeat an earlier
+  identical request of the same episode), but there the identical replies are enforced by the response
+  cache, which keys greedy calls without a sample index; it is no independent measurement.
 - ``judge_fpr`` 0.20 / 0.15 / 0.15 — Zheng et al. 2023 ("Judging LLM-as-a-Judge with MT-Bench and
   Chatbot Arena"): GPT-4 as a judge agrees with human experts over 80% of the time (about 85% without
   ties), the level of agreement between humans; the disagreement is taken as the false-alarm rate.
@@ -150,6 +163,9 @@ class Mechanism:
     """P(the LLM judge reports a problem | the draft is flawed)."""
     judge_fpr: float = 0.15
     """P(the LLM judge reports a problem | the draft is correct)."""
+    temperature: float = 0.0
+    """0: greedy decoding, every call's outcome a function of the episode and what its prompt holds, so
+    an identical request in an episode gets the identical reply; > 0: independent draws per call."""
 
     def __post_init__(self) -> None:
         if set(self.p_fix) != set(FEEDBACK_KINDS):
@@ -160,6 +176,8 @@ class Mechanism:
             _check_probability(f"p_fix[{kind!r}]", self.p_fix[kind])
         for name in ("p_fix_form", "p_break", "p_reflaw", "fix_decay", "judge_tpr", "judge_fpr"):
             _check_probability(name, getattr(self, name))
+        if not float(self.temperature) >= 0.0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature!r}")
 
     def p_fix_after(
         self,
@@ -261,8 +279,10 @@ MECHANISMS: dict[str, Mechanism] = {
         judge_tpr=0.82,
         judge_fpr=0.15,
     ),
+    "sampling": Mechanism(temperature=1.0),
 }
-"""The named mechanisms: low end, middle and high end of the cited ranges (module docstring)."""
+"""The named mechanisms: low end, middle and high end of the cited ranges (module docstring), and the
+default one sampled at temperature 1 (repeated calls draw independently)."""
 
 PROFILE_NAMES: tuple[str, ...] = tuple(MECHANISMS)
 

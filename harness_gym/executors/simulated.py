@@ -19,12 +19,16 @@ from the executor profile (``harness_gym.executors.profiles``):
   ``p_break``. So a changed draft may be fixed, re-flawed or broken: a change does not tell.
 - a judge request answers FAIL for a flawed draft with ``judge_tpr`` and for a correct one with
   ``judge_fpr``.
+- at ``temperature`` 0 (the default) a call's draws come from ``greedy_rng``: a re-CHECK of an unchanged
+  draft in an unchanged context gets the same verdict, a REVISE of the same draft with the same feedback
+  the same draws; above 0 every call draws afresh from the environment's generator.
 - a tool request returns the right next call from the domain's ``tool_pool`` with ``p_tool_correct``,
   otherwise a wrong tool or invalid arguments.
 """
 
 from __future__ import annotations
 
+import hashlib
 from bisect import bisect_right
 
 import numpy as np
@@ -48,8 +52,25 @@ REFLAW_TRIES = 8
 """Draws spent looking for a flawed variant other than the current draft."""
 
 
+def greedy_rng(request: ExecutorRequest) -> np.random.Generator:
+    """The draws of a greedy (temperature 0) call: seeded by the episode key and everything the call's
+    prompt would hold (kind, task, whether it was read, evidence ids, tool results, draft, and for a REVISE
+    the fresh feedback), so an identical request in the same episode gets the identical reply."""
+    context, draft, feedback = request.context, request.draft or "", request.feedback
+    h = hashlib.blake2b(digest_size=16)
+    h.update(
+        f"{request.episode_key}\x1e{request.kind}\x1e{request.task.task_id}\x1e{context.observed}".encode()
+    )
+    for part in ("\x1f".join(context.evidence), "\x1f".join(context.tool_results), draft):
+        h.update(b"\x1e" + part.encode())
+    if request.kind == "revise" and feedback is not None and feedback.localizes(artifact_hash(draft)):
+        h.update(b"\x1e" + "\x1f".join(feedback.issues).encode())
+    return np.random.default_rng(int.from_bytes(h.digest(), "little"))
+
+
 class SimulatedExecutor:
-    """The default executor: embedded, offline, deterministic given the env's ``np_random``."""
+    """The default executor: embedded, offline, deterministic given the env's ``np_random`` (its key at
+    temperature 0)."""
 
     name = "simulated"
 
@@ -110,6 +131,8 @@ class SimulatedExecutor:
 
     def complete(self, request: ExecutorRequest, rng: np.random.Generator) -> ExecutorResponse:
         task, p = request.task, self.profile
+        if p.mechanism.temperature == 0.0:
+            rng = greedy_rng(request)
         if request.kind == "tool":
             calls = self.domain.tool_pool(task, request.context)
             if rng.random() < p.draft.p_tool_correct or not calls.flawed:

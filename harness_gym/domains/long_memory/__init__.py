@@ -74,6 +74,12 @@ class LongMemoryDomain(EvidenceSetting):
         gold = self.per_task("gold", task, lambda: frozenset(task.payload["gold_sessions"]))
         return len(gold.intersection(context.evidence)) / len(gold)
 
+    def evidence(self, task: Task, context: Context, needs: str) -> float:
+        """``any_session``: whether any session was retrieved (a source to cite)."""
+        if needs != "any_session":
+            return super().evidence(task, context, needs)
+        return float(bool(context.evidence))
+
     def can_retrieve(self, ep: Episode) -> bool:
         evidence = ep.context.evidence
         return len(evidence) < MAX_RETRIEVED and bool(self.index(ep.task).next(evidence))
