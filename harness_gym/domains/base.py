@@ -48,6 +48,10 @@ N_TRAIN, N_EVAL = 16, 20
 """Tasks an adapter takes from upstream files by default, per split (the generated task sets' sizes)."""
 
 
+JUDGED_CALLS = {Action.DRAFT: "draft", Action.REVISE: "revise", Action.CHECK: "judge"}
+"""``Domain.calls`` of a setting whose CHECK asks the LLM judge."""
+
+
 class SettingDomain(Domain):
     """A setting of the suite: the plain one (as planning is) unless a preset or the class says otherwise.
 
@@ -78,6 +82,7 @@ class EvidenceSetting(SettingDomain):
     """Preset of the settings whose evidence comes from RETRIEVE; Base retrieves once before drafting."""
 
     supported = SettingDomain.supported | {Action.RETRIEVE}
+    calls = JUDGED_CALLS
     events = EVIDENCE_EVENTS
     evidence_required = True
     base_script = (OBSERVED, (Action.RETRIEVE, "evidence"), DRAFTED, SUBMITTED)

@@ -241,6 +241,8 @@ class Domain(ABC):
     domain needs its own (HumanEval's datasets must not mix with coding's)."""
     prompts_cls: ClassVar[type[Prompts] | None] = None
     """How a chat LLM executor is prompted here and its replies parsed (``<domain>/prompts.py``)."""
+    calls: ClassVar[Mapping[Action, RequestKind]] = {Action.DRAFT: "draft", Action.REVISE: "revise"}
+    """The actions that make an executor call here, and its kind (``token_budget`` prices them ahead)."""
     flaws: ClassVar[Mapping[str, FlawKind]] = {}
     """Every flaw kind of this domain's artifact pools, in one place: its class (``form`` or ``content``),
     the check components whose findings name it (feedback naming one of them is localised feedback on

@@ -16,7 +16,8 @@ from harness_gym.core.state import N_FEATURES, HarnessState, feature_table
 from harness_gym.core.task import Task, select
 from harness_gym.core.trajectory import draw_steps, render_steps
 from harness_gym.envs.domain import Domain, Episode, Outcome, artifact_hash, episode_key
-from harness_gym.executors.base import Executor, RequestKind
+from harness_gym.executors.base import Executor, ExecutorRequest, RequestKind
+from harness_gym.executors.costs import PromptSizer, completion_tokens, prompt_tokens
 from harness_gym.executors.profiles import ExecutorProfile, for_domain
 from harness_gym.executors.simulated import SimulatedExecutor
 
@@ -100,6 +101,10 @@ _COMMON_DOC = """
     - ``render_mode``: ``"ansi"`` renders the trajectory so far as text, ``"rgb_array"`` as a small
       image (actions over time, CHECK/REVISE/SUBMIT marked, G once scored; needs matplotlib).
     - ``hms_params``: ``HMSParams`` with the detector thresholds.
+    - ``token_budget``: total executor tokens (prompt + completion) an episode may spend; a call that
+      would exceed it is masked (its size estimated ahead from the cached prompt sizes and the longest
+      reply the task's pool holds), and once no call fits only SUBMIT is legal. The observation has no
+      feature for it (layout v1); the simulated executor never exceeds it.
 """
 
 
@@ -131,6 +136,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         strict: bool = False,
         render_mode: str | None = None,
         hms_params: HMSParams | None = None,
+        token_budget: int | None = None,
         **domain_kwargs: Any,
     ) -> None:
         self.domain = self.domain_cls(**domain_kwargs)
@@ -154,6 +160,11 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         self._ep: Episode | None = None
         self._mask = np.ones(N_ACTIONS, dtype=np.int8)
         self._final: dict[str, Any] | None = None
+        if token_budget is not None and not (isinstance(token_budget, int) and token_budget > 0):
+            raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}")
+        self.token_budget = token_budget
+        self._sizer = PromptSizer(self.domain)
+        self._longest: dict[str, int] = {}
 
     def _bind_executor(self, executor: str | Executor | OpenAIConfig) -> Executor:
         if executor == "simulated":
@@ -204,7 +215,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         key = episode_key(self.np_random)
         self._ep = Episode(task=task, state=state, rng=self.np_random, executor=self.executor, key=key)
         self._final = None
-        self._mask = self.domain.action_mask(self._ep)
+        self._mask = self._legal(self._ep)
         return state.vector(), {"action_mask": self._mask.copy(), "task_id": task.task_id}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -268,12 +279,48 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             reward = self._final["G"]
             info.update(self._final)
         else:
-            self._mask = self.domain.action_mask(ep)
+            self._mask = self._legal(ep)
         info["action_mask"] = self._mask.copy()
         info["invalid_action"] = not legal
         info["tokens"] = int(spent["prompt_tokens"] + spent["completion_tokens"]) if spent else 0
         info["latency_s"] = float(spent["latency_s"]) if spent else 0.0
         return state.vector(), reward, terminated, truncated, info
+
+    def _legal(self, ep: Episode) -> np.ndarray:
+        """The domain's mask; under a ``token_budget``, without the calls that would exceed it (only
+        SUBMIT once no call fits)."""
+        mask = self.domain.action_mask(ep)
+        if self.token_budget is None:
+            return mask
+        left = self.token_budget - ep.prompt_tokens - ep.completion_tokens
+        fits = False
+        for action, kind in self.domain.calls.items():
+            if mask[action]:
+                if self.next_call_tokens(ep, kind) > left:
+                    mask[action] = 0
+                else:
+                    fits = True
+        if not fits:
+            mask[:] = 0
+            mask[Action.SUBMIT] = 1
+        return mask
+
+    def next_call_tokens(self, ep: Episode, kind: RequestKind) -> int:
+        """An upper bound on the tokens of the next ``kind`` call: the prompt as the cached sizes give it,
+        the longest reply the task's pool holds (a judge: its fixed reply size)."""
+        costs = self.executor_profile.costs
+        request = ExecutorRequest(kind, ep.task, ep.context, ep.draft, ep.feedback)
+        prompt = prompt_tokens(costs, self._sizer.prompt_chars(request))
+        if kind == "tool":
+            pool = self.domain.tool_pool(ep.task, ep.context)
+            longest = max(len(text) for text in (pool.reference, *(f.source for f in pool.flawed)))
+        else:
+            longest = self._longest.get(ep.task.task_id, -1)
+            if longest < 0:
+                pool = self.domain.pool(ep.task)
+                longest = max(len(text) for text in (pool.reference, *(f.source for f in pool.flawed)))
+                self._longest[ep.task.task_id] = longest
+        return prompt + completion_tokens(costs, kind, longest)
 
     def action_masks(self) -> np.ndarray:
         """Legal actions as booleans (the sb3-contrib ``MaskablePPO`` convention)."""

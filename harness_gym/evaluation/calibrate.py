@@ -324,7 +324,7 @@ def calibrate_domain(
             judge_tpr=value("judge_tpr", m.judge_tpr),
             judge_fpr=value("judge_fpr", m.judge_fpr),
         ),
-        tokens_per_char=base.tokens_per_char,
+        costs=base.costs,
     )
     return profile, out
 

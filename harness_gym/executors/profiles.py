@@ -85,6 +85,17 @@ of each cited range; "assumption" marks a value no figure was found for):
   SmolLM2 fixture (``tests/data/smollm2_*``) agrees in direction (70 of its 136 calls repeat an earlier
   identical request of the same episode), but there the identical replies are enforced by the response
   cache, which keys greedy calls without a sample index; it is no independent measurement.
+- Costs (``CallCosts``, every profile): tokens are characters over ``prompt_chars_per_token`` 3.49 and
+  ``completion_chars_per_token`` 3.70, measured on the recorded SmolLM2 run (``tests/data/smollm2_*``, 33
+  requests, server-reported token counts; prompt range 2.66-4.39); a judge's reply is
+  ``judge_completion_tokens`` 53, the mean of its 7 recorded judge replies (10-120), since a real judge
+  gives a reason. Latency is ``ttft_s + completion_tokens / decode_tokens_per_s`` with 0.5 s and 60 tok/s,
+  assumptions inside the cited ranges: median time to first token 0.32-4.2 s and median throughput
+  24.7-252 tok/s over 15 hosted models (Wrede 2026, hourly OpenRouter probes), p50 0.05-0.6 s at
+  500-token prompts (deploybase.ai 2026); the recorded run cannot give a latency model (one CPU thread,
+  R^2 0.16). Work that is not a model call (tests, SQL, tool runs) costs no modelled time. Bai et al.
+  ("How Do AI Agents Spend Your Money?", arXiv 2604.22750) find input tokens drive agent cost, which is
+  why the prompt side is sized from what was gathered.
 - ``judge_fpr`` 0.20 / 0.15 / 0.15 — Zheng et al. 2023 ("Judging LLM-as-a-Judge with MT-Bench and
   Chatbot Arena"): GPT-4 as a judge agrees with human experts over 80% of the time (about 85% without
   ties), the level of agreement between humans; the disagreement is taken as the false-alarm rate.
@@ -198,13 +209,35 @@ class Mechanism:
 
 
 @dataclass(frozen=True)
+class CallCosts:
+    """What a simulated call costs (module docstring, "Costs"): tokens from characters, and seconds."""
+
+    prompt_chars_per_token: float = 3.49
+    completion_chars_per_token: float = 3.70
+    judge_completion_tokens: int = 53
+    ttft_s: float = 0.5
+    """Seconds to the first token."""
+    decode_tokens_per_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        for name in ("prompt_chars_per_token", "completion_chars_per_token", "decode_tokens_per_s"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
+        if self.judge_completion_tokens < 0 or self.ttft_s < 0:
+            raise ValueError("judge_completion_tokens and ttft_s must be non-negative")
+
+    def latency_s(self, completion_tokens: int) -> float:
+        return self.ttft_s + completion_tokens / self.decode_tokens_per_s
+
+
+@dataclass(frozen=True)
 class DomainProfile:
     """The simulated executor in one domain."""
 
     draft: DraftParams = field(default_factory=DraftParams)
     mechanism: Mechanism = field(default_factory=Mechanism)
-    tokens_per_char: float = 0.25
-    """Usage accounting: tokens are estimated from text length."""
+    costs: CallCosts = field(default_factory=CallCosts)
+    """Usage accounting: tokens and seconds per call."""
 
 
 @dataclass(frozen=True)
@@ -241,7 +274,7 @@ class ExecutorProfile:
                 name: DomainProfile(
                     draft=DraftParams(**entry["draft"]),
                     mechanism=Mechanism(**entry["mechanism"]),
-                    tokens_per_char=float(entry.get("tokens_per_char", 0.25)),
+                    costs=CallCosts(**entry.get("costs", {})),
                 )
                 for name, entry in data["domains"].items()
             }

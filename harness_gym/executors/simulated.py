@@ -44,10 +44,9 @@ from harness_gym.executors.base import (
     FlawKind,
     Usage,
 )
+from harness_gym.executors.costs import PromptSizer, completion_tokens, prompt_tokens
 from harness_gym.executors.profiles import DomainProfile, feedback_kind, for_domain
 
-CONTEXT_ITEM_CHARS = 400
-"""Usage accounting: characters of prompt that one evidence item or tool result adds."""
 REFLAW_TRIES = 8
 """Draws spent looking for a flawed variant other than the current draft."""
 
@@ -79,6 +78,7 @@ class SimulatedExecutor:
         self.profile = profile if profile is not None else for_domain(None, type(domain))
         self._flaws: dict[str, tuple[list[str], list[float], dict[str, list[str]]]] = {}
         self._kinds: dict[str, dict[str, str]] = {}
+        self.sizer = PromptSizer(domain)
 
     def describe(self) -> dict[str, object]:
         """Parameters recorded in dataset metadata."""
@@ -180,9 +180,11 @@ class SimulatedExecutor:
         return draft
 
     def _usage(self, request: ExecutorRequest, text: str) -> Usage:
-        """Token estimate: the prompt (task, draft, ~CONTEXT_ITEM_CHARS per gathered item) and the reply."""
-        context = request.context
-        items = len(context.evidence) + len(context.tool_results)
-        prompt_chars = len(request.task.prompt) + len(request.draft or "") + CONTEXT_ITEM_CHARS * items
-        rate = self.profile.tokens_per_char
-        return Usage(prompt_tokens=int(prompt_chars * rate), completion_tokens=int(len(text) * rate) + 1)
+        """Tokens of the prompt the domain's templates would render and of the reply; modelled latency
+        (``CallCosts``)."""
+        costs = self.profile.costs
+        prompt = prompt_tokens(costs, self.sizer.prompt_chars(request))
+        completion = completion_tokens(costs, request.kind, len(text))
+        return Usage(
+            prompt_tokens=prompt, completion_tokens=completion, latency_s=costs.latency_s(completion)
+        )

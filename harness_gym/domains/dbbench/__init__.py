@@ -11,7 +11,15 @@ import numpy as np
 
 from harness_gym.core.actions import Action
 from harness_gym.core.task import Task
-from harness_gym.domains.base import ToolSetting, UpstreamAdapter, check_outcome, content, form, with_judge
+from harness_gym.domains.base import (
+    JUDGED_CALLS,
+    ToolSetting,
+    UpstreamAdapter,
+    check_outcome,
+    content,
+    form,
+    with_judge,
+)
 from harness_gym.domains.dbbench.engine import quote_ident, run_sql, using_backend
 from harness_gym.domains.dbbench.prompts import DBBenchPrompts
 from harness_gym.domains.dbbench.upstream import load_upstream
@@ -66,6 +74,7 @@ schema OBSERVE reads; filters, columns and aggregates need the schema and the ex
 class DBBenchDomain(UpstreamAdapter, ToolSetting):
     """CALL_TOOL runs fixed exploratory queries; the SQL runs on SQLite or on a MySQL server (``engine``)."""
 
+    calls = JUDGED_CALLS
     name = "dbbench"
     env_id = "HarnessDBBench-v0"
     draft_params = DRAFT_PARAMS

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from harness_gym.core.actions import Action
 from harness_gym.core.task import Task
-from harness_gym.domains.base import EVIDENCE_EVENTS, ToolSetting, check_outcome, content, form
+from harness_gym.domains.base import EVIDENCE_EVENTS, JUDGED_CALLS, ToolSetting, check_outcome, content, form
 from harness_gym.domains.multi_tool.prompts import MultiToolPrompts
 from harness_gym.domains.multi_tool.tools import (
     ToolResult,
@@ -83,6 +84,10 @@ come from running the gold chain (informedness: the convert result for a unit, t
 slip, the right table's extraction for a distractor); a malformed answer needs nothing."""
 
 
+CALLS = {**JUDGED_CALLS, Action.CALL_TOOL: "tool"}
+"""CHECK asks the judge and CALL_TOOL asks the executor for the next call."""
+
+
 class MultiToolDomain(ToolSetting):
     """Tool outputs are the evidence here (``tool:<index>:<name>``), so claims need them."""
 
@@ -90,6 +95,7 @@ class MultiToolDomain(ToolSetting):
     draft_params = DRAFT_PARAMS
     prompts_cls = MultiToolPrompts
     flaws = FLAWS
+    calls = CALLS
     criteria: Mapping[str, float] = CRITERIA
     cost_budget = 20.0
     events = ToolSetting.events | EVIDENCE_EVENTS
