@@ -122,3 +122,37 @@ def test_every_declared_evidence_need_is_measured(env_id):
     ep = _gathered(env, env.unwrapped.tasks[0].task_id)
     for kind, flaw in domain.flaws.items():
         assert 0.0 <= domain.evidence(ep.task, ep.context, flaw.needs) <= 1.0, kind
+
+
+def _contexts(env, task_id: str):
+    """The episode with nothing gathered, after Base's gathering, and with everything gathered."""
+    env.reset(seed=0, options={"task_id": task_id})
+    yield env.unwrapped._ep
+    env.reset(seed=0, options={"task_id": task_id})
+    for action, _ in env.unwrapped.domain.base_script[:-2]:
+        if env.unwrapped._mask[action]:
+            env.step(int(action))
+    yield env.unwrapped._ep
+    yield _gathered(env, task_id)
+
+
+@pytest.mark.parametrize("env_id", ALL_ENV_IDS)
+def test_a_check_fails_a_reference_draft_only_for_what_the_rubric_scores(env_id):
+    """Every structural component that fails on a reference draft costs that draft a rubric criterion
+    (the grounding components the ``grounding`` criterion itself)."""
+    env = gym.make(env_id, split="eval")
+    domain = env.unwrapped.domain
+    package = importlib.import_module(type(domain).__module__)
+    scored_grounding = getattr(package, "GROUNDING", frozenset())
+    for task in env.unwrapped.tasks[:10]:
+        reference = domain.pool(task).reference
+        for ep in _contexts(env, task.task_id):
+            outcome = _check(env, ep, reference)
+            failing = {issue.component for issue in outcome.issues if issue.component != JUDGE}
+            if not failing:
+                continue
+            rubric = domain.verdict(ep, reference).rubric
+            lost = {name for name, (score, top) in rubric.items() if score < top}
+            assert lost, (task.task_id, sorted(failing))
+            if failing & scored_grounding:
+                assert "grounding" in lost, (task.task_id, sorted(failing))

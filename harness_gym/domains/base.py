@@ -28,7 +28,7 @@ from typing import Any
 from harness_gym.core.actions import Action
 from harness_gym.core.task import Task
 from harness_gym.envs.domain import Domain, Episode, Outcome
-from harness_gym.executors.base import Feedback, FlawKind
+from harness_gym.executors.base import Feedback, Finding, FlawKind
 
 CORE_EVENTS = frozenset({"CheckBeforeSubmit", "RevisionAfterFailure", "StopWhenSufficient", "EarlySubmit"})
 """The HMS events that apply in every setting (planning has only these)."""
@@ -127,6 +127,20 @@ def content(*named_by: str, needs: str = "informedness") -> FlawKind:
     """A flaw of the artifact's content (a wrong value, logic or step), named by the findings of
     ``named_by``; by default its fix needs what a first draft needs (the domain's informedness)."""
     return FlawKind("content", frozenset(named_by), needs)
+
+
+GROUNDING_WEIGHT = 0.5
+"""Maximum of the ``grounding`` criterion (assumption: the weight of the format criteria of research and
+long memory). A draft that states what only an unopened source or record could tell is an unverified
+claim, whatever its truth: a model cannot know a source's content without reading it, and RAG evaluation
+scores faithfulness to the retrieved context for the same reason."""
+
+
+def grounding(issues: Iterable[str], components: frozenset[str]) -> dict[str, tuple[float, float]]:
+    """The ``grounding`` criterion: full when the structural check reports none of ``components`` (the
+    findings that say the draft relies on something the harness never opened)."""
+    named = {issue.component for issue in issues if isinstance(issue, Finding)}
+    return {"grounding": (0.0 if named & components else GROUNDING_WEIGHT, GROUNDING_WEIGHT)}
 
 
 def read_toml(package: str, name: str) -> dict[str, Any]:

@@ -8,7 +8,15 @@ from typing import Any
 
 from harness_gym.core.actions import Action
 from harness_gym.core.task import Task
-from harness_gym.domains.base import EvidenceSetting, check_outcome, content, form, with_judge
+from harness_gym.domains.base import (
+    GROUNDING_WEIGHT,
+    EvidenceSetting,
+    check_outcome,
+    content,
+    form,
+    grounding,
+    with_judge,
+)
 from harness_gym.domains.knowledge_work.prompts import KnowledgeWorkPrompts
 from harness_gym.domains.knowledge_work.verifier import (
     CRITERIA,
@@ -81,6 +89,11 @@ the gold table (``table_calc``: that result among the tool outputs); a missing f
 needs nothing gathered."""
 
 
+GROUNDING = frozenset({"cites_unopened", "figure_ungrounded", "person_or_date_ungrounded"})
+"""The check components the ``grounding`` criterion scores: cited sources, the figure, the person and the
+date must come from what the harness opened (or a tool computed)."""
+
+
 @dataclass(frozen=True)
 class _TaskInfo:
     """Per-task facts every hook needs, computed once: parsed sources and the retrieval order."""
@@ -144,7 +157,7 @@ class KnowledgeWorkDomain(EvidenceSetting):
     draft_params = DRAFT_PARAMS
     prompts_cls = KnowledgeWorkPrompts
     flaws = FLAWS
-    criteria: Mapping[str, float] = CRITERIA
+    criteria: Mapping[str, float] = {**CRITERIA, "grounding": GROUNDING_WEIGHT}
     supported = EvidenceSetting.supported | {Action.CALL_TOOL}
 
     def task_info(self, task: Task) -> _TaskInfo:
@@ -203,21 +216,25 @@ class KnowledgeWorkDomain(EvidenceSetting):
         text, ok = VERIFIER_CACHE.get("table_calc", ep.task, ",".join(tables), run)
         return Outcome(text=text, tool={"name": "table_calc", "valid": True, "ok": ok})
 
-    def check(self, ep: Episode) -> Outcome:
-        """Structural checks on what the harness has seen, plus an LLM judge (the executor)."""
-        assert ep.draft is not None and ep.draft_hash is not None
-        task, draft, context = ep.task, ep.draft, ep.context
+    def observable(self, ep: Episode, draft: str):
+        """The structural check of ``draft`` against what the harness has opened (cached)."""
+        task, context = ep.task, ep.context
         info = self.task_info(task)
         tools = tuple(context.tool_results)
         what = (
             "check|" + ",".join(context.evidence) + "|" + (artifact_hash("\n".join(tools)) if tools else "")
         )
-        report = VERIFIER_CACHE.get(
+        return VERIFIER_CACHE.get(
             what,
             task,
             draft,
             lambda: observable_check(task.payload, info.index, draft, context.evidence, tools),
         )
+
+    def check(self, ep: Episode) -> Outcome:
+        """Structural checks on what the harness has seen, plus an LLM judge (the executor)."""
+        assert ep.draft is not None and ep.draft_hash is not None
+        report = self.observable(ep, ep.draft)
         passed, total, issues = with_judge(ep, report.items.values(), report.issues)
         text = f"checked the report: {passed}/{total} checks pass, {len(issues)} issue(s)"
         return check_outcome(ep, text, passed / total, issues)
@@ -227,12 +244,14 @@ class KnowledgeWorkDomain(EvidenceSetting):
         scores = VERIFIER_CACHE.get(
             "score", ep.task, artifact, lambda: artifact_scores(ep.task.payload, artifact, info.index)
         )
-        return Verdict(rubric=dict(scores.rubric), signals={"claim_support": scores.claim_support})
+        rubric = {**scores.rubric, **grounding(self.observable(ep, artifact).issues, GROUNDING)}
+        return Verdict(rubric=rubric, signals={"claim_support": scores.claim_support})
 
     def verdict(self, ep: Episode, artifact: str | None) -> Verdict:
         """Nothing drafted scores 0 on each of this task's criteria (hard tasks have one more)."""
         if artifact is None:
-            rubric = {name: (0.0, top) for name, top in criteria_for(ep.task.payload).items()}
+            tops = {**criteria_for(ep.task.payload), "grounding": GROUNDING_WEIGHT}
+            rubric = {name: (0.0, top) for name, top in tops.items()}
             return Verdict(rubric=rubric, signals={"claim_support": 0.0})
         return self.score(ep, artifact)
 

@@ -272,8 +272,9 @@ def review(payload: Mapping[str, Any], text: str, retrieved: Sequence[str]) -> R
 
     The timeline check reads, from the retrieved sessions only, where the user states the asked fact and
     picks the statement the question points at (the latest; the one before it; the latest on or before
-    the asked date). It passes when no retrieved session states the fact, so it is only as good as
-    what was retrieved: a later update that was never retrieved goes unnoticed.
+    the asked date) and fails when the draft disagrees with it. It passes when no retrieved session
+    states the fact, and when the draft cites a later session the harness never retrieved (which may be
+    the update that superseded the statement), so it is only as good as what was retrieved.
     """
     ids = tuple(s["id"] for s in payload["sessions"])
     parsed = parse_answer(text, payload["answer_format"], ids)
@@ -315,7 +316,12 @@ def review(payload: Mapping[str, Any], text: str, retrieved: Sequence[str]) -> R
     consistent = answer is not None
     if candidates and answer is not None:
         date, sid, value = candidates[0]
-        if normalize(value) != normalize(answer) or set(cited) != {sid}:
+        # a statement older than a cited session the harness never retrieved says nothing against the
+        # draft: that session may be the update that superseded it (``cites_unretrieved`` reports it)
+        later_unread = any(
+            s not in seen and payload["sessions"][int(s[1:]) - 1]["date"] > date for s in cited
+        )
+        if not later_unread and (normalize(value) != normalize(answer) or set(cited) != {sid}):
             consistent = False
             where = ", ".join(cited) or "no session"
             issues.append(

@@ -112,6 +112,16 @@ class MultiToolDomain(ToolSetting):
             lambda: completed(task.payload["chain"], [read_result(text) for text in results]),
         )
 
+    def _chain_output(self, task: Task, context: Context) -> tuple[float, str | None] | None:
+        """The result of the furthest completed calculator/convert step of the chain (an extra call made
+        after the chain does not move what the answer must agree with); None before any."""
+        chain = task.payload["chain"]
+        done = self._done(task, context)
+        for step, ok in zip(reversed(chain), reversed(done), strict=True):
+            if ok and step["tool"] in ("calculator", "convert"):
+                return float(step["match"]["value"]), step["match"].get("unit")
+        return None
+
     def informedness(self, task: Task, context: Context) -> float:
         """Fraction of the gold tool chain whose results are in the context."""
         done = self._done(task, context)
@@ -204,14 +214,13 @@ class MultiToolDomain(ToolSetting):
         elif parsed.number is None:
             issues.append(Finding("number_missing", "consistency: no number found in the answer"))
         else:
-            last, unit = outputs[-1]
+            last, unit = self._chain_output(ep.task, ep.context) or outputs[-1]
             if abs(parsed.number - last) > tolerance(last, spec.decimals):
                 shown = f"{last:.{spec.decimals}f}" + (f" {unit}" if unit else "")
                 issues.append(
                     Finding(
                         "differs_from_tool",
-                        f"consistency: the answer {parsed.number:g} differs from the last tool output "
-                        f"{shown}",
+                        f"consistency: the answer {parsed.number:g} differs from the tool output {shown}",
                     )
                 )
         ran = {s.tool for s in seen if s.ok}

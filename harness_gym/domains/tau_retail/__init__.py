@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from harness_gym.core.task import Task, task_from_record
-from harness_gym.domains.base import EvidenceSetting, UpstreamAdapter, check_outcome, content, form
+from harness_gym.domains.base import (
+    GROUNDING_WEIGHT,
+    EvidenceSetting,
+    UpstreamAdapter,
+    check_outcome,
+    content,
+    form,
+)
 from harness_gym.domains.tau_retail.generate import build_db, load_upstream_db, load_upstream_records
 from harness_gym.domains.tau_retail.prompts import TauRetailPrompts
 from harness_gym.domains.tau_retail.tools import WRITE_TOOLS
@@ -64,6 +71,20 @@ and ownership, and the figures to report come from the user, order and product r
 no check can name a missing write; a malformed plan needs nothing."""
 
 
+def unlooked_orders(calls: list[dict[str, Any]], evidence: Iterable[str]) -> list[str]:
+    """The orders the plan writes to without having looked them up (``order:<id>`` not in evidence)."""
+    seen = set(evidence)
+    return sorted(
+        {
+            str(c["kwargs"]["order_id"])
+            for c in calls
+            if c["name"] in WRITE_TOOLS
+            and "order_id" in c.get("kwargs", {})
+            and f"order:{c['kwargs']['order_id']}" not in seen
+        }
+    )
+
+
 def _relevant(task: Task) -> frozenset[str]:
     """Records a plan needs: the user, every order the gold actions name, the products of named items."""
     payload = task.payload
@@ -84,7 +105,8 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
     draft_params = DRAFT_PARAMS
     prompts_cls = TauRetailPrompts
     flaws = FLAWS
-    criteria: Mapping[str, float] = CRITERIA
+    criteria: Mapping[str, float] = {**CRITERIA, "grounding": GROUNDING_WEIGHT}
+    """The verifier's criteria, plus ``grounding``: every order the plan writes to was looked up."""
     cost_budget = 16.0
 
     def __init__(self, **kwargs: Any) -> None:
@@ -149,16 +171,7 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
             )
             issues.extend(found)
             failed += bool(found)
-            seen = set(ep.context.evidence)
-            unverified = sorted(
-                {
-                    str(c["kwargs"]["order_id"])
-                    for c in calls
-                    if c["name"] in WRITE_TOOLS
-                    and "order_id" in c.get("kwargs", {})
-                    and f"order:{c['kwargs']['order_id']}" not in seen
-                }
-            )
+            unverified = unlooked_orders(calls, ep.context.evidence)
             if unverified:
                 issues.append(
                     Finding(
@@ -207,6 +220,8 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
             "native", task, artifact, lambda: native(self.db, task.payload, artifact)
         )
         calls = VERIFIER_CACHE.get("parse", task, artifact, lambda: parse_plan(artifact))
+        grounded = calls is None or not unlooked_orders(calls, ep.context.evidence)
+        rubric = {**rubric, "grounding": (GROUNDING_WEIGHT * grounded, GROUNDING_WEIGHT)}
         seen = set(ep.context.evidence)
         named = [f"order:{c['kwargs']['order_id']}" for c in calls or () if "order_id" in c.get("kwargs", {})]
         support = sum(n in seen for n in named) / len(named) if named else float(bool(seen))
