@@ -1,4 +1,4 @@
-"""reference policies (random to expert, and the oracle) on the eval protocol
+"""reference policies (random to expert, hindsight-submit) on the eval protocol
 
 ``harness-gym headroom``: measure every reference policy with ``harness_gym.evaluation.headroom``, print the
 headroom and ceiling tables, optionally write them and the packaged reference-score table.

@@ -6,8 +6,8 @@ x seeds x rollouts, the episodes ``run_protocol`` runs, so pairs share seeds acr
 each episode's G. ``summarize_setting`` and ``headroom_markdown`` turn that into the tables
 ``harness-gym headroom`` (``harness_gym.cli.headroom``) prints: mean G per policy beside the paper's Base
 and AW, and ceiling information — best-of-k (per task and seed, the best of its rollouts; per task, the
-best of all its episodes) and the share of eval tasks that some observation-only policy, or the oracle,
-solves in at least one episode.
+best of all its episodes) and the share of eval tasks that some observation-only policy, or
+hindsight-submit (which reads hidden state), solves in at least one episode.
 
 ``reference_table`` / ``write_reference_scores`` produce ``harness_gym/data/reference_scores.json`` (the
 table ``harness_gym.evaluation.reference_scores`` reads) from the random and expert policies' measurements:
@@ -33,6 +33,10 @@ from harness_gym.evaluation.rollout import protocol_episodes, run_episode
 OPTIONAL_POLICIES: dict[str, tuple[str, str]] = {"profile": ("harness_gym.policies.profile", "ProfilePolicy")}
 """Reference policies reported when their module is installed: name -> (module, class). The class is
 built as ``cls(env_id)`` (with ``executor_profile=`` when the environment was given one)."""
+
+
+HIDDEN_STATE_POLICIES = frozenset({"hindsight-submit", "oracle"})
+"""References that read hidden state (not counted as observation-only)."""
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,7 @@ def policy_names(include_optional: bool = True) -> tuple[str, ...]:
 
 
 def build_policy(name: str, env_id: str, env: Any, env_kwargs: Mapping[str, Any]) -> Any:
-    """The policy ``name`` ready to act in ``env`` (the oracle bound to it)."""
+    """The policy ``name`` ready to act in ``env`` (hindsight-submit bound to it)."""
     from harness_gym.policies.scripted import SCRIPTED, bind_policy, make_policy
 
     if name in SCRIPTED:
@@ -145,7 +149,7 @@ def summarize_setting(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> dic
     }
     per_task = {name: _best_of(recs, lambda r: r["task_id"]) for name, recs in results.items()}
     tasks = sorted(next(iter(per_task.values())))
-    honest = [name for name in results if name != "oracle"]
+    honest = [name for name in results if name not in HIDDEN_STATE_POLICIES]
     best_honest = {t: max(per_task[name][t] for name in honest) for t in tasks} if honest else {}
     best_any = {t: max(per_task[name][t] for name in results) for t in tasks}
     return {
@@ -177,7 +181,7 @@ def headroom_markdown(summaries: Mapping[str, Mapping[str, Any]]) -> str:
     lines += [
         "",
         f"| setting | tasks | {' | '.join(best_cols)} | ceiling (best per task, any policy) | "
-        "tasks solved, observation-only | tasks solved, any incl. oracle |",
+        "tasks solved, observation-only | tasks solved, any incl. hindsight-submit |",
         "|" + "---|" * (5 + 2 * len(shown)),
     ]
     for env_id, s in summaries.items():
