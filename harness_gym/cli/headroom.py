@@ -86,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {write_open_loop(env_ids, log=print)}")
         open_loop_table.cache_clear()
     try:
-        results = {env_id: measure(env_id, names, protocol, log=print) for env_id in env_ids}
+        chosen = tuple(args.policies) if args.policies else None  # None: open-loop where a string is shipped
+        results = {env_id: measure(env_id, chosen, protocol, log=print) for env_id in env_ids}
     except ValueError as exc:
         raise SystemExit(f"harness-gym headroom: {exc}") from None
     summaries = {env_id: summarize_setting(by_policy) for env_id, by_policy in results.items()}
