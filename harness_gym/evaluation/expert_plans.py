@@ -47,9 +47,9 @@ def choose_plan(env_id: str) -> tuple[ExpertPlan, float]:
 
 
 def main() -> None:
-    import harness_gym
+    from harness_gym.envs.registry import ENV_IDS
 
-    for env_id in harness_gym.ENV_IDS:
+    for env_id in ENV_IDS:
         plan, g = choose_plan(env_id)
         print(f"{env_id}: {plan} train G {g:.3f}", flush=True)
 
