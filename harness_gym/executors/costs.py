@@ -72,15 +72,20 @@ class PromptSizer:
                     (task.task_id, item),
                     lambda item=item: len(f"[{item}]\n{prompts.evidence_text(task, item).strip()}"),
                 )
-        results = [r for r in context.tool_results if not is_harness_error(r)]
-        if results:
-            chars += SEPARATOR + TOOLS_HEADING + SEPARATOR * (len(results) - 1)
-            for result in results:
-                chars += self._cached(
-                    self._tools,
-                    (task.task_id, result),
-                    lambda result=result: len(prompts.tool_text(task, result).strip()),
-                )
+        shown = 0
+        for result in context.tool_results:  # a harness error is not shown: size -1
+            size = self._cached(
+                self._tools,
+                (task.task_id, result),
+                lambda result=result: (
+                    -1 if is_harness_error(result) else len(prompts.tool_text(task, result).strip())
+                ),
+            )
+            if size >= 0:
+                chars += size
+                shown += 1
+        if shown:
+            chars += SEPARATOR + TOOLS_HEADING + SEPARATOR * (shown - 1)
         if request.kind in ("revise", "judge") and request.draft:
             chars += len(request.draft.rstrip("\n"))
         if request.kind == "revise":
