@@ -1,4 +1,4 @@
-"""reference policies (random to expert, hindsight-submit) on the eval protocol
+"""reference policies (random to expert) on the eval protocol
 
 ``harness-gym headroom``: measure every reference policy with ``harness_gym.evaluation.headroom``, print the
 headroom and ceiling tables, the state-dependence gap (expert - open-loop) and CHECK's false-alarm and
