@@ -268,6 +268,10 @@ class Domain(ABC):
     the check components whose findings name it (feedback naming one of them is localised feedback on
     that flaw) and what its fix needs gathered (``evidence``). The simulated executor reads it; the
     environment pages list it."""
+    runs_code: ClassVar[bool] = False
+    """Whether the verifier runs model-written code (in ``harness_gym.sandbox``): an environment then
+    requires the isolation in force when it is made (a one-line refusal where the boundary cannot be had)
+    and records it in every final info as ``sandbox``."""
 
     def __init__(self, **kwargs: Any) -> None:
         if kwargs:

@@ -50,6 +50,10 @@ from harness_gym.executors.profiles import DomainProfile, feedback_kind, for_dom
 
 REFLAW_TRIES = 8
 """Draws spent looking for a flawed variant other than the current draft."""
+SIMULATOR_VERSION = 1
+"""Version of the simulated executor's behaviour. Results files record it (with the reference scores they
+were normalised by), and results of different versions are never merged; bump it whenever a change to the
+mechanism or a shipped profile changes what an episode yields."""
 
 
 class HashDraws:
