@@ -19,6 +19,7 @@ KNOWN = Mechanism(
     fix_decay=0.6,
     judge_tpr=0.7,
     judge_fpr=0.25,
+    temperature=1.0,  # probes are repeated identical requests: they measure per-call rates
 )
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from upstream import dbbench_records, upstream_path
+from upstream import dbbench_records, one_localised_rate, upstream_path
 
 from harness_gym.core.actions import Action
 from harness_gym.core.task import packaged_task_file, read_jsonl
@@ -239,12 +239,12 @@ def test_informed_drafts_score_higher() -> None:
 
 
 def test_revise_after_check_fixes_more_than_blind_revise() -> None:
-    env = HarnessDBBenchEnv(split="all")
+    env = HarnessDBBenchEnv(split="all", executor_profile=one_localised_rate(DBBenchDomain))
 
     def fixed_rate(actions: list[Action]) -> float:
         fixed = flawed = 0
         for seed in range(400):
-            run_script(env, [Action.DRAFT], seed)
+            run_script(env, [Action.OBSERVE, Action.CALL_TOOL, Action.DRAFT], seed)
             domain = env.domain
             ep = env._ep
             assert ep is not None

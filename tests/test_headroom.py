@@ -27,7 +27,14 @@ SMALL = Protocol(seeds=(0,), rollouts=2, max_tasks=3)
 
 def test_headroom_command_on_a_reduced_protocol(tmp_path: Path, capsys) -> None:
     out = tmp_path / "headroom.md"
-    names = ["random", "base", "forced-check", "check-revise", "expert", "oracle"]  # without optional ones
+    names = [
+        "random",
+        "base",
+        "forced-check",
+        "check-revise",
+        "expert",
+        "hindsight-submit",
+    ]  # no optional ones
     args = [
         "headroom",
         "--env",
@@ -66,7 +73,7 @@ def test_optional_references_join_only_when_installed(monkeypatch) -> None:
     }
     monkeypatch.setattr(headroom, "OPTIONAL_POLICIES", optional)
     names = policy_names()
-    assert names[:6] == ("random", "base", "forced-check", "check-revise", "expert", "oracle")
+    assert names[:6] == ("random", "base", "forced-check", "check-revise", "expert", "hindsight-submit")
     assert "fc-again" in names and "gone" not in names
     assert measure(PLANNING, ("fc-again",), Protocol(seeds=(0,), rollouts=1, max_tasks=1))["fc-again"]
     with pytest.raises(ValueError, match="unknown reference policy"):

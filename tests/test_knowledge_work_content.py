@@ -12,10 +12,12 @@ from typing import Any
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from upstream import gather_all, one_localised_rate
 
 from harness_gym.core.actions import Action
 from harness_gym.core.rubric import g_norm
 from harness_gym.core.task import read_jsonl, write_jsonl
+from harness_gym.domains.base import GROUNDING_WEIGHT
 from harness_gym.domains.generation import POOL_MAX, POOL_MIN
 from harness_gym.domains.knowledge_work import (
     RETRIEVE_CAP,
@@ -451,7 +453,7 @@ def test_check_env_and_random_legal_play() -> None:
             if terminated or truncated:
                 assert reward == info["G"]
                 task = env._by_id[info["task_id"]]
-                assert set(info["rubric"]) == set(criteria_for(task.payload))
+                assert set(info["rubric"]) == set(criteria_for(task.payload)) | {"grounding"}
                 break
 
 
@@ -502,7 +504,8 @@ def test_nothing_drafted_scores_zero_on_the_tasks_criteria() -> None:
     for task in (env.tasks[0], next(t for t in env.tasks if t.difficulty == "hard")):
         info, _ = _play(env, 0, [Action.OBSERVE, Action.CALL_TOOL], task.task_id)
         assert info["G"] == 0.0 and info["termination_reason"] == "budget"
-        assert info["rubric"] == {k: (0.0, v) for k, v in criteria_for(task.payload).items()}
+        tops = {**criteria_for(task.payload), "grounding": GROUNDING_WEIGHT}
+        assert info["rubric"] == {k: (0.0, v) for k, v in tops.items()}
 
 
 def test_observation_after_draft_does_not_reveal_correctness() -> None:
@@ -554,12 +557,13 @@ def test_gathering_evidence_and_computing_raises_draft_quality() -> None:
 
 
 def test_revise_after_an_informative_check_fixes_more_flawed_drafts() -> None:
-    env = HarnessKnowledgeWorkEnv(split="all")
+    env = HarnessKnowledgeWorkEnv(split="all", executor_profile=one_localised_rate(KnowledgeWorkDomain))
 
     def fixed_fraction(script: list[Action]) -> float:
         fixed = flawed = 0
-        for seed in range(400):
+        for seed in range(700):
             _, info = env.reset(seed=seed)
+            gather_all(env)
             env.step(int(Action.DRAFT))
             if env._ep.draft == env._ep.task.payload["reference"]:
                 continue
@@ -573,7 +577,9 @@ def test_revise_after_an_informative_check_fixes_more_flawed_drafts() -> None:
 
     informed = fixed_fraction([Action.CHECK, Action.REVISE, Action.SUBMIT])
     blind = fixed_fraction([Action.REVISE, Action.SUBMIT])
-    assert informed > blind + 0.3, (informed, blind)
+    # with everything gathered the checks name about 40% of the flaws (a wrong figure or person that an
+    # opened source contradicts); the rest get the judge's bare verdict, no better than a blind retry
+    assert informed > blind + 0.1, (informed, blind)
 
 
 def test_base_harness_is_calibrated_and_never_checks() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from upstream import one_localised_rate
 
 from harness_gym.core.actions import Action
 from harness_gym.core.rubric import g_norm
@@ -407,7 +408,7 @@ def test_drafting_after_retrieving_the_gold_sessions_is_more_often_right() -> No
 
 
 def test_revise_after_an_informative_check_fixes_more_than_blind_revise() -> None:
-    env = HarnessLongMemoryEnv(split="all")
+    env = HarnessLongMemoryEnv(split="all", executor_profile=one_localised_rate(LongMemoryDomain))
     gather = [A.OBSERVE, *[A.RETRIEVE] * 4, A.DRAFT]
     checked = [play(env, s, [*gather, A.CHECK, A.REVISE, A.SUBMIT]) for s in range(N)]
     blind = [play(env, s, [*gather, A.REVISE, A.SUBMIT]) for s in range(N)]

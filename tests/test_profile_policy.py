@@ -42,13 +42,15 @@ def test_checks_only_when_a_correct_draft_is_unlikely():
 
 
 def test_does_not_revise_when_a_revision_is_expected_to_hurt():
-    hopeless = _profile(0.4, p_fix={"localised": 0.01, "verdict": 0.01, "none": 0.01}, p_break=0.9)
+    hopeless = _profile(
+        0.4, p_fix={"localised": 0.01, "verdict": 0.01, "none": 0.01}, p_fix_form=0.01, p_break=0.9
+    )
     for actions in _actions(ProfilePolicy(ENV, hopeless), hopeless):
         assert "REVISE" not in actions
 
 
 def test_loop_revises_while_the_last_check_failed():
-    weak = _profile(0.0, p_fix={"localised": 0.0, "verdict": 0.0, "none": 0.0})
+    weak = _profile(0.0, p_fix={"localised": 0.0, "verdict": 0.0, "none": 0.0}, p_fix_form=0.0)
     for actions in _actions(CheckReviseLoopPolicy(ENV), weak):
         assert actions[:3] == ["OBSERVE", "DRAFT", "CHECK"]
         assert actions[3::2] == ["REVISE"] * len(actions[3::2])  # never fixed: revises until the budget

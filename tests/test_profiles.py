@@ -27,6 +27,7 @@ def test_named_profiles_share_the_base_fitted_draft_params_and_differ_in_mechani
         assert all(d == drafts[0] for d in drafts)  # Base-fitted: the same in every profile
     weak, strong = profiles["weak"].domain("coding").mechanism, profiles["strong"].domain("coding").mechanism
     assert weak.p_fix["localised"] < strong.p_fix["localised"] and weak.p_break > strong.p_break
+    assert weak.p_fix_form < strong.p_fix_form
     assert weak.judge_tpr < strong.judge_tpr
 
 

@@ -15,6 +15,7 @@ from harness_gym.policies.scripted import (
     BEHAVIORS,
     SCRIPTED,
     ExpertPolicy,
+    HindsightSubmitPolicy,
     OraclePolicy,
     bind_policy,
     make_policy,
@@ -126,25 +127,36 @@ def test_expert_gathers_drafts_checks_and_revises_only_after_failure() -> None:
     assert any("REVISE" in actions(f) for f in finals)
 
 
-def test_oracle_is_marked_needs_binding_and_is_not_a_behaviour() -> None:
-    oracle = make_policy("oracle", PLANNING)
-    assert isinstance(oracle, OraclePolicy) and oracle.is_oracle and "ORACLE" in OraclePolicy.__doc__
-    assert "oracle" not in BEHAVIORS and "expert" in BEHAVIORS
+def test_hindsight_submit_is_marked_needs_binding_and_is_not_a_behaviour() -> None:
+    oracle = make_policy("hindsight-submit", PLANNING)
+    assert isinstance(oracle, HindsightSubmitPolicy) and oracle.reads_hidden_state
+    assert (
+        "HINDSIGHT-SUBMIT" in HindsightSubmitPolicy.__doc__
+        and "Not an upper bound" in HindsightSubmitPolicy.__doc__
+    )
+    assert "hindsight-submit" not in BEHAVIORS and "oracle" not in BEHAVIORS and "expert" in BEHAVIORS
     env = small_env(PLANNING)
     obs, info = env.reset(seed=0)
     with pytest.raises(RuntimeError, match="bind"):
         oracle.act(obs, info["action_mask"], np.random.default_rng(0))
     with pytest.raises(ValueError, match="bound to an environment"):
-        OraclePolicy(KNOWLEDGE, env)
+        HindsightSubmitPolicy(KNOWLEDGE, env)
     assert bind_policy(make_policy("expert", PLANNING), env).name == "expert"  # unchanged
 
 
+def test_the_old_name_oracle_still_works_with_a_warning() -> None:
+    with pytest.warns(DeprecationWarning, match="hindsight-submit"):
+        policy = make_policy("oracle", PLANNING)
+    assert isinstance(policy, HindsightSubmitPolicy) and OraclePolicy is HindsightSubmitPolicy
+    assert policy.is_oracle
+
+
 @pytest.mark.parametrize("env_id", [PLANNING, KNOWLEDGE, "HarnessTauRetail-v0"])
-def test_oracle_is_at_least_the_expert_on_a_sample(env_id: str) -> None:
+def test_hindsight_submit_is_at_least_the_expert_on_a_sample(env_id: str) -> None:
     ids = [t.task_id for t in gym.make(env_id, split="eval").unwrapped.tasks[:6]]
     kwargs = {"task_ids": ids, "seeds": (0, 1), "rollouts": 2}
     expert = np.mean([r.G for r in evaluate(make_policy("expert", env_id), env_id, **kwargs)])
-    oracle = np.mean([r.G for r in evaluate(make_policy("oracle", env_id), env_id, **kwargs)])
+    oracle = np.mean([r.G for r in evaluate(make_policy("hindsight-submit", env_id), env_id, **kwargs)])
     assert oracle >= expert
 
 
@@ -175,7 +187,7 @@ def test_one_instance_serves_interleaved_episodes(name: str) -> None:
     assert taken == alone
 
 
-@pytest.mark.parametrize("name", ["check-revise", "expert", "oracle"])
+@pytest.mark.parametrize("name", ["check-revise", "expert", "hindsight-submit"])
 def test_reference_policies_run_from_the_command_line(name: str, capsys) -> None:
     assert main(["run", "--env", PLANNING, "--policy", name, "--episodes", "2"]) == 0
     assert f"policy={name}" in capsys.readouterr().out
@@ -189,7 +201,7 @@ def test_unknown_policy_names_the_known_ones() -> None:
 def test_bench_evaluates_named_reference_policies(tmp_path) -> None:
     from harness_gym.bench.runner import BenchConfig, run
 
-    names = ("check-revise", "expert", "oracle")
+    names = ("check-revise", "expert", "hindsight-submit")
     config = BenchConfig(
         settings=(PLANNING,),
         seeds=(0,),
@@ -207,7 +219,7 @@ def test_bench_evaluates_named_reference_policies(tmp_path) -> None:
     assert all(policies[name]["pairs"] == 20 for name in names)
 
 
-def test_observation_only_references_collect_as_behaviours_and_the_oracle_does_not(tmp_path) -> None:
+def test_observation_only_references_collect_as_behaviours_and_hindsight_submit_does_not(tmp_path) -> None:
     from harness_gym.datasets.collect import CollectConfig, collect
 
     report = collect(
@@ -221,5 +233,6 @@ def test_observation_only_references_collect_as_behaviours_and_the_oracle_does_n
         )
     )
     assert report.stats["episodes"] == 4
-    with pytest.raises(SystemExit):  # argparse refuses it: the oracle is no behaviour policy
-        main(["collect", "--env", PLANNING, "--policy", "oracle", "--episodes", "2", "--dataset-id", "x"])
+    for name in ("hindsight-submit", "oracle"):
+        with pytest.raises(SystemExit):  # argparse refuses it: hindsight-submit is no behaviour policy
+            main(["collect", "--env", PLANNING, "--policy", name, "--episodes", "2", "--dataset-id", "x"])

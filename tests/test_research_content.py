@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from upstream import one_localised_rate
 
 from harness_gym import Action
 from harness_gym.core.task import write_jsonl
@@ -436,12 +437,28 @@ def test_gathering_the_chain_makes_correct_answers_likelier() -> None:
 
 
 def test_revise_after_an_informative_check_fixes_more() -> None:
-    env = HarnessResearchEnv(split="all")
-    checked = [_play(env, [Action.DRAFT, Action.CHECK, Action.REVISE, Action.SUBMIT], s) for s in range(400)]
-    blind = [_play(env, [Action.DRAFT, Action.REVISE, Action.SUBMIT], s) for s in range(400)]
-    fixed_checked = np.mean([i["G"] == 1.0 for i, first in checked if not first])
-    fixed_blind = np.mean([i["G"] == 1.0 for i, first in blind if not first])
-    assert fixed_checked > fixed_blind + 0.2, (fixed_checked, fixed_blind)
+    """After Base's one search the check names most flaws (an answer or citation no retrieved document
+    backs); with half the gold documents read a localised REVISE reaches about half its full rate
+    (evidence-gated revision), a blind one about half the blind rate."""
+    env = HarnessResearchEnv(split="all", executor_profile=one_localised_rate(ResearchDomain))
+
+    def fixed(after: list[Action]) -> float:
+        hits = flawed = 0
+        for seed in range(400):
+            env.reset(seed=seed)
+            for action in (Action.OBSERVE, Action.RETRIEVE, Action.DRAFT):
+                env.step(action)
+            reference = env.domain.pool(env._ep.task).reference
+            if env._ep.draft == reference:
+                continue
+            flawed += 1
+            for action in after:
+                env.step(action)
+            hits += env._ep.draft == reference
+        return hits / flawed
+
+    fixed_checked, fixed_blind = fixed([Action.CHECK, Action.REVISE]), fixed([Action.REVISE])
+    assert fixed_checked > fixed_blind + 0.08, (fixed_checked, fixed_blind)
 
 
 class _Fixed:
@@ -506,7 +523,7 @@ def test_check_env_and_random_legal_actions() -> None:
             _, reward, terminated, truncated, info = env.step(action)
             done = terminated or truncated
             assert 0.0 <= reward <= 1.0
-        assert 0.0 <= info["G"] <= 1.0 and set(info["rubric"]) == set(CRITERIA)
+        assert 0.0 <= info["G"] <= 1.0 and set(info["rubric"]) == set(CRITERIA) | {"grounding"}
 
 
 def test_base_harness_is_calibrated() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 import pytest
 
@@ -9,7 +11,7 @@ from harness_gym import ENV_IDS
 from harness_gym.core.state import FEATURE_INDEX, FEATURES
 from harness_gym.core.task import Task
 from harness_gym.envs.domain import ArtifactPool, Flawed, artifact_hash
-from harness_gym.executors import Context, ExecutorRequest, Feedback, SimulatedExecutor
+from harness_gym.executors import Context, ExecutorRequest, Feedback, Finding, FlawKind, SimulatedExecutor
 from harness_gym.executors.profiles import DomainProfile, DraftParams, Mechanism
 
 TASK = Task("t-0", "coding", "v0", "standard", "train", "tmpl", "Write f.", payload={})
@@ -22,12 +24,19 @@ EVERYWHERE = ("easy", "standard", "hard")
 
 class StubDomain:
     name = "coding"
+    flaws: ClassVar[dict[str, FlawKind]] = {
+        "off_by_one": FlawKind("content", frozenset({"test_failed"}), "none"),
+        "syntax_error": FlawKind("form", frozenset({"syntax"}), "none"),
+    }
 
     def pool(self, task: Task) -> ArtifactPool:
         return POOL
 
     def informedness(self, task: Task, context: Context) -> float:
         return float(context.observed)
+
+    def evidence(self, task: Task, context: Context, needs: str) -> float:
+        return 1.0 if needs == "none" else float(context.observed)
 
     def tool_pool(self, task: Task, context: Context) -> ArtifactPool:
         step = len(context.tool_results)
@@ -36,9 +45,20 @@ class StubDomain:
         )
 
 
-def executor(draft: dict | None = None, **mechanism) -> SimulatedExecutor:
+class GatedStubDomain(StubDomain):
+    """The off-by-one's fix needs the task read (``observed``)."""
+
+    flaws: ClassVar[dict[str, FlawKind]] = {
+        **StubDomain.flaws,
+        "off_by_one": FlawKind("content", frozenset({"test_failed"}), "observed"),
+    }
+
+
+def executor(draft: dict | None = None, domain=StubDomain, **mechanism) -> SimulatedExecutor:
+    """Rates are measured over repeated identical requests, so calls sample unless a test says otherwise."""
+    mechanism.setdefault("temperature", 1.0)
     profile = DomainProfile(draft=DraftParams(**(draft or {})), mechanism=Mechanism(**mechanism))
-    return SimulatedExecutor(StubDomain(), profile)  # type: ignore[arg-type]
+    return SimulatedExecutor(domain(), profile)  # type: ignore[arg-type]
 
 
 def outcomes(ex: SimulatedExecutor, request: ExecutorRequest, n: int = 4000) -> dict[str, float]:
@@ -55,8 +75,12 @@ def revise(draft: str, feedback: Feedback | None = None, revision: int = 0) -> E
     return ExecutorRequest("revise", TASK, Context(), draft=draft, feedback=feedback, revision=revision)
 
 
-LOCALISED = Feedback("tests", artifact_hash("BAD1"), ("test 2 failed: expected 3, got 4",))
+LOCALISED = Feedback(
+    "tests", artifact_hash("BAD1"), (Finding("test_failed", "test 2 failed: expected 3, got 4"),)
+)
 VERDICT = Feedback("check", artifact_hash("BAD1"), ("judge: FAIL: the draft does not meet the criteria",))
+ELSEWHERE = Feedback("check", artifact_hash("BAD1"), (Finding("syntax", "does not parse: line 3"),))
+"""Fresh feedback on the draft that names another flaw than the draft's own (an off-by-one)."""
 FIX = {"localised": 0.7, "verdict": 0.3, "none": 0.1}
 
 
@@ -77,6 +101,42 @@ def test_fix_rate_depends_on_what_the_feedback_localises():
     clean = Feedback("check", artifact_hash("BAD1"), ())  # found nothing: does not localise
     assert rate(ex, revise("BAD1", stale)) == pytest.approx(0.1, abs=0.03)
     assert rate(ex, revise("BAD1", clean)) == pytest.approx(0.1, abs=0.03)
+
+
+def test_feedback_about_another_flaw_gets_no_localised_rate():
+    """A finding that names something other than the draft's own flaw is a verdict, not a location."""
+    ex = executor(p_fix=FIX, p_fix_form=0.7)
+    assert rate(ex, revise("BAD1", ELSEWHERE)) == pytest.approx(0.3, abs=0.03)
+    untagged = Feedback("tests", artifact_hash("BAD1"), ("test 2 failed: expected 3, got 4",))
+    assert rate(ex, revise("BAD1", untagged)) == pytest.approx(0.3, abs=0.03)
+    # the same finding names the syntax-error variant's own flaw
+    own = Feedback("check", artifact_hash("BAD3"), ELSEWHERE.issues)
+    assert rate(ex, revise("BAD3", own)) == pytest.approx(0.7, abs=0.03)
+
+
+def test_form_and_content_flaws_have_their_own_localised_rates():
+    ex = executor(p_fix=FIX, p_fix_form=0.9)
+    assert rate(ex, revise("BAD1", LOCALISED)) == pytest.approx(0.7, abs=0.03)  # content
+    own = Feedback("check", artifact_hash("BAD3"), ELSEWHERE.issues)
+    assert rate(ex, revise("BAD3", own)) == pytest.approx(0.9, abs=0.03)  # form
+
+
+def _revise_in(context: Context, draft: str, feedback: Feedback | None) -> ExecutorRequest:
+    return ExecutorRequest("revise", TASK, context, draft=draft, feedback=feedback)
+
+
+def test_without_the_evidence_a_fix_needs_a_revision_is_a_blind_retry():
+    """e = 0: the uninformed rate min(p_fix[none], p_correct); e = 1: the feedback kind's rate."""
+    draft = {"p_correct": dict.fromkeys(EVERYWHERE, 0.05)}
+    ex = executor(draft, domain=GatedStubDomain, p_fix=FIX)
+    blind, read = Context(observed=False), Context(observed=True)
+    assert rate(ex, _revise_in(blind, "BAD1", LOCALISED)) == pytest.approx(0.05, abs=0.02)
+    assert rate(ex, _revise_in(read, "BAD1", LOCALISED)) == pytest.approx(0.7, abs=0.03)
+    assert rate(ex, _revise_in(blind, "BAD1", None)) == pytest.approx(0.05, abs=0.02)
+    assert rate(ex, _revise_in(read, "BAD1", None)) == pytest.approx(0.1, abs=0.02)
+    # a form flaw's fix needs nothing gathered
+    own = Feedback("check", artifact_hash("BAD3"), ELSEWHERE.issues)
+    assert rate(ex, _revise_in(blind, "BAD3", own)) == pytest.approx(0.785, abs=0.03)
 
 
 def test_repeated_revisions_have_diminishing_returns():
@@ -201,3 +261,50 @@ def test_no_feature_reveals_what_a_revise_returned(env_id):
     for i, name in enumerate(FEATURES):
         values = {what: float(obs[i]) for what, obs in after.items()}
         assert len(set(values.values())) == 1, f"{env_id}: feature {name} differs: {values}"
+
+
+def test_at_temperature_zero_an_identical_request_gets_the_identical_reply():
+    ex = executor(p_fix=FIX, judge_tpr=0.5, judge_fpr=0.5, temperature=0.0)
+    rng = np.random.default_rng(0)
+    for key in range(20):
+        judge = ExecutorRequest("judge", TASK, Context(observed=True), draft="BAD1", episode_key=key)
+        assert len({ex.complete(judge, rng).text for _ in range(5)}) == 1
+        again = ExecutorRequest("revise", TASK, Context(), draft="BAD1", feedback=LOCALISED, episode_key=key)
+        assert len({ex.complete(again, rng).text for _ in range(5)}) == 1
+    # ... but a different episode, or anything the prompt would hold, draws afresh
+    verdicts = {
+        ex.complete(ExecutorRequest("judge", TASK, Context(), draft="BAD1", episode_key=k), rng).text
+        for k in range(20)
+    }
+    assert len(verdicts) == 2
+    gathered = {
+        ex.complete(
+            ExecutorRequest("judge", TASK, Context(evidence=[f"doc{i}"]), draft="BAD1", episode_key=0), rng
+        ).text
+        for i in range(20)
+    }
+    assert len(gathered) == 2
+
+
+def test_sampling_draws_every_call_afresh():
+    ex = executor(judge_tpr=0.5, judge_fpr=0.5, temperature=1.0)
+    rng = np.random.default_rng(0)
+    judge = ExecutorRequest("judge", TASK, Context(), draft="BAD1")
+    assert len({ex.complete(judge, rng).text for _ in range(20)}) == 2
+
+
+@pytest.mark.parametrize("env_id", ["HarnessDBBench-v0", "HarnessMultiTool-v0"])
+def test_a_recheck_of_an_unchanged_draft_repeats_the_judges_verdict(env_id):
+    import gymnasium as gym
+
+    from harness_gym.core.actions import Action
+
+    env = gym.make(env_id, split="eval")
+    for seed in range(12):
+        env.reset(seed=seed)
+        env.step(int(Action.DRAFT))
+        verdicts = set()
+        for _ in range(2):
+            env.step(int(Action.CHECK))
+            verdicts.add(tuple(env.unwrapped._ep.steps[-1].get("issues", ())))
+        assert len(verdicts) == 1

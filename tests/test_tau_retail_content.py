@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from upstream import upstream_path
+from upstream import one_localised_rate, upstream_path
 
 from harness_gym.core.actions import Action
 from harness_gym.core.task import packaged_task_file
@@ -185,8 +185,8 @@ def test_missing_upstream_file_is_named(tmp_path: Path) -> None:
         HarnessTauRetailEnv(data_path=str(tmp_path))
 
 
-def _run(actions: list[Action], seed: int, split: str = "all") -> dict:
-    env = HarnessTauRetailEnv(split=split)
+def _run(actions: list[Action], seed: int, split: str = "all", profile=None) -> dict:
+    env = HarnessTauRetailEnv(split=split, executor_profile=profile)
     _, info = env.reset(seed=seed)
     for a in actions:
         _obs, _, term, trunc, info = env.step(int(a))
@@ -205,9 +205,17 @@ def test_retrieval_raises_draft_quality() -> None:
 
 
 def test_informed_revise_beats_blind_revise() -> None:
-    o, d, c, v, s = Action.OBSERVE, Action.DRAFT, Action.CHECK, Action.REVISE, Action.SUBMIT
-    checked = np.mean([_run([o, d, c, v, s], k)["G"] for k in range(400)])
-    blind = np.mean([_run([o, d, v, s], k)["G"] for k in range(400)])
+    o, r, d, c, v, s = (
+        Action.OBSERVE,
+        Action.RETRIEVE,
+        Action.DRAFT,
+        Action.CHECK,
+        Action.REVISE,
+        Action.SUBMIT,
+    )
+    profile = one_localised_rate(TauRetailDomain)
+    checked = np.mean([_run([o, r, r, r, d, c, v, s], k, profile=profile)["G"] for k in range(400)])
+    blind = np.mean([_run([o, r, r, r, d, v, s], k, profile=profile)["G"] for k in range(400)])
     assert checked > blind + 0.05
 
 

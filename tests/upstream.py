@@ -30,3 +30,31 @@ def dbbench_records(name: str) -> list[dict[str, Any]]:
     """The records of an upstream DB-Bench JSONL file (``standard.jsonl``, ``dev.jsonl``)."""
     with upstream_path(f"dbbench/{name}").open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
+
+
+def one_localised_rate(domain_cls, rate: float = 0.61):
+    """The default executor profile with one localised fix rate for both flaw classes, well above the
+    blind one: for tests of what a check tells a REVISE (the shipped rates differ by class,
+    ``harness_gym.executors.profiles``)."""
+    from dataclasses import replace
+
+    from harness_gym.envs.registry import executor_profile
+    from harness_gym.executors.profiles import for_domain
+
+    default = for_domain("default", domain_cls)
+    rates = {**default.mechanism.p_fix, "localised": rate}
+    mechanism = replace(default.mechanism, p_fix=rates, p_fix_form=rate)
+    return executor_profile("default").with_domain(domain_cls.name, replace(default, mechanism=mechanism))
+
+
+def gather_all(env, reserve: int = 5) -> None:
+    """OBSERVE, then RETRIEVE and CALL_TOOL while the mask allows them, keeping ``reserve`` steps: a fix
+    needs the information a right draft needs (evidence-gated revision)."""
+    from harness_gym.core.actions import Action
+
+    inner = env.unwrapped
+    for action in [Action.OBSERVE] + [Action.RETRIEVE] * 6 + [Action.CALL_TOOL] * 4:
+        if inner._ep.state.t >= inner.max_steps - reserve:
+            break
+        if inner._mask[action]:
+            env.step(int(action))

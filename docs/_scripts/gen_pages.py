@@ -72,7 +72,22 @@ def summary(env_id: str) -> str:
     if paper is not None:
         rows.append(("Paper (Base G / AW G)", f"{paper.base_G:.3f} / {paper.aw_G:.3f}"))
     table = ["| | |", "|---|---|", *(f"| {name} | {value} |" for name, value in rows)]
-    return "\n".join(table)
+    return "\n".join([*table, "", flaw_table(domain)])
+
+
+def flaw_table(domain) -> str:
+    """``Domain.flaws``: each flaw kind of the pools, its class, the check components whose findings name
+    it (localised feedback) and what its fix needs gathered (evidence-gated revision)."""
+    lines = [
+        "Flaw kinds of the artifact pools (`Domain.flaws`, read by the simulated executor):",
+        "",
+        "| flaw kind | class | named by the findings of | a fix needs |",
+        "|---|---|---|---|",
+    ]
+    for kind, flaw in sorted(domain.flaws.items()):
+        named = ", ".join(f"`{c}`" for c in sorted(flaw.named_by)) or "no check"
+        lines.append(f"| `{kind}` | {flaw.cls} | {named} | `{flaw.needs}` |")
+    return "\n".join(lines)
 
 
 def page(env_id: str) -> str:

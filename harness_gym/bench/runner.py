@@ -85,7 +85,7 @@ class BenchConfig:
     """Evaluation modes of stochastic learners (``sample``, ``greedy``)."""
     references: tuple[str, ...] = ()
     """Reference policies (``harness_gym.policies.scripted`` names) evaluated beside Base, e.g. expert,
-    oracle."""
+    hindsight-submit."""
     workers: int = 2
     """Settings evaluated in parallel processes."""
     n_boot: int = 10_000
@@ -494,7 +494,7 @@ def run_setting(
         "base": run_eval(BasePolicy(env_id), "base", config.seeds, "base"),
         "forced-check": run_eval(ForcedCheckPolicy(env_id), "forced-check", config.seeds, "forced-check"),
     }
-    for name in config.references:  # the engine binds the oracle to each env it plays on
+    for name in config.references:  # the engine binds hindsight-submit to each env it plays on
         results[name] = run_eval(make_policy(name, env_id), name, config.seeds, name)
     trained: dict[str, list[tuple[int, Any, str | None]]] = {
         "base": [(s, BasePolicy(env_id), None) for s in config.seeds]

@@ -35,7 +35,10 @@ def add_parser(subparsers) -> None:
         "--eval-profile", nargs="+", default=None, help="also evaluate against these profiles (transfer gap)"
     )
     parser.add_argument(
-        "--references", nargs="*", default=None, help="reference policies to evaluate too, e.g. expert oracle"
+        "--references",
+        nargs="*",
+        default=None,
+        help="reference policies to evaluate too, e.g. expert hindsight-submit",
     )
     parser.add_argument(
         "--act",

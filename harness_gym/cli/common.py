@@ -323,9 +323,10 @@ def endpoint_errors() -> tuple[type[BaseException], ...]:
 
 
 def scripted_names() -> tuple[str, ...]:
-    from harness_gym.policies.scripted import SCRIPTED
+    """Every scripted policy's name, and the deprecated names still accepted."""
+    from harness_gym.policies.scripted import DEPRECATED_NAMES, SCRIPTED
 
-    return SCRIPTED
+    return (*SCRIPTED, *DEPRECATED_NAMES)
 
 
 def make_policy(name: str, env_id: str):

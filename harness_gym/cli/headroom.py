@@ -1,7 +1,8 @@
-"""reference policies (random to expert, and the oracle) on the eval protocol
+"""reference policies (random to expert) on the eval protocol
 
 ``harness-gym headroom``: measure every reference policy with ``harness_gym.evaluation.headroom``, print the
-headroom and ceiling tables, optionally write them and the packaged reference-score table.
+headroom and ceiling tables, the state-dependence gap (expert - open-loop) and CHECK's false-alarm and
+detection rates; optionally write them, the packaged reference-score table and the open-loop strings.
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ def add_parser(subparsers) -> None:
         action="store_true",
         help="rewrite harness_gym/data/reference_scores.json from this run (full protocol, every env id)",
     )
+    parser.add_argument(
+        "--search-open-loop",
+        action="store_true",
+        help="rerun the open-loop search on the train split and rewrite harness_gym/data/open_loop.json",
+    )
+    parser.add_argument(
+        "--no-check-rates", action="store_true", help="skip CHECK's false-alarm / detection measurement"
+    )
     parser.set_defaults(func=run)
 
 
@@ -39,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from harness_gym.evaluation.headroom import (
         REFERENCE_POLICY_NAMES,
         Protocol,
+        check_rates,
         headroom_markdown,
         measure,
         policy_names,
@@ -69,11 +79,21 @@ def run(args: argparse.Namespace) -> int:
                 "id beyond the paper's eight; no --seeds / --rollouts / --tasks) and the random and expert "
                 "policies"
             )
+    if args.search_open_loop:
+        from harness_gym.evaluation.open_loop import write_open_loop
+        from harness_gym.policies.open_loop import open_loop_table
+
+        print(f"wrote {write_open_loop(env_ids, log=print)}")
+        open_loop_table.cache_clear()
     try:
-        results = {env_id: measure(env_id, names, protocol, log=print) for env_id in env_ids}
+        chosen = tuple(args.policies) if args.policies else None  # None: open-loop where a string is shipped
+        results = {env_id: measure(env_id, chosen, protocol, log=print) for env_id in env_ids}
     except ValueError as exc:
         raise SystemExit(f"harness-gym headroom: {exc}") from None
     summaries = {env_id: summarize_setting(by_policy) for env_id, by_policy in results.items()}
+    if not args.no_check_rates:
+        for env_id in env_ids:
+            summaries[env_id]["check_rates"] = check_rates(env_id)
     table = headroom_markdown(summaries)
     print(f"\nprotocol: {protocol.describe()}\n")
     print(table)

@@ -93,7 +93,7 @@ def _run_one(env_id: str, args: argparse.Namespace, config: OpenAIConfig | None)
     if args.executor_profile is not None:
         kwargs["executor_profile"] = args.executor_profile
     env = gym.make(env_id, split=args.split, render_mode="ansi" if args.show else None, **kwargs)
-    policy = bind_policy(policy, env)  # the oracle reads this env's hidden state; others are unchanged
+    policy = bind_policy(policy, env)  # hindsight-submit reads this env's hidden state; others are unchanged
     if args.protocol:
         task_ids = [task.task_id for task in env.unwrapped.tasks]
         episodes = [

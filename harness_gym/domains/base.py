@@ -14,7 +14,8 @@ Event sets are named (``CORE_EVENTS`` and the sets built on it), so a setting ad
 spelling all of them. :func:`check_outcome` and :func:`with_judge` are the two halves of every CHECK,
 :class:`UpstreamAdapter` is what the public-benchmark adapters share (``data_path``, ``n_train``,
 ``n_eval``), and :func:`read_toml` reads a setting's data file (problem definitions that are data live
-beside the code that reads them).
+beside the code that reads them). :func:`form` and :func:`content` spell a setting's flaw kinds
+(``Domain.flaws``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 from harness_gym.core.actions import Action
 from harness_gym.core.task import Task
 from harness_gym.envs.domain import Domain, Episode, Outcome
-from harness_gym.executors.base import Feedback
+from harness_gym.executors.base import Feedback, Finding, FlawKind
 
 CORE_EVENTS = frozenset({"CheckBeforeSubmit", "RevisionAfterFailure", "StopWhenSufficient", "EarlySubmit"})
 """The HMS events that apply in every setting (planning has only these)."""
@@ -45,6 +46,10 @@ SUBMITTED = (Action.SUBMIT, None)
 
 N_TRAIN, N_EVAL = 16, 20
 """Tasks an adapter takes from upstream files by default, per split (the generated task sets' sizes)."""
+
+
+JUDGED_CALLS = {Action.DRAFT: "draft", Action.REVISE: "revise", Action.CHECK: "judge"}
+"""``Domain.calls`` of a setting whose CHECK asks the LLM judge."""
 
 
 class SettingDomain(Domain):
@@ -77,6 +82,7 @@ class EvidenceSetting(SettingDomain):
     """Preset of the settings whose evidence comes from RETRIEVE; Base retrieves once before drafting."""
 
     supported = SettingDomain.supported | {Action.RETRIEVE}
+    calls = JUDGED_CALLS
     events = EVIDENCE_EVENTS
     evidence_required = True
     base_script = (OBSERVED, (Action.RETRIEVE, "evidence"), DRAFTED, SUBMITTED)
@@ -109,6 +115,32 @@ class UpstreamAdapter(SettingDomain):
     def upstream_tasks(self) -> list[Task]:
         """The tasks read from ``data_path``."""
         raise NotImplementedError
+
+
+def form(*named_by: str, needs: str = "none") -> FlawKind:
+    """A flaw of the artifact's form (malformed output, a syntax error, a missing field, the format),
+    named by the findings of ``named_by``; by default its fix needs nothing gathered."""
+    return FlawKind("form", frozenset(named_by), needs)
+
+
+def content(*named_by: str, needs: str = "informedness") -> FlawKind:
+    """A flaw of the artifact's content (a wrong value, logic or step), named by the findings of
+    ``named_by``; by default its fix needs what a first draft needs (the domain's informedness)."""
+    return FlawKind("content", frozenset(named_by), needs)
+
+
+GROUNDING_WEIGHT = 0.5
+"""Maximum of the ``grounding`` criterion (assumption: the weight of the format criteria of research and
+long memory). A draft that states what only an unopened source or record could tell is an unverified
+claim, whatever its truth: a model cannot know a source's content without reading it, and RAG evaluation
+scores faithfulness to the retrieved context for the same reason."""
+
+
+def grounding(issues: Iterable[str], components: frozenset[str]) -> dict[str, tuple[float, float]]:
+    """The ``grounding`` criterion: full when the structural check reports none of ``components`` (the
+    findings that say the draft relies on something the harness never opened)."""
+    named = {issue.component for issue in issues if isinstance(issue, Finding)}
+    return {"grounding": (0.0 if named & components else GROUNDING_WEIGHT, GROUNDING_WEIGHT)}
 
 
 def read_toml(package: str, name: str) -> dict[str, Any]:

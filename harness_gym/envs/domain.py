@@ -8,6 +8,7 @@ are handled by the environment itself, identically for every domain.
 
 from __future__ import annotations
 
+import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from harness_gym.core.state import COUNT_CAPS, FEATURE_INDEX, HarnessState
 from harness_gym.core.task import Task, TaskFileError, packaged_task_file, read_jsonl
 from harness_gym.core.trajectory import StepRecord, artifact_hash
 from harness_gym.executors.base import (
+    JUDGE,
     REPLY_KINDS,
     ArtifactPool,
     Context,
@@ -29,7 +31,9 @@ from harness_gym.executors.base import (
     ExecutorRequest,
     ExecutorResponse,
     Feedback,
+    Finding,
     Flawed,
+    FlawKind,
     RequestKind,
     error_kind,
 )
@@ -73,6 +77,13 @@ class Verdict:
     """Measurements HMS reads (``pass_rate``, ``claim_support``, ...)."""
 
 
+def episode_key(rng: np.random.Generator) -> int:
+    """A key for the episode about to start: a hash of the generator's state, so it is a function of the
+    reset seed (and of the episodes since) without consuming a draw."""
+    digest = hashlib.blake2b(repr(rng.bit_generator.state).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
 @dataclass
 class Episode:
     """The running episode as domains see it."""
@@ -96,6 +107,8 @@ class Episode:
     """The latest executor call's audit record (``ExecutorResponse.io``), until the step records it."""
     pending_usage: dict[str, float] | None = None
     """What this step's executor calls cost so far (``STEP_USAGE_KEYS``), until the step records it."""
+    key: int = 0
+    """The episode's key (``ExecutorRequest.episode_key``): set from the environment's generator at reset."""
 
     def ask(self, kind: RequestKind) -> ExecutorResponse:
         """One executor call about the current draft, with its usage added to the episode's."""
@@ -108,6 +121,7 @@ class Episode:
             self.feedback,
             sample_index=int(usage["executor_calls"]),
             revision=self.state.revisions,
+            episode_key=self.key,
             episode=self.episode_id,
             step=self.state.t + 1,
         )
@@ -138,14 +152,14 @@ class Episode:
         step["cached"] += bool(response.cached)
         return response
 
-    def judge(self) -> tuple[bool, str | None]:
+    def judge(self) -> tuple[bool, Finding | None]:
         """A judge-type check of the current draft: (passed, the issue it reported or None)."""
         response = self.ask("judge")
         if response.error is not None:
-            return False, f"judge error: {response.error}"
+            return False, Finding(JUDGE, f"judge error: {response.error}")
         verdict = response.text.strip()
         passed = verdict.upper().startswith("PASS")
-        return passed, None if passed else f"judge: {verdict}"
+        return passed, None if passed else Finding(JUDGE, f"judge: {verdict}")
 
 
 STEP_USAGE_KEYS = ("calls", "prompt_tokens", "completion_tokens", "latency_s", "cached")
@@ -247,6 +261,13 @@ class Domain(ABC):
     domain needs its own (HumanEval's datasets must not mix with coding's)."""
     prompts_cls: ClassVar[type[Prompts] | None] = None
     """How a chat LLM executor is prompted here and its replies parsed (``<domain>/prompts.py``)."""
+    calls: ClassVar[Mapping[Action, RequestKind]] = {Action.DRAFT: "draft", Action.REVISE: "revise"}
+    """The actions that make an executor call here, and its kind (``token_budget`` prices them ahead)."""
+    flaws: ClassVar[Mapping[str, FlawKind]] = {}
+    """Every flaw kind of this domain's artifact pools, in one place: its class (``form`` or ``content``),
+    the check components whose findings name it (feedback naming one of them is localised feedback on
+    that flaw) and what its fix needs gathered (``evidence``). The simulated executor reads it; the
+    environment pages list it."""
     runs_code: ClassVar[bool] = False
     """Whether the verifier runs model-written code (in ``harness_gym.sandbox``): an environment then
     requires the isolation in force when it is made (a one-line refusal where the boundary cannot be had)
@@ -317,6 +338,18 @@ class Domain(ABC):
             ),
             dtype=np.int8,
         )
+
+    def evidence(self, task: Task, context: Context, needs: str) -> float:
+        """How much of what a fix needing ``needs`` (``FlawKind.needs``) the harness gathered, in [0, 1]:
+        ``none`` 1, ``observed`` whether the task was read, ``informedness`` the domain's measure. A domain
+        with needs of its own overrides this and defers to it for these three."""
+        if needs == "none":
+            return 1.0
+        if needs == "observed":
+            return float(context.observed)
+        if needs == "informedness":
+            return self.informedness(task, context)
+        raise ValueError(f"{self.name}: unknown evidence need {needs!r}")
 
     def can_retrieve(self, ep: Episode) -> bool:
         return True

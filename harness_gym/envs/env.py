@@ -15,8 +15,9 @@ from harness_gym.core.rubric import g_norm
 from harness_gym.core.state import N_FEATURES, HarnessState, feature_table
 from harness_gym.core.task import Task, select
 from harness_gym.core.trajectory import draw_steps, render_steps
-from harness_gym.envs.domain import Domain, Episode, Outcome, artifact_hash
-from harness_gym.executors.base import Executor, RequestKind
+from harness_gym.envs.domain import Domain, Episode, Outcome, artifact_hash, episode_key
+from harness_gym.executors.base import Executor, ExecutorRequest, RequestKind
+from harness_gym.executors.costs import PromptSizer, completion_tokens, prompt_tokens
 from harness_gym.executors.profiles import ExecutorProfile, for_domain
 from harness_gym.executors.simulated import SimulatedExecutor
 from harness_gym.sandbox import require
@@ -107,6 +108,10 @@ _COMMON_DOC = """
     - ``render_mode``: ``"ansi"`` renders the trajectory so far as text, ``"rgb_array"`` as a small
       image (actions over time, CHECK/REVISE/SUBMIT marked, G once scored; needs matplotlib).
     - ``hms_params``: ``HMSParams`` with the detector thresholds.
+    - ``token_budget``: total executor tokens (prompt + completion) an episode may spend; a call that
+      would exceed it is masked (its size estimated ahead from the cached prompt sizes and the longest
+      reply the task's pool holds), and once no call fits only SUBMIT is legal. The observation has no
+      feature for it (layout v1); the simulated executor never exceeds it.
 """
 
 
@@ -171,6 +176,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         strict: bool = False,
         render_mode: str | None = None,
         hms_params: HMSParams | None = None,
+        token_budget: int | None = None,
         **domain_kwargs: Any,
     ) -> None:
         _check_types(
@@ -204,6 +210,11 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         self._ep: Episode | None = None
         self._mask = np.ones(N_ACTIONS, dtype=np.int8)
         self._final: dict[str, Any] | None = None
+        if token_budget is not None and not (isinstance(token_budget, int) and token_budget > 0):
+            raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}")
+        self.token_budget = token_budget
+        self._sizer = PromptSizer(self.domain)
+        self._longest: dict[str, int] = {}
 
     def _bind_executor(self, executor: str | Executor | OpenAIConfig) -> Executor:
         if executor == "simulated":
@@ -260,15 +271,16 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         else:
             raise ValueError(f"unknown task id {task_id!r} for {self.domain.env_id} split {self.split!r}")
         state = HarnessState(self.domain.name, self.max_steps, self.domain.cost_budget)
+        key = episode_key(self.np_random)
         episode_id = f"{self.domain.env_id}/{task.task_id}/seed={seed}"
         tag = (options or {}).get("episode_tag")
         if tag is not None:
             episode_id += f"/{tag}"
         self._ep = Episode(
-            task=task, state=state, rng=self.np_random, executor=self.executor, episode_id=episode_id
+            task=task, state=state, rng=self.np_random, executor=self.executor, episode_id=episode_id, key=key
         )
         self._final = None
-        self._mask = self.domain.action_mask(self._ep)
+        self._mask = self._legal(self._ep)
         return state.vector(), {"action_mask": self._mask.copy(), "task_id": task.task_id}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -331,12 +343,48 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             reward = self._final["G"]
             info.update(self._final)
         else:
-            self._mask = self.domain.action_mask(ep)
+            self._mask = self._legal(ep)
         info["action_mask"] = self._mask.copy()
         info["invalid_action"] = not legal
         info["tokens"] = int(spent["prompt_tokens"] + spent["completion_tokens"]) if spent else 0
         info["latency_s"] = float(spent["latency_s"]) if spent else 0.0
         return state.vector(), reward, terminated, truncated, info
+
+    def _legal(self, ep: Episode) -> np.ndarray:
+        """The domain's mask; under a ``token_budget``, without the calls that would exceed it (only
+        SUBMIT once no call fits)."""
+        mask = self.domain.action_mask(ep)
+        if self.token_budget is None:
+            return mask
+        left = self.token_budget - ep.usage["prompt_tokens"] - ep.usage["completion_tokens"]
+        fits = False
+        for action, kind in self.domain.calls.items():
+            if mask[action]:
+                if self.next_call_tokens(ep, kind) > left:
+                    mask[action] = 0
+                else:
+                    fits = True
+        if not fits:
+            mask[:] = 0
+            mask[Action.SUBMIT] = 1
+        return mask
+
+    def next_call_tokens(self, ep: Episode, kind: RequestKind) -> int:
+        """An upper bound on the tokens of the next ``kind`` call: the prompt as the cached sizes give it,
+        the longest reply the task's pool holds (a judge: its fixed reply size)."""
+        costs = self.executor_profile.costs
+        request = ExecutorRequest(kind, ep.task, ep.context, ep.draft, ep.feedback)
+        prompt = prompt_tokens(costs, self._sizer.prompt_chars(request))
+        if kind == "tool":
+            pool = self.domain.tool_pool(ep.task, ep.context)
+            longest = max(len(text) for text in (pool.reference, *(f.source for f in pool.flawed)))
+        else:
+            longest = self._longest.get(ep.task.task_id, -1)
+            if longest < 0:
+                pool = self.domain.pool(ep.task)
+                longest = max(len(text) for text in (pool.reference, *(f.source for f in pool.flawed)))
+                self._longest[ep.task.task_id] = longest
+        return prompt + completion_tokens(costs, kind, longest)
 
     def action_masks(self) -> np.ndarray:
         """Legal actions as booleans (the sb3-contrib ``MaskablePPO`` convention)."""

@@ -6,8 +6,8 @@ x seeds x rollouts, the episodes ``run_protocol`` runs, so pairs share seeds acr
 each episode's G. ``summarize_setting`` and ``headroom_markdown`` turn that into the tables
 ``harness-gym headroom`` (``harness_gym.cli.headroom``) prints: mean G per policy beside the paper's Base
 and AW, and ceiling information — best-of-k (per task and seed, the best of its rollouts; per task, the
-best of all its episodes) and the share of eval tasks that some observation-only policy, or the oracle,
-solves in at least one episode.
+best of all its episodes) and the share of eval tasks that some observation-only policy, or
+hindsight-submit (which reads hidden state), solves in at least one episode.
 
 ``reference_table`` / ``write_reference_scores`` produce ``harness_gym/data/reference_scores.json`` (the
 table ``harness_gym.evaluation.reference_scores`` reads) from the random and expert policies' measurements:
@@ -31,8 +31,15 @@ from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS, PAPER
 from harness_gym.evaluation.rollout import protocol_episodes, run_episode
 
 OPTIONAL_POLICIES: dict[str, tuple[str, str]] = {"profile": ("harness_gym.policies.profile", "ProfilePolicy")}
+OPEN_LOOP = "open-loop"
+"""The best fixed action string (``harness_gym.policies.open_loop``), measured where a string is shipped."""
+GAP_RESAMPLES = 10_000
 """Reference policies reported when their module is installed: name -> (module, class). The class is
 built as ``cls(env_id)`` (with ``executor_profile=`` when the environment was given one)."""
+
+
+HIDDEN_STATE_POLICIES = frozenset({"hindsight-submit", "oracle"})
+"""References that read hidden state (not counted as observation-only)."""
 
 
 @dataclass(frozen=True)
@@ -72,17 +79,21 @@ def policy_names(include_optional: bool = True) -> tuple[str, ...]:
         for name, (module, _) in OPTIONAL_POLICIES.items()
         if include_optional and importlib.util.find_spec(module) is not None
     )
-    return (*REFERENCE_POLICIES, *optional)
+    return (*REFERENCE_POLICIES, OPEN_LOOP, *optional)
 
 
 def build_policy(name: str, env_id: str, env: Any, env_kwargs: Mapping[str, Any]) -> Any:
-    """The policy ``name`` ready to act in ``env`` (the oracle bound to it)."""
+    """The policy ``name`` ready to act in ``env`` (hindsight-submit bound to it)."""
     from harness_gym.policies.scripted import SCRIPTED, bind_policy, make_policy
 
     if name in SCRIPTED:
         return bind_policy(make_policy(name, env_id), env)
+    if name == OPEN_LOOP:
+        from harness_gym.policies.open_loop import OpenLoopPolicy
+
+        return OpenLoopPolicy(env_id)
     if name not in OPTIONAL_POLICIES:
-        known = ", ".join((*SCRIPTED, *OPTIONAL_POLICIES))
+        known = ", ".join((*SCRIPTED, OPEN_LOOP, *OPTIONAL_POLICIES))
         raise ValueError(f"unknown reference policy {name!r}; known: {known}")
     module, attr = OPTIONAL_POLICIES[name]
     cls = getattr(importlib.import_module(module), attr)
@@ -101,6 +112,8 @@ def measure(
     import gymnasium as gym
 
     names = tuple(policies) if policies is not None else policy_names()
+    if policies is None and env_id not in _shipped_open_loop():  # a default run measures it where shipped
+        names = tuple(name for name in names if name != OPEN_LOOP)
     env = gym.make(env_id, split=protocol.split, **env_kwargs)
     try:
         task_ids = [task.task_id for task in env.unwrapped.tasks][: protocol.max_tasks]
@@ -124,6 +137,21 @@ def measure(
         env.close()
 
 
+def _shipped_open_loop() -> set[str]:
+    from harness_gym.policies.open_loop import open_loop_table
+
+    return set(open_loop_table()["strings"])
+
+
+def paired_gap(a: Sequence[float], b: Sequence[float], seed: int = 0) -> tuple[float, float, float]:
+    """mean(a - b) over episode pairs and its 95% percentile bootstrap interval (``GAP_RESAMPLES``)."""
+    d = np.asarray(a, float) - np.asarray(b, float)
+    rng = np.random.default_rng(seed)
+    means = d[rng.integers(0, d.size, size=(GAP_RESAMPLES, d.size))].mean(axis=1)
+    lo, hi = np.quantile(means, [0.025, 0.975])
+    return float(d.mean()), float(lo), float(hi)
+
+
 def _best_of(
     records: Sequence[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Any]
 ) -> dict[Any, float]:
@@ -145,7 +173,7 @@ def summarize_setting(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> dic
     }
     per_task = {name: _best_of(recs, lambda r: r["task_id"]) for name, recs in results.items()}
     tasks = sorted(next(iter(per_task.values())))
-    honest = [name for name in results if name != "oracle"]
+    honest = [name for name in results if name not in HIDDEN_STATE_POLICIES]
     best_honest = {t: max(per_task[name][t] for name in honest) for t in tasks} if honest else {}
     best_any = {t: max(per_task[name][t] for name in results) for t in tasks}
     return {
@@ -159,6 +187,11 @@ def summarize_setting(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> dic
             float(np.mean([best_honest[t] >= SOLVED_G for t in tasks])) if honest else None
         ),
         "solved_by_any": float(np.mean([best_any[t] >= SOLVED_G for t in tasks])),
+        "state_dependence_gap": (
+            paired_gap([r["G"] for r in results["expert"]], [r["G"] for r in results[OPEN_LOOP]])
+            if "expert" in results and OPEN_LOOP in results
+            else None
+        ),
     }
 
 
@@ -177,7 +210,7 @@ def headroom_markdown(summaries: Mapping[str, Mapping[str, Any]]) -> str:
     lines += [
         "",
         f"| setting | tasks | {' | '.join(best_cols)} | ceiling (best per task, any policy) | "
-        "tasks solved, observation-only | tasks solved, any incl. oracle |",
+        "tasks solved, observation-only | tasks solved, any incl. hindsight-submit |",
         "|" + "---|" * (5 + 2 * len(shown)),
     ]
     for env_id, s in summaries.items():
@@ -187,7 +220,109 @@ def headroom_markdown(summaries: Mapping[str, Mapping[str, Any]]) -> str:
             f"| {env_id} | {s['tasks']} | {' | '.join(best)} | {s['ceiling_G']:.3f} | "
             f"{'' if honest is None else f'{honest:.0%}'} | {s['solved_by_any']:.0%} |"
         )
+    gaps = {
+        env_id: s["state_dependence_gap"] for env_id, s in summaries.items() if s.get("state_dependence_gap")
+    }
+    if gaps:
+        lines += [
+            "",
+            "| setting | state-dependence gap: expert − open-loop [95% paired bootstrap] |",
+            "|---|---|",
+        ]
+        lines += [f"| {env_id} | {m:+.3f} [{lo:+.3f}, {hi:+.3f}] |" for env_id, (m, lo, hi) in gaps.items()]
+    rates = {env_id: s["check_rates"] for env_id, s in summaries.items() if s.get("check_rates")}
+    if rates:
+        lines += ["", CHECK_RATES_HEADER, "|---|---|---|---|---|"]
+        for env_id, r in rates.items():
+            cells = [_rate(r[kind][rate]) for kind in ("structural", "with_judge") for rate in RATES]
+            lines.append(f"| {env_id} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+RATES = ("false_alarm", "detection")
+
+
+def _rate(value: float | None) -> str:
+    return "n/a (no rubric-perfect draft)" if value is None else f"{value:.0%}"
+
+
+CHECK_RATES_HEADER = (
+    "| setting | CHECK false alarm, structural | detection, structural | false alarm, with the judge | "
+    "detection, with the judge |"
+)
+
+
+CHECK_RATES_PROTOCOL = Protocol(seeds=(0,), rollouts=1)
+"""Where CHECK's rates are measured: every eval task once (coding's checks run the tests)."""
+
+
+def check_rates(env_id: str, protocol: Protocol = CHECK_RATES_PROTOCOL, **env_kwargs: Any) -> dict[str, Any]:
+    """CHECK's false-alarm and detection rates in the expert's context.
+
+    Per episode the expert's gathering is replayed (its actions up to its DRAFT), then the task's
+    reference and every flawed variant of its pool are checked once each in that context. False alarm
+    = P(the check fails | a rubric-perfect draft: it loses no criterion but cost in that context);
+    detection = P(the check fails | any other draft), pool variants weighted as the executor draws
+    wrong drafts (``flaw_weights``, uniform within a kind; the reference, when it is not rubric-perfect,
+    with weight 1). A reference that cites a source the harness never opened is not rubric-perfect
+    (``grounding``), so a check that says so is a detection.
+    ``structural`` counts the setting's own check components only, ``with_judge`` any finding, the LLM
+    judge's included.
+    """
+    import gymnasium as gym
+
+    from harness_gym.core.actions import Action
+    from harness_gym.envs.domain import artifact_hash
+    from harness_gym.executors.base import JUDGE, Finding
+    from harness_gym.policies.scripted import ExpertPolicy
+
+    env = gym.make(env_id, split=protocol.split, **env_kwargs).unwrapped
+    expert = ExpertPolicy(env_id)
+    weights = env.executor_profile.draft.flaw_weights
+    counts = {kind: np.zeros(4) for kind in ("structural", "with_judge")}  # fa, n_ref, det, n_flawed
+    task_ids = [task.task_id for task in env.tasks][: protocol.max_tasks]
+    for _, task_id, _, seed in protocol_episodes(task_ids, protocol.seeds, protocol.rollouts):
+        obs, info = env.reset(seed=seed, options={"task_id": task_id})
+        while True:
+            action = expert.choose(obs, info["action_mask"])
+            if action in (Action.DRAFT, Action.SUBMIT):
+                break
+            obs, _, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                break
+        ep = env._ep
+        pool = env.domain.pool(ep.task)
+        by_kind: dict[str, int] = {}
+        for item in pool.flawed:
+            by_kind[item.flaw] = by_kind.get(item.flaw, 0) + 1
+        drafts = [(pool.reference, 1.0, False)] + [
+            (item.source, weights.get(item.flaw, 1.0) / by_kind[item.flaw], True) for item in pool.flawed
+        ]
+        for text, weight, _ in drafts:
+            ep.draft, ep.draft_hash = text, artifact_hash(text)
+            ep.state.has_draft = True
+            rubric = env.domain.verdict(ep, text).rubric
+            flawed = any(score < top for name, (score, top) in rubric.items() if not name.startswith("cost"))
+            issues = env.domain.check(ep).issues
+            judged = any(isinstance(i, Finding) and i.component == JUDGE for i in issues)
+            structural = any(not (isinstance(i, Finding) and i.component == JUDGE) for i in issues)
+            for kind, failed in (("structural", structural), ("with_judge", structural or judged)):
+                c = counts[kind]
+                if flawed:
+                    c[2] += weight * failed
+                    c[3] += weight
+                else:
+                    c[0] += failed
+                    c[1] += 1
+    env.close()
+    return {
+        kind: {
+            "false_alarm": float(c[0] / c[1]) if c[1] else None,
+            "detection": float(c[2] / c[3]) if c[3] else None,
+            "rubric_perfect_drafts": int(c[1]),
+        }
+        for kind, c in counts.items()
+    }
 
 
 # -- the reference-score table --------------------------------------------------------------------------

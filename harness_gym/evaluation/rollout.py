@@ -116,7 +116,7 @@ class EpisodeJob:
 
         env = gym.make(self.env_id, split=self.split, **self.env_kwargs)
         policy = copy.deepcopy(self.policy)
-        bind_env = getattr(policy, "bind_env", None)  # a policy reading hidden state (the oracle)
+        bind_env = getattr(policy, "bind_env", None)  # a policy reading hidden state (hindsight-submit)
         if callable(bind_env):
             policy = bind_env(env)
 

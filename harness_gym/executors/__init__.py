@@ -6,6 +6,8 @@ from harness_gym.executors.base import (
     ExecutorRequest,
     ExecutorResponse,
     Feedback,
+    Finding,
+    FlawKind,
     Usage,
 )
 from harness_gym.executors.simulated import SimulatedExecutor
@@ -38,6 +40,8 @@ __all__ = [
     "ExecutorRequest",
     "ExecutorResponse",
     "Feedback",
+    "Finding",
+    "FlawKind",
     "LLMError",
     "OpenAIChatClient",
     "OpenAIConfig",

@@ -6,6 +6,7 @@ has gathered so far and the latest feedback, and gets back an artifact (text) an
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -20,6 +21,34 @@ RequestKind = Literal["draft", "revise", "judge", "tool"]
 class Flawed:
     flaw: str
     source: str
+
+
+FLAW_CLASSES: tuple[str, ...] = ("form", "content")
+"""What a flaw gets wrong: its ``form`` (malformed output, a syntax error, a missing field, the format:
+fixable from the draft and the task statement alone) or its ``content`` (a wrong value, logic or step)."""
+
+
+@dataclass(frozen=True)
+class FlawKind:
+    """How the simulated executor treats one flaw kind of a domain's pools (``Domain.flaws``)."""
+
+    cls: str
+    """``form`` or ``content`` (``FLAW_CLASSES``): sets the localised fix rate a REVISE can reach."""
+    named_by: frozenset[str]
+    """Check components whose findings concern the part of the artifact this flaw gets wrong: feedback
+    naming one of them is localised feedback on this flaw; feedback naming only others is a verdict."""
+    needs: str = "informedness"
+    """What a fix needs the harness to have gathered (``Domain.evidence``): ``none`` (a form flaw),
+    ``observed``, ``informedness`` (the domain's measure, as for a first draft) or a domain's own."""
+
+    def __post_init__(self) -> None:
+        if self.cls not in FLAW_CLASSES:
+            raise ValueError(f"a flaw kind's class is one of {FLAW_CLASSES}, got {self.cls!r}")
+        object.__setattr__(self, "named_by", frozenset(self.named_by))
+
+
+UNDECLARED_FLAW = FlawKind("content", frozenset())
+"""What a draft outside the pool (never produced by the simulated executor) counts as."""
 
 
 @dataclass(frozen=True)
@@ -44,11 +73,42 @@ class DomainView(Protocol):
     prompts_cls: Any
     """The domain's ``harness_gym.executors.prompts.Prompts`` subclass, or None."""
 
+    flaws: Mapping[str, FlawKind]
+    """Every flaw kind of the domain's pools: its class, the check components that name it and the
+    evidence its fix needs (``harness_gym.envs.Domain.flaws``)."""
+
     def pool(self, task: Task) -> ArtifactPool: ...
 
     def tool_pool(self, task: Task, context: Context) -> ArtifactPool: ...
 
     def informedness(self, task: Task, context: Context) -> float: ...
+
+    def evidence(self, task: Task, context: Context, needs: str) -> float:
+        """How much of what a fix needing ``needs`` (``FlawKind.needs``) the harness gathered, in [0, 1]."""
+        ...
+
+
+JUDGE = "judge"
+"""The component of an LLM judge's finding: it names no part of the artifact."""
+
+
+class Finding(str):
+    """One problem a check, a test run or a tool reported: the issue text, tagged with the component of the
+    check that found it (``Finding("unit", "unit: the answer must be in EUR")``).
+
+    It is a ``str`` (the text), so every reader of issues (step records, prompts, the viewer) is unchanged;
+    the simulated executor reads ``component`` to tell whether feedback names the draft's own flaw.
+    """
+
+    component: str
+
+    def __new__(cls, component: str, text: str) -> Finding:
+        self = super().__new__(cls, text)
+        self.component = component
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Finding, (self.component, str(self)))
 
 
 @dataclass(frozen=True)
@@ -59,11 +119,16 @@ class Feedback:
     """``check``, ``tests`` or ``tool``."""
     draft_hash: str
     issues: tuple[str, ...]
-    """Problems found; empty when the verifier found nothing wrong."""
+    """Problems found (``Finding`` where the reporter tags them); empty when nothing was found wrong."""
 
     def localizes(self, draft_hash: str | None) -> bool:
         """True when this feedback points at concrete problems in that draft."""
         return bool(self.issues) and self.draft_hash == draft_hash
+
+    @property
+    def components(self) -> frozenset[str]:
+        """The check components of the tagged issues (``Finding.component``)."""
+        return frozenset(issue.component for issue in self.issues if isinstance(issue, Finding))
 
 
 @dataclass
@@ -88,6 +153,9 @@ class ExecutorRequest:
     """How many executor calls preceded this one in the episode (part of a response-cache key)."""
     revision: int = 0
     """How many REVISE calls preceded this one in the episode."""
+    episode_key: int = 0
+    """Identifies the episode's stream of chance (a function of the reset seed): a greedy simulated call
+    is a function of it and of what the request holds."""
     episode: str | None = None
     """The episode's id (``trajectory["episode_id"]``), for audit records; never part of a request."""
     step: int = 0

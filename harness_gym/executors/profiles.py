@@ -12,31 +12,52 @@ A profile says how a simulated LLM behaves in each domain. It has two parts per 
   LLM judge's true- and false-alarm rates. They come from published measurements of LLM self-correction
   (below); ``harness-gym calibrate`` measures them for any executor instead.
 
-Feedback kinds (``feedback_kind``): ``localised`` — a structural check or a test run reported concrete
-problems in this very draft; ``verdict`` — only the LLM judge complained (the checks themselves see
-nothing: the flaw is one the domain's checks cannot see), a bare verdict without a location; ``none`` —
+Feedback kinds (``feedback_kind``): ``localised`` — fresh feedback on this very draft names the draft's
+own flaw: one of its findings comes from a check component that the domain declares as naming that flaw
+kind (``Domain.flaws``; e.g. a failing visible test names a behavioural mutant, "cited source never
+opened" does not name a wrong figure); ``verdict`` — fresh feedback on this draft that names something
+else (another flaw, what the harness has not gathered, or only the LLM judge's bare verdict); ``none`` —
 no feedback about this draft, or feedback already used by an earlier REVISE (stale).
 
 Sources of the mechanism figures (weak / default / strong are the low end, the middle and the high end
 of each cited range; "assumption" marks a value no figure was found for):
 
-- ``p_fix["localised"]`` 0.45 / 0.61 / 0.77 — iterative self-repair with execution-error feedback across
-  seven models on HumanEval and MBPP ("How Many Tries Does It Take? Iterative Self-Repair in LLM Code
-  Generation", arXiv 2604.10508): logical (assertion) errors are repaired about 45% of the time, name
-  errors about 77%. Used as the first attempt's rate. Chen et al. 2023 ("Teaching Large Language Models
-  to Self-Debug", ICLR 2024) agree in direction: with unit-test feedback self-debugging adds up to 12
-  points (TransCoder, MBPP), without unit tests 2-3 points (Spider). Tyen et al. 2024 ("LLMs cannot find
-  reasoning errors, but can correct them given the error location") find correction robust once the
-  mistake location is given, mistake finding being the bottleneck.
+- Localised fix rates by flaw class (``Domain.flaws``: ``form`` — malformed output, a syntax or name
+  error, a missing field, the format; ``content`` — a wrong value, logic or step). Repair studies measure
+  the two classes far apart, so one rate for both would be the midpoint of two different things:
+  ``p_fix["localised"]`` (content) 0.35 / 0.40 / 0.45 — logical errors are repaired below 35% of the time
+  with compiler and test feedback over up to ten rounds (Zhang & Kothari, "Unlocking LLM Code Correction
+  with Iterative Feedback Loops", arXiv 2606.17514) and about 45% of the time with execution feedback
+  ("How Many Tries Does It Take? Iterative Self-Repair in LLM Code Generation", arXiv 2604.10508);
+  ``p_fix_form`` 0.77 / 0.785 / 0.80 — name errors about 77% (arXiv 2604.10508), syntactic and runtime
+  errors above 80% (Zhang & Kothari). Dai et al. ("FeedbackEval", arXiv 2504.06939) measure 58-64% for a
+  single repair round with mixed feedback, between the two classes. Chen et al. 2023 ("Teaching Large
+  Language Models to Self-Debug", ICLR 2024) agree in direction: with unit-test feedback self-debugging
+  adds up to 12 points, without unit tests 2-3 points. Tyen et al. 2024 ("LLMs cannot find reasoning
+  errors, but can correct them given the error location") find correction robust once the *right*
+  mistake location is given, mistake finding being the bottleneck: a localised rate applies only when
+  the feedback names the draft's own flaw.
+- Evidence gating (no parameter of its own): a REVISE of a draft with flaw kind k after r earlier
+  revisions fixes it with ``fix_decay**r * (q0 + (p_fix[f] - q0) * e_k)``, where ``f`` is the feedback
+  kind (localised rates by class as above), ``e_k`` in [0, 1] how much of what a fix of k needs the
+  harness has gathered (``Domain.evidence`` of ``FlawKind.needs``), and ``q0 = min(p_fix["none"],
+  p_correct[difficulty])`` the uninformed rate: without the information a fix needs, a revision does no
+  better than a blind retry nor than an uninformed first draft. Direction: Huang et al. 2024 (below:
+  intrinsic self-correction, with no external information, does not improve answers) and Kamoi et al.
+  2024 ("When Can LLMs Actually Correct Their Own Mistakes?", TACL: self-correction works when reliable
+  external information is available). Size: CRITIC (Gou et al., ICLR 2024) — critique by the model alone
+  changes free-form QA F1 by -0.03 to +2.33, critique with search evidence by +7.0 to +7.7. This is the
+  revision analogue of ``p_correct + informed_gain * informedness`` and adds no fitted parameter.
 - ``p_fix["none"]`` 0.167 / 0.22 / 0.268 — intrinsic correction rates on GSM8K-Complex errors without
   external feedback, 16.7% (DeepSeek) and 26.8% (GPT-3.5) (Li, "Decomposing LLM Self-Correction", arXiv
   2601.00828); 0.22 is their midpoint.
-- ``p_fix["verdict"]`` = ``p_fix["none"]`` (assumption). No measured fix rate after a bare "this is
-  wrong" from the model's own judge was found. Valmeekam et al. 2023 ("Can Large Language Models Really
-  Improve by Self-critiquing Their Own Plans?") report that binary versus detailed feedback made little
-  difference to GPT-4's plans, Stechly et al. 2024 ("On the Self-Verification Limitations of LLMs on
-  Reasoning and Planning Tasks") that the content of the critique did not matter, and Li (above) that
-  error-location hints did not help: nothing supports a verdict adding to a blind retry.
+- ``p_fix["verdict"]`` = ``p_fix["none"]`` (assumption). No measured fix rate after a bare "this is wrong"
+  from the model's own judge was found, nor one for feedback that locates a *different* problem than the one
+  the draft has (Tyen et al. 2024 measure correction given the *right* location only). Valmeekam et al. 2023
+  ("Can Large Language Models Really Improve by Self-critiquing Their Own Plans?") report that binary versus
+  detailed feedback made little difference to GPT-4's plans, Stechly et al. 2024 ("On the Self-Verification
+  Limitations of LLMs on Reasoning and Planning Tasks") that the content of the critique did not matter, and
+  Li (above) that error-location hints did not help: nothing supports a verdict adding to a blind retry.
 - ``p_break`` 0.497 / 0.042 / 0.016 — Huang et al. 2024 ("Large Language Models Cannot Self-Correct
   Reasoning Yet", ICLR 2024): intrinsic self-correction lowers accuracy and flips correct answers to
   wrong more often than the reverse. Lower bounds on P(correct -> wrong) from their accuracy drops:
@@ -51,6 +72,30 @@ of each cited range; "assumption" marks a value no figure was found for):
   errors range from 10% to 82% across models (Li, above); Valmeekam et al. 2023 likewise find GPT-4's
   plan verifier passes many invalid plans. Kamoi et al. 2024 ("When Can LLMs Actually Correct Their Own
   Mistakes?", TACL) conclude that feedback from prompted LLMs does not make self-correction work.
+- ``temperature`` 0 (``sampling``: 1). The project's real executor (``OpenAIConfig.temperature``) and
+  tau-bench's agent (``run.py --temperature``) default to 0. Greedy serving repeats itself: one request
+  at a time, 16 of 16 runs identical (Merrison 2026, Qwen2.5-7B on vLLM); under production batching 1,000
+  runs of one prompt gave 80 distinct completions sharing their first 102 tokens, 992 on the majority
+  branch (He / Thinking Machines Lab 2025, "Defeating Nondeterminism in LLM Inference"), parsed answers
+  more stable than raw strings (Atil et al., arXiv 2408.04667). At the default sampling temperature half
+  or more of code tasks never repeat an output (Ouyang et al., TOSEM 2024): independent draws. So at 0
+  every call's draws come from a hash of the episode key and what its prompt holds (kind, task, whether
+  the task was read, evidence ids, tool results, the draft, fresh feedback); any value above 0 is treated
+  as sampling (assumption: no figure gives intermediate temperatures a meaning here). The recorded
+  SmolLM2 fixture (``tests/data/smollm2_*``) agrees in direction (70 of its 136 calls repeat an earlier
+  identical request of the same episode), but there the identical replies are enforced by the response
+  cache, which keys greedy calls without a sample index; it is no independent measurement.
+- Costs (``CallCosts``, every profile): tokens are characters over ``prompt_chars_per_token`` 3.49 and
+  ``completion_chars_per_token`` 3.70, measured on the recorded SmolLM2 run (``tests/data/smollm2_*``, 33
+  requests, server-reported token counts; prompt range 2.66-4.39); a judge's reply is
+  ``judge_completion_tokens`` 53, the mean of its 7 recorded judge replies (10-120), since a real judge
+  gives a reason. Latency is ``ttft_s + completion_tokens / decode_tokens_per_s`` with 0.5 s and 60 tok/s,
+  assumptions inside the cited ranges: median time to first token 0.32-4.2 s and median throughput
+  24.7-252 tok/s over 15 hosted models (Wrede 2026, hourly OpenRouter probes), p50 0.05-0.6 s at
+  500-token prompts (deploybase.ai 2026); the recorded run cannot give a latency model (one CPU thread,
+  R^2 0.16). Work that is not a model call (tests, SQL, tool runs) costs no modelled time. Bai et al.
+  ("How Do AI Agents Spend Your Money?", arXiv 2604.22750) find input tokens drive agent cost, which is
+  why the prompt side is sized from what was gathered.
 - ``judge_fpr`` 0.20 / 0.15 / 0.15 — Zheng et al. 2023 ("Judging LLM-as-a-Judge with MT-Bench and
   Chatbot Arena"): GPT-4 as a judge agrees with human experts over 80% of the time (about 85% without
   ties), the level of agreement between humans; the disagreement is taken as the false-alarm rate.
@@ -68,7 +113,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness_gym.executors.base import Feedback
+    from harness_gym.executors.base import Feedback, FlawKind
 
 DIFFICULTIES: tuple[str, ...] = ("easy", "standard", "hard")
 FEEDBACK_KINDS: tuple[str, ...] = ("localised", "verdict", "none")
@@ -117,9 +162,12 @@ class Mechanism:
     """What only CHECK and REVISE exercise; defaults are the ``default`` profile's (see the module doc)."""
 
     p_fix: Mapping[str, float] = field(
-        default_factory=lambda: {"localised": 0.61, "verdict": 0.22, "none": 0.22}
+        default_factory=lambda: {"localised": 0.40, "verdict": 0.22, "none": 0.22}
     )
-    """P(the first REVISE turns a flawed draft into the reference), by ``feedback_kind``."""
+    """P(the first REVISE turns a flawed draft into the reference, with everything it needs gathered), by
+    ``feedback_kind``; ``localised`` is the rate for a content flaw (form flaws: ``p_fix_form``)."""
+    p_fix_form: float = 0.785
+    """The localised rate for a flaw of the artifact's form (``FlawKind.cls == "form"``)."""
     p_break: float = 0.042
     """P(a REVISE turns a correct draft into a flawed one)."""
     p_reflaw: float = 0.5
@@ -130,6 +178,9 @@ class Mechanism:
     """P(the LLM judge reports a problem | the draft is flawed)."""
     judge_fpr: float = 0.15
     """P(the LLM judge reports a problem | the draft is correct)."""
+    temperature: float = 0.0
+    """0: greedy decoding, every call's outcome a function of the episode and what its prompt holds, so
+    an identical request in an episode gets the identical reply; > 0: independent draws per call."""
 
     def __post_init__(self) -> None:
         if set(self.p_fix) != set(FEEDBACK_KINDS):
@@ -138,11 +189,49 @@ class Mechanism:
             )
         for kind in FEEDBACK_KINDS:
             _check_probability(f"p_fix[{kind!r}]", self.p_fix[kind])
-        for name in ("p_break", "p_reflaw", "fix_decay", "judge_tpr", "judge_fpr"):
+        for name in ("p_fix_form", "p_break", "p_reflaw", "fix_decay", "judge_tpr", "judge_fpr"):
             _check_probability(name, getattr(self, name))
+        if not float(self.temperature) >= 0.0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature!r}")
 
-    def p_fix_after(self, kind: str, earlier_revisions: int) -> float:
-        return self.p_fix[kind] * self.fix_decay ** max(0, earlier_revisions)
+    def p_fix_after(
+        self,
+        kind: str,
+        earlier_revisions: int,
+        flaw_class: str = "content",
+        uninformed: float | None = None,
+        evidence: float = 1.0,
+    ) -> float:
+        """P(a REVISE fixes the draft): the rate of ``kind`` (by ``flaw_class`` when localised), moved
+        towards the ``uninformed`` rate as ``evidence`` (in [0, 1]) falls, times ``fix_decay`` per earlier
+        revision (module docstring, "Evidence gating")."""
+        rate = self.p_fix_form if kind == "localised" and flaw_class == "form" else self.p_fix[kind]
+        if uninformed is not None:
+            q0 = min(uninformed, rate)
+            rate = q0 + (rate - q0) * evidence
+        return rate * self.fix_decay ** max(0, earlier_revisions)
+
+
+@dataclass(frozen=True)
+class CallCosts:
+    """What a simulated call costs (module docstring, "Costs"): tokens from characters, and seconds."""
+
+    prompt_chars_per_token: float = 3.49
+    completion_chars_per_token: float = 3.70
+    judge_completion_tokens: int = 53
+    ttft_s: float = 0.5
+    """Seconds to the first token."""
+    decode_tokens_per_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        for name in ("prompt_chars_per_token", "completion_chars_per_token", "decode_tokens_per_s"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
+        if self.judge_completion_tokens < 0 or self.ttft_s < 0:
+            raise ValueError("judge_completion_tokens and ttft_s must be non-negative")
+
+    def latency_s(self, completion_tokens: int) -> float:
+        return self.ttft_s + completion_tokens / self.decode_tokens_per_s
 
 
 @dataclass(frozen=True)
@@ -151,8 +240,8 @@ class DomainProfile:
 
     draft: DraftParams = field(default_factory=DraftParams)
     mechanism: Mechanism = field(default_factory=Mechanism)
-    tokens_per_char: float = 0.25
-    """Usage accounting: tokens are estimated from text length."""
+    costs: CallCosts = field(default_factory=CallCosts)
+    """Usage accounting: tokens and seconds per call."""
 
 
 @dataclass(frozen=True)
@@ -189,7 +278,7 @@ class ExecutorProfile:
                 name: DomainProfile(
                     draft=DraftParams(**entry["draft"]),
                     mechanism=Mechanism(**entry["mechanism"]),
-                    tokens_per_char=float(entry.get("tokens_per_char", 0.25)),
+                    costs=CallCosts(**entry.get("costs", {})),
                 )
                 for name, entry in data["domains"].items()
             }
@@ -218,20 +307,24 @@ class ExecutorProfile:
 
 MECHANISMS: dict[str, Mechanism] = {
     "weak": Mechanism(
-        p_fix={"localised": 0.45, "verdict": 0.167, "none": 0.167},
+        p_fix={"localised": 0.35, "verdict": 0.167, "none": 0.167},
+        p_fix_form=0.77,
         p_break=0.497,
         judge_tpr=0.10,
         judge_fpr=0.20,
     ),
     "default": Mechanism(),
     "strong": Mechanism(
-        p_fix={"localised": 0.77, "verdict": 0.268, "none": 0.268},
+        p_fix={"localised": 0.45, "verdict": 0.268, "none": 0.268},
+        p_fix_form=0.80,
         p_break=0.016,
         judge_tpr=0.82,
         judge_fpr=0.15,
     ),
+    "sampling": Mechanism(temperature=1.0),
 }
-"""The named mechanisms: low end, middle and high end of the cited ranges (module docstring)."""
+"""The named mechanisms: low end, middle and high end of the cited ranges (module docstring), and the
+default one sampled at temperature 1 (repeated calls draw independently)."""
 
 PROFILE_NAMES: tuple[str, ...] = tuple(MECHANISMS)
 
@@ -291,14 +384,13 @@ def for_domain(
     return resolve(spec, {domain_cls.name: domain_cls.draft_params}).domain(domain_cls.name)
 
 
-def feedback_kind(feedback: Feedback | None, draft_hash: str | None) -> str:
-    """How much the feedback handed to a REVISE localises the draft's fault (``FEEDBACK_KINDS``).
+def feedback_kind(feedback: Feedback | None, draft_hash: str | None, flaw: FlawKind) -> str:
+    """What the feedback handed to a REVISE says about the draft's own flaw (``FEEDBACK_KINDS``).
 
-    Judge issues are reported as ``"judge: ..."`` / ``"judge error: ..."``; any other issue comes from a
-    structural check, a test run or a tool and names a concrete problem.
+    ``localised`` when fresh feedback on this draft has a finding from a component that names the flaw
+    (``FlawKind.named_by``), ``verdict`` when fresh feedback names only other things (the judge's finding
+    names nothing), ``none`` without fresh feedback on this draft.
     """
     if feedback is None or not feedback.localizes(draft_hash):
         return "none"
-    if all(issue.startswith("judge") for issue in feedback.issues):
-        return "verdict"
-    return "localised"
+    return "localised" if feedback.components & flaw.named_by else "verdict"

@@ -8,29 +8,46 @@ from the executor profile (``harness_gym.executors.profiles``):
 - DRAFT returns the reference with ``p_correct[difficulty] + informed_gain * informedness``, where
   informedness in [0, 1] is the domain's measure of what the harness gathered; otherwise a flaw drawn
   by ``flaw_weights``.
-- REVISE of a flawed draft returns the reference with ``p_fix[kind] * fix_decay ** earlier_revisions``,
-  ``kind`` being what the feedback on that very draft localises (``localised`` structural/test issues,
-  a bare judge ``verdict``, or ``none``; feedback counts once: a REVISE consumes it). Otherwise, with
-  ``p_reflaw``, a *different* flawed variant, else the same draft. REVISE of a correct draft breaks it
-  with ``p_break``. So a changed draft may be fixed, re-flawed or broken: a change does not tell.
+- REVISE of a flawed draft returns the reference with
+  ``fix_decay ** earlier_revisions * (q0 + (p_fix[kind] - q0) * evidence)``, ``kind`` being what the fresh
+  feedback on that very draft says about its flaw (``localised``: a finding from a check component that
+  names the draft's flaw kind, ``Domain.flaws``, at the rate of the flaw's class; ``verdict``: findings
+  about anything else, or a bare judge verdict; ``none``; feedback counts once: a REVISE consumes it),
+  ``evidence`` how much of what the fix needs the harness has gathered (``Domain.evidence``) and ``q0``
+  the uninformed rate ``min(p_fix["none"], p_correct[difficulty])``. Otherwise, with
+  ``p_reflaw``, a *different* flawed variant, else the same draft. REVISE of a correct draft breaks it with
+  ``p_break``. So a changed draft may be fixed, re-flawed or broken: a change does not tell.
 - a judge request answers FAIL for a flawed draft with ``judge_tpr`` and for a correct one with
   ``judge_fpr``.
+- at ``temperature`` 0 (the default) a call's draws come from ``greedy_rng``: a re-CHECK of an unchanged
+  draft in an unchanged context gets the same verdict, a REVISE of the same draft with the same feedback
+  the same draws; above 0 every call draws afresh from the environment's generator.
 - a tool request returns the right next call from the domain's ``tool_pool`` with ``p_tool_correct``,
   otherwise a wrong tool or invalid arguments.
 """
 
 from __future__ import annotations
 
+import hashlib
+import struct
 from bisect import bisect_right
 
 import numpy as np
 
+from harness_gym.core.task import Task
 from harness_gym.core.trajectory import artifact_hash
-from harness_gym.executors.base import ArtifactPool, DomainView, ExecutorRequest, ExecutorResponse, Usage
+from harness_gym.executors.base import (
+    UNDECLARED_FLAW,
+    ArtifactPool,
+    DomainView,
+    ExecutorRequest,
+    ExecutorResponse,
+    FlawKind,
+    Usage,
+)
+from harness_gym.executors.costs import PromptSizer, completion_tokens, prompt_tokens
 from harness_gym.executors.profiles import DomainProfile, feedback_kind, for_domain
 
-CONTEXT_ITEM_CHARS = 400
-"""Usage accounting: characters of prompt that one evidence item or tool result adds."""
 REFLAW_TRIES = 8
 """Draws spent looking for a flawed variant other than the current draft."""
 SIMULATOR_VERSION = 1
@@ -39,8 +56,46 @@ were normalised by), and results of different versions are never merged; bump it
 mechanism or a shipped profile changes what an episode yields."""
 
 
+class HashDraws:
+    """Uniform draws in [0, 1) read off a hash (``random()``, as ``numpy.random.Generator`` has): a greedy
+    call's draws, far cheaper to set up than a seeded generator."""
+
+    __slots__ = ("_block", "_digest", "_i", "_words")
+
+    def __init__(self, digest: bytes) -> None:
+        self._digest, self._block, self._i = digest, 0, 0
+
+    def random(self) -> float:
+        if self._i == 0:
+            self._words = struct.unpack(
+                "<8Q", hashlib.blake2b(self._block.to_bytes(4, "little"), key=self._digest).digest()
+            )
+        value = (self._words[self._i] >> 11) * (1.0 / 9007199254740992.0)
+        self._i = (self._i + 1) % 8
+        if self._i == 0:
+            self._block += 1
+        return value
+
+
+def greedy_rng(request: ExecutorRequest) -> HashDraws:
+    """The draws of a greedy (temperature 0) call: seeded by the episode key and everything the call's
+    prompt would hold (kind, task, whether it was read, evidence ids, tool results, draft, and for a REVISE
+    the fresh feedback), so an identical request in the same episode gets the identical reply."""
+    context, draft, feedback = request.context, request.draft or "", request.feedback
+    h = hashlib.blake2b(digest_size=16)
+    h.update(
+        f"{request.episode_key}\x1e{request.kind}\x1e{request.task.task_id}\x1e{context.observed}".encode()
+    )
+    for part in ("\x1f".join(context.evidence), "\x1f".join(context.tool_results), draft):
+        h.update(b"\x1e" + part.encode())
+    if request.kind == "revise" and feedback is not None and feedback.localizes(artifact_hash(draft)):
+        h.update(b"\x1e" + "\x1f".join(feedback.issues).encode())
+    return HashDraws(h.digest())
+
+
 class SimulatedExecutor:
-    """The default executor: embedded, offline, deterministic given the env's ``np_random``."""
+    """The default executor: embedded, offline, deterministic given the env's ``np_random`` (its key at
+    temperature 0)."""
 
     name = "simulated"
 
@@ -48,6 +103,8 @@ class SimulatedExecutor:
         self.domain = domain
         self.profile = profile if profile is not None else for_domain(None, type(domain))
         self._flaws: dict[str, tuple[list[str], list[float], dict[str, list[str]]]] = {}
+        self._kinds: dict[str, dict[str, str]] = {}
+        self.sizer = PromptSizer(domain)
 
     def describe(self) -> dict[str, object]:
         """Parameters recorded in dataset metadata."""
@@ -69,6 +126,22 @@ class SimulatedExecutor:
             self._flaws[key] = table
         return table
 
+    def _flaw_of(self, task: Task, pool: ArtifactPool, draft: str) -> FlawKind:
+        """The flaw kind of a pool draft as the domain declares it (a text outside the pool: undeclared)."""
+        kinds = self._kinds.get(task.task_id)
+        if kinds is None:
+            kinds = self._kinds[task.task_id] = {item.source: item.flaw for item in pool.flawed}
+        kind = kinds.get(draft)
+        if kind is None:
+            return UNDECLARED_FLAW
+        try:
+            return self.domain.flaws[kind]
+        except KeyError:
+            raise ValueError(
+                f"{self.domain.name}: flaw kind {kind!r} of task {task.task_id} is not declared in the "
+                "domain's flaws"
+            ) from None
+
     def _flawed(
         self, key: str, pool: ArtifactPool, rng: np.random.Generator, avoid: str | None = None
     ) -> str:
@@ -84,6 +157,8 @@ class SimulatedExecutor:
 
     def complete(self, request: ExecutorRequest, rng: np.random.Generator) -> ExecutorResponse:
         task, p = request.task, self.profile
+        if p.mechanism.temperature == 0.0:
+            rng = greedy_rng(request)
         if request.kind == "tool":
             calls = self.domain.tool_pool(task, request.context)
             if rng.random() < p.draft.p_tool_correct or not calls.flawed:
@@ -119,17 +194,23 @@ class SimulatedExecutor:
         m, key = self.profile.mechanism, request.task.task_id
         if draft == pool.reference:
             return self._flawed(key, pool, rng) if rng.random() < m.p_break else draft
-        kind = feedback_kind(request.feedback, artifact_hash(draft))
-        if rng.random() < m.p_fix_after(kind, request.revision):
+        task = request.task
+        flaw = self._flaw_of(task, pool, draft)
+        kind = feedback_kind(request.feedback, artifact_hash(draft), flaw)
+        uninformed = min(m.p_fix["none"], self.profile.draft.p_correct[task.difficulty])
+        evidence = self.domain.evidence(task, request.context, flaw.needs)
+        if rng.random() < m.p_fix_after(kind, request.revision, flaw.cls, uninformed, evidence):
             return pool.reference
         if rng.random() < m.p_reflaw:
             return self._flawed(key, pool, rng, avoid=draft)
         return draft
 
     def _usage(self, request: ExecutorRequest, text: str) -> Usage:
-        """Token estimate: the prompt (task, draft, ~CONTEXT_ITEM_CHARS per gathered item) and the reply."""
-        context = request.context
-        items = len(context.evidence) + len(context.tool_results)
-        prompt_chars = len(request.task.prompt) + len(request.draft or "") + CONTEXT_ITEM_CHARS * items
-        rate = self.profile.tokens_per_char
-        return Usage(prompt_tokens=int(prompt_chars * rate), completion_tokens=int(len(text) * rate) + 1)
+        """Tokens of the prompt the domain's templates would render and of the reply; modelled latency
+        (``CallCosts``)."""
+        costs = self.profile.costs
+        prompt = prompt_tokens(costs, self.sizer.prompt_chars(request))
+        completion = completion_tokens(costs, request.kind, len(text))
+        return Usage(
+            prompt_tokens=prompt, completion_tokens=completion, latency_s=costs.latency_s(completion)
+        )

@@ -73,7 +73,7 @@ class ProfilePolicy:
         self._prior = sum(DIFFICULTY_MIX[d] * draft.p_correct[d] for d in DIFFICULTIES)
         m = self.profile.mechanism
         self._p_fail_if_flawed = 1.0 - (1.0 - m.judge_tpr) * UNSEEN_BY_CHECKS
-        self._p_fix = 0.5 * (m.p_fix["localised"] + m.p_fix["verdict"])
+        self._p_fix = 0.5 * (0.5 * (m.p_fix["localised"] + m.p_fix_form) + m.p_fix["verdict"])
 
     # -- beliefs ------------------------------------------------------------------------------------
     def first_draft_belief(self, obs: np.ndarray) -> float:

@@ -5,12 +5,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from harness_gym.core.actions import Action
-from harness_gym.domains.base import DRAFTED, OBSERVED, SUBMITTED, TEST_EVENTS, ToolSetting, check_outcome
+from harness_gym.domains.base import (
+    DRAFTED,
+    OBSERVED,
+    SUBMITTED,
+    TEST_EVENTS,
+    ToolSetting,
+    check_outcome,
+    content,
+    form,
+)
 from harness_gym.domains.coding.prompts import CodingPrompts
 from harness_gym.domains.coding.verifier import CRITERIA, artifact_scores, run_tests, structural_check
 from harness_gym.envs.domain import VERIFIER_CACHE, Episode, Outcome, Verdict
 from harness_gym.envs.env import HarnessEnv
-from harness_gym.executors.base import Feedback
+from harness_gym.executors.base import Feedback, Finding
 from harness_gym.executors.profiles import DraftParams
 
 DRAFT_PARAMS = DraftParams(
@@ -42,6 +51,28 @@ tests with unseen inputs, still within 0.05 of the paper, so these were not refi
 """
 
 
+_BEHAVIOURAL = content("test_failed", "tests_error", "signature", needs="observed")
+FLAWS = {
+    "syntax_error": form("syntax"),
+    "unsafe_import": form("unsafe", "tests_error"),
+    **dict.fromkeys(
+        (
+            "off_by_one",
+            "flip_comparison",
+            "negate_condition",
+            "swap_arithmetic",
+            "wrong_return",
+            "swap_boolean",
+            "missing_edge_case",
+        ),
+        _BEHAVIOURAL,
+    ),
+}
+"""Which findings name each flaw kind, its class and what its fix needs: a behavioural mutant is named
+by failing visible tests (CHECK or CALL_TOOL) and fixed from the spec and tests OBSERVE reads; a syntax
+error or an unsafe import needs nothing gathered."""
+
+
 def cost_compliance(cost: float, budget: float) -> float:
     """1 within budget, falling linearly to 0 at twice the budget."""
     return 1.0 if cost <= budget else max(0.0, 1.0 - (cost - budget) / budget)
@@ -53,6 +84,7 @@ class CodingDomain(ToolSetting):
     name = "coding"
     draft_params = DRAFT_PARAMS
     prompts_cls = CodingPrompts
+    flaws = FLAWS
     criteria: Mapping[str, float] = CRITERIA
     tool_needs_draft = True
     runs_code = True
@@ -69,7 +101,9 @@ class CodingDomain(ToolSetting):
         report = VERIFIER_CACHE.get(
             "visible_tests", ep.task, ep.draft, lambda: run_tests(ep.draft, name, tests)
         )
-        issues = ((report.error,) if report.error else ()) + tuple(report.failures)
+        issues = ((Finding("tests_error", report.error),) if report.error else ()) + tuple(
+            Finding("test_failed", failure) for failure in report.failures
+        )
         ok = report.passed == report.total
         return Outcome(
             text=f"ran the visible tests: {report.passed}/{report.total} passed",

@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_gym.domains.coding import values, verdicts
+from harness_gym.executors.base import Finding
 from harness_gym.sandbox import SandboxLimits, run_python
 
 FORBIDDEN_MODULES: frozenset[str] = frozenset(
@@ -527,16 +528,18 @@ def structural_check(payload: Mapping[str, Any], source: str) -> StructuralRepor
     violations = safety_violations(source, allowed) if ok_parse else ()
     ok_signature = ok_parse and signature_ok(source, payload["function_name"], payload["signature"])
     visible = run_tests(source, payload["function_name"], payload["visible_tests"], allowed_calls=allowed)
-    issues: list[str] = []
+    issues: list[Finding] = []
     if not ok_parse:
-        issues.append(f"does not parse: {_syntax_message(source)}")
-    issues.extend(f"unsafe: {violation}" for violation in violations)
+        issues.append(Finding("syntax", f"does not parse: {_syntax_message(source)}"))
+    issues.extend(Finding("unsafe", f"unsafe: {violation}") for violation in violations)
     if ok_parse and not ok_signature:
-        issues.append(f"signature mismatch: expected `{payload['signature']}`")
+        issues.append(Finding("signature", f"signature mismatch: expected `{payload['signature']}`"))
     if ok_parse:
         if visible.error:
-            issues.append(f"visible tests: {visible.error}")
-        issues.extend(f"visible test failed: {failure}" for failure in visible.failures)
+            issues.append(Finding("tests_error", f"visible tests: {visible.error}"))
+        issues.extend(
+            Finding("test_failed", f"visible test failed: {failure}") for failure in visible.failures
+        )
     return StructuralReport(
         parses=ok_parse,
         safe=ok_parse and not violations,

@@ -11,7 +11,15 @@ import numpy as np
 
 from harness_gym.core.actions import Action
 from harness_gym.core.task import Task
-from harness_gym.domains.base import ToolSetting, UpstreamAdapter, check_outcome, with_judge
+from harness_gym.domains.base import (
+    JUDGED_CALLS,
+    ToolSetting,
+    UpstreamAdapter,
+    check_outcome,
+    content,
+    form,
+    with_judge,
+)
 from harness_gym.domains.dbbench.engine import quote_ident, run_sql, using_backend
 from harness_gym.domains.dbbench.prompts import DBBenchPrompts
 from harness_gym.domains.dbbench.upstream import load_upstream
@@ -48,13 +56,30 @@ flaw kinds weigh more than syntax errors and wrong table names.
 """
 
 
+_WRONG_RESULT = ("empty_result", "no_change", "table_dump", "answer_empty", "not_read_only", "self_join")
+FLAWS = {
+    "syntax_error": form(
+        "sql_error", "not_one_statement", "wrong_statement_kind", "wrong_mode", "answer_unparsable"
+    ),
+    "wrong_table": content("sql_error", needs="observed"),
+    "wrong_filter": content(*_WRONG_RESULT),
+    "wrong_column": content(*_WRONG_RESULT, "sql_error"),
+    "wrong_aggregate": content(*_WRONG_RESULT),
+}
+"""Which findings name each flaw kind, its class and what its fix needs: the table name is in the
+schema OBSERVE reads; filters, columns and aggregates need the schema and the exploratory queries
+(informedness); a syntax error needs nothing."""
+
+
 class DBBenchDomain(UpstreamAdapter, ToolSetting):
     """CALL_TOOL runs fixed exploratory queries; the SQL runs on SQLite or on a MySQL server (``engine``)."""
 
+    calls = JUDGED_CALLS
     name = "dbbench"
     env_id = "HarnessDBBench-v0"
     draft_params = DRAFT_PARAMS
     prompts_cls = DBBenchPrompts
+    flaws = FLAWS
     criteria: Mapping[str, float] = CRITERIA
 
     def __init__(self, *, engine: str = "sqlite", dsn: str | None = None, **kwargs: Any) -> None:

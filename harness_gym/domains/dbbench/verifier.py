@@ -39,6 +39,7 @@ from typing import Any
 
 from harness_gym.domains.dbbench.engine import answers_match, quote_ident, result_values, run_sql
 from harness_gym.domains.dbbench.mysql_engine import statement_kind
+from harness_gym.executors.base import Finding
 
 CRITERIA: dict[str, float] = {"correctness": 0.6, "executes": 0.2, "format": 0.2}
 MODIFY_TYPES = ("INSERT", "UPDATE", "DELETE")
@@ -111,12 +112,17 @@ def split_statements(sql: str) -> list[str]:
     return [piece.strip() for piece in pieces if _code(piece)]
 
 
-def _dump_issues(record: Mapping[str, Any], n_values: int) -> list[str]:
+def _dump_issues(record: Mapping[str, Any], n_values: int) -> list[Finding]:
     """An answer with as many values as the whole table has cells dumps the table instead of answering."""
     rows = record["table"]["table_info"]["rows"]
     cells = len(rows) * len(record["table"]["table_info"]["columns"])
     if len(rows) > 1 and n_values >= cells:
-        return [f"the answer has {n_values} values, as many as the whole table: answer the question asked"]
+        return [
+            Finding(
+                "table_dump",
+                f"the answer has {n_values} values, as many as the whole table: answer the question asked",
+            )
+        ]
     return []
 
 
@@ -143,16 +149,16 @@ class Report:
 def evaluate(record: Mapping[str, Any], artifact: str) -> Report:
     kind = task_kind(record)
     mode, body = extract(artifact)
-    issues: list[str] = []
+    issues: list[Finding] = []
     if mode == "answer":
         answer = parse_answer(body)
         if kind != "SELECT":
-            issues.append(f"this task needs an {kind} statement, not a Final Answer")
+            issues.append(Finding("wrong_mode", f"this task needs an {kind} statement, not a Final Answer"))
         if answer is None:
-            issues.append("Final Answer is not a list")
+            issues.append(Finding("answer_unparsable", "Final Answer is not a list"))
             return Report(mode, False, False, False, None, (), 0, tuple(issues))
         if not answer:
-            issues.append("Final Answer is empty")
+            issues.append(Finding("answer_empty", "Final Answer is empty"))
         issues += _dump_issues(record, len(answer))
         correct = kind == "SELECT" and answers_match(answer, record["label"])
         ok = kind == "SELECT"
@@ -164,13 +170,15 @@ def evaluate(record: Mapping[str, Any], artifact: str) -> Report:
     first = body.split(None, 1)[0].upper() if body.split() else ""
     format_ok = single and first == kind
     if not single:
-        issues.append("not exactly one SQL statement")
+        issues.append(Finding("not_one_statement", "not exactly one SQL statement"))
     elif first != kind:
-        issues.append(f"expected a {kind} statement, got {first or 'nothing'}")
+        issues.append(
+            Finding("wrong_statement_kind", f"expected a {kind} statement, got {first or 'nothing'}")
+        )
     execution = run_sql(record, body) if single else None
     if execution is None or not execution.ok:
         error = execution.error if execution is not None else "not run"
-        issues.append(f"SQL error: {error}")
+        issues.append(Finding("sql_error", f"SQL error: {error}"))
         return Report(mode, format_ok, False, False, error, (), 0, tuple(issues))
     answer = tuple(str(v) for v in result_values(execution.rows))
     if kind == "SELECT":
@@ -179,20 +187,30 @@ def evaluate(record: Mapping[str, Any], artifact: str) -> Report:
             execution.is_query and read_only and answers_match(result_values(execution.rows), record["label"])
         )
         if not read_only:
-            issues.append("a question is answered by reading: this statement is not a read-only query")
+            issues.append(
+                Finding(
+                    "not_read_only",
+                    "a question is answered by reading: this statement is not a read-only query",
+                )
+            )
         if execution.is_query and not execution.rows:
-            issues.append("the query returned no rows")
+            issues.append(Finding("empty_result", "the query returned no rows"))
         issues += _dump_issues(record, len(answer))
         name = record["table"]["table_name"]
         table = quote_ident(name)
         source = rf"(?:FROM|JOIN|,)\s*(?:{re.escape(table)}|{re.escape(name)}(?![\w`]))"
         reads = len(re.findall(source, body, re.IGNORECASE))
         if reads > 2:
-            issues.append(f"the query reads {table} {reads} times (a cross join of the table with itself?)")
+            issues.append(
+                Finding(
+                    "self_join",
+                    f"the query reads {table} {reads} times (a cross join of the table with itself?)",
+                )
+            )
     else:
         correct = execution.changes > 0 and execution.table_hash == record.get("answer_md5")
         if execution.changes == 0:
-            issues.append("the statement changed no rows")
+            issues.append(Finding("no_change", "the statement changed no rows"))
     return Report(mode, format_ok, True, bool(correct), None, answer, execution.changes, tuple(issues))
 
 

@@ -8,7 +8,15 @@ from typing import Any
 
 from harness_gym.core.actions import Action
 from harness_gym.core.task import Task
-from harness_gym.domains.base import EvidenceSetting, check_outcome, with_judge
+from harness_gym.domains.base import (
+    GROUNDING_WEIGHT,
+    EvidenceSetting,
+    check_outcome,
+    content,
+    form,
+    grounding,
+    with_judge,
+)
 from harness_gym.domains.knowledge_work.prompts import KnowledgeWorkPrompts
 from harness_gym.domains.knowledge_work.verifier import (
     CRITERIA,
@@ -60,6 +68,30 @@ superseded export, another office) or aggregate the table wrongly; broken format
 and a report with the right figure but a missing field, citation or the wrong person is rare. The
 split matters for G: wrong-figure reports score about 0.3-0.4, right-figure slips 0.8-0.9.
 """
+
+
+FLAWS = {
+    "outdated_value": content(
+        "figure_ungrounded", "person_or_date_ungrounded", "cites_unopened", "conflict_field_padded"
+    ),
+    "distractor_value": content(
+        "figure_ungrounded", "person_or_date_ungrounded", "cites_unopened", "unknown_citation"
+    ),
+    "wrong_aggregation": content("figure_ungrounded", "figure_missing", needs="table_calc"),
+    "wrong_person": content("person_or_date_ungrounded"),
+    "missing_field": form("missing_field", "format"),
+    "missing_citation": content("no_citation", "unknown_citation", "cites_unopened", "too_many_citations"),
+    "malformed": form("format", "missing_field", "figure_missing"),
+}
+"""Which findings name each flaw kind, its class and what its fix needs: the right figure, person and
+sources come from the gold sources (informedness); a wrong aggregation is fixed by the computation over
+the gold table (``table_calc``: that result among the tool outputs); a missing field or a broken format
+needs nothing gathered."""
+
+
+GROUNDING = frozenset({"cites_unopened", "figure_ungrounded", "person_or_date_ungrounded"})
+"""The check components the ``grounding`` criterion scores: cited sources, the figure, the person and the
+date must come from what the harness opened (or a tool computed)."""
 
 
 @dataclass(frozen=True)
@@ -124,7 +156,8 @@ class KnowledgeWorkDomain(EvidenceSetting):
     name = "knowledge_work"
     draft_params = DRAFT_PARAMS
     prompts_cls = KnowledgeWorkPrompts
-    criteria: Mapping[str, float] = CRITERIA
+    flaws = FLAWS
+    criteria: Mapping[str, float] = {**CRITERIA, "grounding": GROUNDING_WEIGHT}
     supported = EvidenceSetting.supported | {Action.CALL_TOOL}
 
     def task_info(self, task: Task) -> _TaskInfo:
@@ -142,6 +175,14 @@ class KnowledgeWorkDomain(EvidenceSetting):
             total += 1
             hits += any(info.calc_marker in text for text in context.tool_results)
         return hits / total
+
+    def evidence(self, task: Task, context: Context, needs: str) -> float:
+        """``table_calc``: whether a tool result holds the computation over the gold table (1 when the
+        question needs none)."""
+        if needs != "table_calc":
+            return super().evidence(task, context, needs)
+        marker = self.task_info(task).calc_marker
+        return float(marker is None or any(marker in text for text in context.tool_results))
 
     def can_retrieve(self, ep: Episode) -> bool:
         return len(ep.context.evidence) < self.task_info(ep.task).cap
@@ -175,21 +216,25 @@ class KnowledgeWorkDomain(EvidenceSetting):
         text, ok = VERIFIER_CACHE.get("table_calc", ep.task, ",".join(tables), run)
         return Outcome(text=text, tool={"name": "table_calc", "valid": True, "ok": ok})
 
-    def check(self, ep: Episode) -> Outcome:
-        """Structural checks on what the harness has seen, plus an LLM judge (the executor)."""
-        assert ep.draft is not None and ep.draft_hash is not None
-        task, draft, context = ep.task, ep.draft, ep.context
+    def observable(self, ep: Episode, draft: str):
+        """The structural check of ``draft`` against what the harness has opened (cached)."""
+        task, context = ep.task, ep.context
         info = self.task_info(task)
         tools = tuple(context.tool_results)
         what = (
             "check|" + ",".join(context.evidence) + "|" + (artifact_hash("\n".join(tools)) if tools else "")
         )
-        report = VERIFIER_CACHE.get(
+        return VERIFIER_CACHE.get(
             what,
             task,
             draft,
             lambda: observable_check(task.payload, info.index, draft, context.evidence, tools),
         )
+
+    def check(self, ep: Episode) -> Outcome:
+        """Structural checks on what the harness has seen, plus an LLM judge (the executor)."""
+        assert ep.draft is not None and ep.draft_hash is not None
+        report = self.observable(ep, ep.draft)
         passed, total, issues = with_judge(ep, report.items.values(), report.issues)
         text = f"checked the report: {passed}/{total} checks pass, {len(issues)} issue(s)"
         return check_outcome(ep, text, passed / total, issues)
@@ -199,12 +244,14 @@ class KnowledgeWorkDomain(EvidenceSetting):
         scores = VERIFIER_CACHE.get(
             "score", ep.task, artifact, lambda: artifact_scores(ep.task.payload, artifact, info.index)
         )
-        return Verdict(rubric=dict(scores.rubric), signals={"claim_support": scores.claim_support})
+        rubric = {**scores.rubric, **grounding(self.observable(ep, artifact).issues, GROUNDING)}
+        return Verdict(rubric=rubric, signals={"claim_support": scores.claim_support})
 
     def verdict(self, ep: Episode, artifact: str | None) -> Verdict:
         """Nothing drafted scores 0 on each of this task's criteria (hard tasks have one more)."""
         if artifact is None:
-            rubric = {name: (0.0, top) for name, top in criteria_for(ep.task.payload).items()}
+            tops = {**criteria_for(ep.task.payload), "grounding": GROUNDING_WEIGHT}
+            rubric = {name: (0.0, top) for name, top in tops.items()}
             return Verdict(rubric=rubric, signals={"claim_support": 0.0})
         return self.score(ep, artifact)
 

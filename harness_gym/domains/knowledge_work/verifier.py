@@ -35,6 +35,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness_gym.executors.base import Finding
+
 CRITERIA: dict[str, float] = {
     "answer_correctness": 4.0,
     "evidence_support": 1.0,
@@ -544,27 +546,31 @@ def observable_check(
     fmt = payload["format"]
     report = parse_report(fmt, text)
     claims = claims_of(report)
-    issues: list[str] = []
+    issues: list[Finding] = []
     items: dict[str, bool] = {}
     items["format"] = report.well_formed
     if not report.well_formed:
-        issues.append(f"format: {report.problem}")
+        issues.append(Finding("format", f"format: {report.problem}"))
     label = dict(fmt["fields"])
     missing = [label[role] for role, _ in fmt["fields"] if not _present(report.values.get(role))]
     items["fields"] = not missing
     if missing:
-        issues.append(f"missing required field(s): {', '.join(missing)}")
+        issues.append(Finding("missing_field", f"missing required field(s): {', '.join(missing)}"))
     opened_set = [sid for sid in dict.fromkeys(opened) if sid in index.sources]
     if claims.figure is None:
         items["figure_grounded"] = False
-        issues.append(f"{label['figure']}: no single number given")
+        issues.append(Finding("figure_missing", f"{label['figure']}: no single number given"))
     else:
         c = cents(claims.figure)
         in_tools = any(c in numbers_in(t) for t in tool_texts)
         items["figure_grounded"] = in_tools or any(c in index.sources[s].numbers for s in opened_set)
         if not items["figure_grounded"]:
             issues.append(
-                f"{label['figure']} {format_figure(claims.figure)} appears in no opened source or tool output"
+                Finding(
+                    "figure_ungrounded",
+                    f"{label['figure']} {format_figure(claims.figure)} appears in no opened source or tool "
+                    "output",
+                )
             )
     ungrounded = []
     if claims.person and not any(claims.person in index.sources[s].folded for s in opened_set):
@@ -573,25 +579,35 @@ def observable_check(
         ungrounded.append(label["date"])
     items["claims_grounded"] = bool(claims.person and claims.date) and not ungrounded
     if ungrounded:
-        issues.append(f"not found in any opened source: {', '.join(ungrounded)}")
+        issues.append(
+            Finding("person_or_date_ungrounded", f"not found in any opened source: {', '.join(ungrounded)}")
+        )
     unknown = [sid for sid in claims.cited if sid not in index.sources]
     unopened = [sid for sid in claims.cited if sid in index.sources and sid not in opened_set]
     items["citations"] = bool(claims.cited) and not unknown and not unopened
     if not claims.cited:
-        issues.append("no source cited")
+        issues.append(Finding("no_citation", "no source cited"))
     if unknown:
-        issues.append(f"cites unknown source(s): {', '.join(unknown)}")
+        issues.append(Finding("unknown_citation", f"cites unknown source(s): {', '.join(unknown)}"))
     if unopened:
-        issues.append(f"cites source(s) never opened: {', '.join(unopened)}")
+        issues.append(Finding("cites_unopened", f"cites source(s) never opened: {', '.join(unopened)}"))
     if claims.conflict and (
         len(source_ids(claims.conflict)) > MAX_CITED + 1 or len(numbers_in(claims.conflict)) > MAX_CITED
     ):
-        issues.append(f"{label['conflict']}: name the superseded source and figure and what replaces them")
+        issues.append(
+            Finding(
+                "conflict_field_padded",
+                f"{label['conflict']}: name the superseded source and figure and what replaces them",
+            )
+        )
     if len(claims.cited) > MAX_CITED:
         items["citations"] = False
         issues.append(
-            f"cites {len(claims.cited)} sources; cite only the sources the answer rests on "
-            f"(at most {MAX_CITED})"
+            Finding(
+                "too_many_citations",
+                f"cites {len(claims.cited)} sources; cite only the sources the answer rests on "
+                f"(at most {MAX_CITED})",
+            )
         )
     return CheckReport(items=items, issues=tuple(issues))
 

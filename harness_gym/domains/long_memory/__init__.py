@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from harness_gym.core.task import Task
-from harness_gym.domains.base import EvidenceSetting, check_outcome, with_judge
+from harness_gym.domains.base import (
+    GROUNDING_WEIGHT,
+    EvidenceSetting,
+    check_outcome,
+    content,
+    form,
+    grounding,
+    with_judge,
+)
 from harness_gym.domains.long_memory.prompts import LongMemoryPrompts
 from harness_gym.domains.long_memory.search import SessionIndex
 from harness_gym.domains.long_memory.verifier import CRITERIA, artifact_scores, claim_support, review
@@ -44,11 +52,30 @@ slips come next (right value, wrong or no session) and layout slips are rare.
 """
 
 
+FLAWS = {
+    "outdated_value": content("timeline_contradiction"),
+    "distractor_value": content("timeline_contradiction", "answer_not_in_cited"),
+    "wrong_source": content(
+        "cites_unretrieved", "answer_not_in_cited", "too_many_citations", "timeline_contradiction"
+    ),
+    "missing_source": form("layout", "cites_unretrieved", "answer_not_in_cited", needs="any_session"),
+    "malformed": form("layout"),
+}
+"""Which findings name each flaw kind, its class and what its fix needs: the right value and session
+come from the gold sessions (informedness: the latest update for an outdated value); a missing source
+field is filled from any retrieved session (``any_session``); a broken layout needs nothing."""
+
+
+GROUNDING = frozenset({"cites_unretrieved"})
+"""The check component the ``grounding`` criterion scores: the cited session must have been retrieved."""
+
+
 class LongMemoryDomain(EvidenceSetting):
     name = "long_memory"
     draft_params = DRAFT_PARAMS
     prompts_cls = LongMemoryPrompts
-    criteria: Mapping[str, float] = CRITERIA
+    flaws = FLAWS
+    criteria: Mapping[str, float] = {**CRITERIA, "grounding": GROUNDING_WEIGHT}
 
     def index(self, task: Task) -> SessionIndex:
         """The task's search index, built on first use."""
@@ -58,6 +85,12 @@ class LongMemoryDomain(EvidenceSetting):
     def informedness(self, task: Task, context: Context) -> float:
         gold = self.per_task("gold", task, lambda: frozenset(task.payload["gold_sessions"]))
         return len(gold.intersection(context.evidence)) / len(gold)
+
+    def evidence(self, task: Task, context: Context, needs: str) -> float:
+        """``any_session``: whether any session was retrieved (a source to cite)."""
+        if needs != "any_session":
+            return super().evidence(task, context, needs)
+        return float(bool(context.evidence))
 
     def can_retrieve(self, ep: Episode) -> bool:
         evidence = ep.context.evidence
@@ -76,14 +109,16 @@ class LongMemoryDomain(EvidenceSetting):
         shown = ", ".join(f"{sid} ({sessions[int(sid[1:]) - 1]['date']})" for sid in found)
         return Outcome(text=f"searched the history: {shown}", evidence=found)
 
-    def check(self, ep: Episode) -> Outcome:
-        assert ep.draft is not None and ep.draft_hash is not None
-        payload = ep.task.payload
-        evidence = tuple(ep.context.evidence)
-        draft = ep.draft
-        report = VERIFIER_CACHE.get(
+    def observable(self, ep: Episode, draft: str):
+        """The review of ``draft`` against the sessions retrieved (cached)."""
+        payload, evidence = ep.task.payload, tuple(ep.context.evidence)
+        return VERIFIER_CACHE.get(
             "review", ep.task, draft + "\x00" + ",".join(evidence), lambda: review(payload, draft, evidence)
         )
+
+    def check(self, ep: Episode) -> Outcome:
+        assert ep.draft is not None and ep.draft_hash is not None
+        report = self.observable(ep, ep.draft)
         passed, total, issues = with_judge(ep, report.passed, report.issues)
         text = f"checked the answer against the retrieved sessions: {passed}/{total} items pass"
         return check_outcome(ep, text, passed / total, issues)
@@ -92,7 +127,8 @@ class LongMemoryDomain(EvidenceSetting):
         payload = ep.task.payload
         rubric = VERIFIER_CACHE.get("score", ep.task, artifact, lambda: artifact_scores(payload, artifact))
         support = VERIFIER_CACHE.get("support", ep.task, artifact, lambda: claim_support(payload, artifact))
-        return Verdict(rubric=dict(rubric), signals={"claim_support": support})
+        rubric = {**rubric, **grounding(self.observable(ep, artifact).issues, GROUNDING)}
+        return Verdict(rubric=rubric, signals={"claim_support": support})
 
 
 class HarnessLongMemoryEnv(HarnessEnv):

@@ -35,6 +35,7 @@ from functools import lru_cache
 from typing import Any
 
 from harness_gym.domains.long_memory.facts import stated_values
+from harness_gym.executors.base import Finding
 
 CRITERIA: dict[str, float] = {"answer_correctness": 2.0, "source_match": 1.0, "output_format": 0.5}
 """Rubric criteria and maxima: the value is what the question asks for and weighs most, where it came
@@ -271,12 +272,13 @@ def review(payload: Mapping[str, Any], text: str, retrieved: Sequence[str]) -> R
 
     The timeline check reads, from the retrieved sessions only, where the user states the asked fact and
     picks the statement the question points at (the latest; the one before it; the latest on or before
-    the asked date). It passes when no retrieved session states the fact, so it is only as good as
-    what was retrieved: a later update that was never retrieved goes unnoticed.
+    the asked date) and fails when the draft disagrees with it. It passes when no retrieved session
+    states the fact, and when the draft cites a later session the harness never retrieved (which may be
+    the update that superseded the statement), so it is only as good as what was retrieved.
     """
     ids = tuple(s["id"] for s in payload["sessions"])
     parsed = parse_answer(text, payload["answer_format"], ids)
-    issues: list[str] = list(parsed.problems)
+    issues: list[Finding] = [Finding("layout", problem) for problem in parsed.problems]
     seen = set(retrieved)
     known = set(ids)
     cited = [s for s in parsed.sources if s in known]
@@ -284,18 +286,25 @@ def review(payload: Mapping[str, Any], text: str, retrieved: Sequence[str]) -> R
     retrieved_ok = len(set(cited)) == 1 and not unretrieved
     if len(set(parsed.sources)) > 1:
         issues.append(
-            f"cites {len(set(parsed.sources))} sessions; cite the one session that establishes the answer"
+            Finding(
+                "too_many_citations",
+                f"cites {len(set(parsed.sources))} sessions; cite the one session that establishes the "
+                "answer",
+            )
         )
     if unretrieved:
         issues.append(
-            f"cited session(s) {', '.join(unretrieved)} were not retrieved, so the claim is unverified"
+            Finding(
+                "cites_unretrieved",
+                f"cited session(s) {', '.join(unretrieved)} were not retrieved, so the claim is unverified",
+            )
         )
     answer = parsed.answer
     supports = answer is not None and any(
         contains_value(session_text(payload, s), answer) for s in cited if s in seen
     )
     if answer is not None and not supports and cited and not unretrieved:
-        issues.append(f"no cited session mentions {answer!r}")
+        issues.append(Finding("answer_not_in_cited", f"no cited session mentions {answer!r}"))
     timeline = _stated_timeline(payload, retrieved)
     form = payload["question_form"]
     if form == "current":
@@ -307,11 +316,19 @@ def review(payload: Mapping[str, Any], text: str, retrieved: Sequence[str]) -> R
     consistent = answer is not None
     if candidates and answer is not None:
         date, sid, value = candidates[0]
-        if normalize(value) != normalize(answer) or set(cited) != {sid}:
+        # a statement older than a cited session the harness never retrieved says nothing against the
+        # draft: that session may be the update that superseded it (``cites_unretrieved`` reports it)
+        later_unread = any(
+            s not in seen and payload["sessions"][int(s[1:]) - 1]["date"] > date for s in cited
+        )
+        if not later_unread and (normalize(value) != normalize(answer) or set(cited) != {sid}):
             consistent = False
             where = ", ".join(cited) or "no session"
             issues.append(
-                f"retrieved session {sid} ({date}) gives {value!r} for the asked value; "
-                f"the draft answers {answer!r} citing {where}"
+                Finding(
+                    "timeline_contradiction",
+                    f"retrieved session {sid} ({date}) gives {value!r} for the asked value; "
+                    f"the draft answers {answer!r} citing {where}",
+                )
             )
     return Review((parsed.well_formed, retrieved_ok, supports, consistent), tuple(issues))

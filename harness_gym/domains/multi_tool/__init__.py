@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from harness_gym.core.actions import Action
 from harness_gym.core.task import Task
-from harness_gym.domains.base import EVIDENCE_EVENTS, ToolSetting, check_outcome
+from harness_gym.domains.base import EVIDENCE_EVENTS, JUDGED_CALLS, ToolSetting, check_outcome, content, form
 from harness_gym.domains.multi_tool.prompts import MultiToolPrompts
 from harness_gym.domains.multi_tool.tools import (
     ToolResult,
@@ -36,7 +37,7 @@ from harness_gym.envs.domain import (
     artifact_hash,
 )
 from harness_gym.envs.env import HarnessEnv
-from harness_gym.executors.base import Context, Feedback
+from harness_gym.executors.base import Context, Feedback, Finding
 from harness_gym.executors.profiles import DraftParams
 
 DRAFT_PARAMS = DraftParams(
@@ -71,12 +72,30 @@ the whole chain first drafts the right answer about 62% of the time, one that dr
 """
 
 
+FLAWS = {
+    "wrong_unit": content("unit", "format", "differs_from_tool"),
+    "missing_conversion": content("unit", "differs_from_tool"),
+    "arithmetic_slip": content("differs_from_tool", "number_missing"),
+    "distractor_value": content("differs_from_tool"),
+    "malformed": form("format"),
+}
+"""Which findings name each flaw kind, its class and what its fix needs: the right number and unit
+come from running the gold chain (informedness: the convert result for a unit, the calculator for a
+slip, the right table's extraction for a distractor); a malformed answer needs nothing."""
+
+
+CALLS = {**JUDGED_CALLS, Action.CALL_TOOL: "tool"}
+"""CHECK asks the judge and CALL_TOOL asks the executor for the next call."""
+
+
 class MultiToolDomain(ToolSetting):
     """Tool outputs are the evidence here (``tool:<index>:<name>``), so claims need them."""
 
     name = "multi_tool"
     draft_params = DRAFT_PARAMS
     prompts_cls = MultiToolPrompts
+    flaws = FLAWS
+    calls = CALLS
     criteria: Mapping[str, float] = CRITERIA
     cost_budget = 20.0
     events = ToolSetting.events | EVIDENCE_EVENTS
@@ -92,6 +111,16 @@ class MultiToolDomain(ToolSetting):
             "\x00".join(results),
             lambda: completed(task.payload["chain"], [read_result(text) for text in results]),
         )
+
+    def _chain_output(self, task: Task, context: Context) -> tuple[float, str | None] | None:
+        """The result of the furthest completed calculator/convert step of the chain (an extra call made
+        after the chain does not move what the answer must agree with); None before any."""
+        chain = task.payload["chain"]
+        done = self._done(task, context)
+        for step, ok in zip(reversed(chain), reversed(done), strict=True):
+            if ok and step["tool"] in ("calculator", "convert"):
+                return float(step["match"]["value"]), step["match"].get("unit")
+        return None
 
     def informedness(self, task: Task, context: Context) -> float:
         """Fraction of the gold tool chain whose results are in the context."""
@@ -144,7 +173,7 @@ class MultiToolDomain(ToolSetting):
         else:
             result = self._run(ep.task, ep.context, response.text)
         index = len(ep.context.tool_results)
-        issues = (result.error,) if result.error else ()
+        issues = (Finding("tool_call", result.error),) if result.error else ()
         return Outcome(
             text=result.text,
             evidence=(f"tool:{index}:{result.tool}",) if result.ok else (),
@@ -161,34 +190,55 @@ class MultiToolDomain(ToolSetting):
     def check(self, ep: Episode) -> Outcome:
         assert ep.draft is not None and ep.draft_hash is not None
         spec, parsed = self._parsed(ep, ep.draft)
-        issues: list[str] = []
+        issues: list[Finding] = []
         if not (parsed.answer_exact and parsed.layout_ok):
             issues.append(
-                f"format: expected exactly two lines, '{spec.example()}' with {spec.decimals} decimal(s) and "
-                f"'TOOLS: {', '.join(spec.tools)}'"
+                Finding(
+                    "format",
+                    f"format: expected exactly two lines, '{spec.example()}' with {spec.decimals} decimal(s) "
+                    f"and 'TOOLS: {', '.join(spec.tools)}'",
+                )
             )
         if parsed.unit != spec.unit:
-            issues.append(f"unit: the answer must be in {spec.unit}, found {parsed.unit or 'no known unit'}")
+            found = parsed.unit or "no known unit"
+            issues.append(Finding("unit", f"unit: the answer must be in {spec.unit}, found {found}"))
         seen = [read_result(text) for text in ep.context.tool_results]
         outputs = [out for out in map(numeric, seen) if out is not None]
         if not outputs:
-            issues.append("consistency: no calculator or convert output in the context backs the number")
+            issues.append(
+                Finding(
+                    "no_tool_output",
+                    "consistency: no calculator or convert output in the context backs the number",
+                )
+            )
         elif parsed.number is None:
-            issues.append("consistency: no number found in the answer")
+            issues.append(Finding("number_missing", "consistency: no number found in the answer"))
         else:
-            last, unit = outputs[-1]
+            last, unit = self._chain_output(ep.task, ep.context) or outputs[-1]
             if abs(parsed.number - last) > tolerance(last, spec.decimals):
                 shown = f"{last:.{spec.decimals}f}" + (f" {unit}" if unit else "")
                 issues.append(
-                    f"consistency: the answer {parsed.number:g} differs from the last tool output {shown}"
+                    Finding(
+                        "differs_from_tool",
+                        f"consistency: the answer {parsed.number:g} differs from the tool output {shown}",
+                    )
                 )
         ran = {s.tool for s in seen if s.ok}
         missing = [name for name in spec.tools if name not in ran]
         loose = [name for name in unconnected(spec.tools, ep.context.tool_results) if name not in missing]
         if missing:
-            issues.append(f"tools: required tool(s) not run successfully yet: {', '.join(missing)}")
+            issues.append(
+                Finding(
+                    "tools_missing", f"tools: required tool(s) not run successfully yet: {', '.join(missing)}"
+                )
+            )
         elif loose:
-            issues.append(f"tools: {', '.join(loose)} never ran on the output of the previous step")
+            issues.append(
+                Finding(
+                    "tools_unconnected",
+                    f"tools: {', '.join(loose)} never ran on the output of the previous step",
+                )
+            )
         _, judge_issue = ep.judge()
         if judge_issue is not None:
             issues.append(judge_issue)

@@ -19,6 +19,8 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from harness_gym.executors.base import Finding
+
 TABLE = "table"
 KINDS = ("blocks", "logistics")
 
@@ -176,19 +178,24 @@ class PlanReport:
         )
 
     @property
-    def issues(self) -> tuple[str, ...]:
-        found: list[str] = []
+    def issues(self) -> tuple[Finding, ...]:
+        found: list[Finding] = []
         if self.parsed_steps == 0 and not self.format_errors:
-            found.append("the plan is empty: no actions found")
-        found.extend(f"format: {error}" for error in self.format_errors)
+            found.append(Finding("empty", "the plan is empty: no actions found"))
+        found.extend(Finding("format", f"format: {error}") for error in self.format_errors)
         if self.illegal_step is not None:
             tail = f"; {self.unexecuted_steps} later step(s) not executed" if self.unexecuted_steps else ""
             found.append(
-                f"illegal: step {self.illegal_step} (line {self.illegal_line}) {self.illegal_reason}; "
-                f"execution stopped there{tail}"
+                Finding(
+                    "illegal_step",
+                    f"illegal: step {self.illegal_step} (line {self.illegal_line}) {self.illegal_reason}; "
+                    f"execution stopped there{tail}",
+                )
             )
-        found.extend(f"constraint: {violation}" for violation in self.constraint_violations)
-        found.extend(f"goal: {goal}" for goal in self.unmet_goals)
+        found.extend(
+            Finding("constraint", f"constraint: {violation}") for violation in self.constraint_violations
+        )
+        found.extend(Finding("goal_unmet", f"goal: {goal}") for goal in self.unmet_goals)
         return tuple(found)
 
 

@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from harness_gym.core.task import Task
-from harness_gym.domains.base import TOOL_EVENTS, EvidenceSetting, check_outcome, with_judge
+from harness_gym.domains.base import (
+    GROUNDING_WEIGHT,
+    TOOL_EVENTS,
+    EvidenceSetting,
+    check_outcome,
+    content,
+    form,
+    grounding,
+    with_judge,
+)
 from harness_gym.domains.research.corpus import MAX_SEARCHES, CorpusSearch
 from harness_gym.domains.research.prompts import ResearchPrompts
 from harness_gym.domains.research.verifier import CRITERIA, grade, structural_check
@@ -47,13 +56,36 @@ format slip are rare (each 2 to 3% of wrong drafts).
 """
 
 
+FLAWS = {
+    "distractor_answer": content("answer_ungrounded", "cites_unretrieved", needs="gold_documents"),
+    "wrong_hop": content("answer_ungrounded", needs="gold_documents"),
+    "outdated": content("answer_ungrounded", needs="gold_documents"),
+    "missing_citation": content(
+        "no_citation", "too_many_citations", "unknown_citation", "answer_ungrounded", needs="gold_documents"
+    ),
+    "cite_distractor": content(
+        "cites_unretrieved", "unknown_citation", "answer_ungrounded", needs="gold_documents"
+    ),
+    "malformed": form("format", "answer_missing", "no_citation", "unknown_citation"),
+}
+"""Which findings name each flaw kind, its class and what its fix needs: every content flaw is fixed
+from the gold documents (``gold_documents``: the fraction of them retrieved, reading the task alone
+does not count); a malformed reply needs nothing gathered."""
+
+
+GROUNDING = frozenset({"cites_unretrieved", "answer_ungrounded"})
+"""The check components the ``grounding`` criterion scores: the cited documents and the answer must come
+from what was retrieved."""
+
+
 class ResearchDomain(EvidenceSetting):
     """RETRIEVE is a search (a ``search`` tool record), so tool use is judged too."""
 
     name = "research"
     draft_params = DRAFT_PARAMS
     prompts_cls = ResearchPrompts
-    criteria: Mapping[str, float] = CRITERIA
+    flaws = FLAWS
+    criteria: Mapping[str, float] = {**CRITERIA, "grounding": GROUNDING_WEIGHT}
     events = EvidenceSetting.events | TOOL_EVENTS
     max_searches = MAX_SEARCHES
 
@@ -66,6 +98,13 @@ class ResearchDomain(EvidenceSetting):
         gold = self.per_task("gold", task, lambda: frozenset(task.payload["gold_docs"]))
         found = len(gold.intersection(context.evidence)) / len(gold)
         return OBSERVE_SHARE * context.observed + (1.0 - OBSERVE_SHARE) * found
+
+    def evidence(self, task: Task, context: Context, needs: str) -> float:
+        """``gold_documents``: the fraction of the gold documents retrieved (reading the task is no help)."""
+        if needs != "gold_documents":
+            return super().evidence(task, context, needs)
+        gold = self.per_task("gold", task, lambda: frozenset(task.payload["gold_docs"]))
+        return len(gold.intersection(context.evidence)) / len(gold)
 
     def can_retrieve(self, ep: Episode) -> bool:
         # every search leaves one tool record (the only tool here), so tool_results counts the searches
@@ -84,16 +123,16 @@ class ResearchDomain(EvidenceSetting):
             tool={"name": "search", "valid": True, "ok": bool(found)},
         )
 
+    def observable(self, ep: Episode, draft: str):
+        """The structural check of ``draft`` against the documents retrieved (cached)."""
+        payload, evidence = ep.task.payload, ep.context.evidence
+        return VERIFIER_CACHE.get(
+            "check:" + ",".join(evidence), ep.task, draft, lambda: structural_check(payload, draft, evidence)
+        )
+
     def check(self, ep: Episode) -> Outcome:
         assert ep.draft is not None and ep.draft_hash is not None
-        payload = ep.task.payload
-        evidence = ep.context.evidence
-        report = VERIFIER_CACHE.get(
-            "check:" + ",".join(evidence),
-            ep.task,
-            ep.draft,
-            lambda: structural_check(payload, ep.draft, evidence),
-        )
+        report = self.observable(ep, ep.draft)
         passed, total, issues = with_judge(ep, (ok for _, ok in report.items), report.issues)
         return check_outcome(
             ep,
@@ -104,7 +143,8 @@ class ResearchDomain(EvidenceSetting):
 
     def score(self, ep: Episode, artifact: str) -> Verdict:
         result = VERIFIER_CACHE.get("score", ep.task, artifact, lambda: grade(ep.task.payload, artifact))
-        return Verdict(rubric=dict(result.rubric), signals={"claim_support": result.claim_support})
+        rubric = {**result.rubric, **grounding(self.observable(ep, artifact).issues, GROUNDING)}
+        return Verdict(rubric=rubric, signals={"claim_support": result.claim_support})
 
 
 class HarnessResearchEnv(HarnessEnv):

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from harness_gym.domains.research.corpus import contains_phrase, normalize, normalize_answer, sentences
+from harness_gym.executors.base import Finding
 
 CRITERIA: dict[str, float] = {
     "answer_correctness": 7.0,
@@ -322,29 +323,40 @@ def structural_check(payload: Mapping[str, Any], text: str, gathered: Collection
     fmt = FORMATS[payload["format"]]
     parsed = parse(fmt, text)
     docs = _documents(payload)
-    issues: list[str] = []
+    issues: list[Finding] = []
     example = fmt.render("...", ["doc-NNN"]).replace("\n", " / ")
     if not parsed.strict:
-        issues.append(f"format: the reply is not exactly in the required form ({example})")
+        issues.append(Finding("format", f"format: the reply is not exactly in the required form ({example})"))
     tokens = parsed.sources or ()
     if not tokens:
-        issues.append("citations: no document ids in the sources field")
+        issues.append(Finding("no_citation", "citations: no document ids in the sources field"))
     bad = [t for t in tokens if not DOC_ID.fullmatch(t) or t not in docs]
-    issues += [f"citations: {t!r} is not the id of a document in the corpus" for t in bad]
+    issues += [
+        Finding("unknown_citation", f"citations: {t!r} is not the id of a document in the corpus")
+        for t in bad
+    ]
     padded = len(set(tokens)) > MAX_HOPS
     if padded:
         issues.append(
-            f"citations: {len(set(tokens))} documents cited; cite only the documents that state the facts "
-            f"of the answer's chain (at most {MAX_HOPS})"
+            Finding(
+                "too_many_citations",
+                f"citations: {len(set(tokens))} documents cited; cite only the documents that state the "
+                f"facts of the answer's chain (at most {MAX_HOPS})",
+            )
         )
     unread = [t for t in tokens if t in docs and t not in gathered]
-    issues += [f"citations: {t} was never retrieved" for t in unread]
+    issues += [Finding("cites_unretrieved", f"citations: {t} was never retrieved") for t in unread]
     readable = [t for t in tokens if t in docs and t in gathered]
     grounded = parsed.answer is not None and any(contains_phrase(docs[t], parsed.answer) for t in readable)
     if parsed.answer is None:
-        issues.append("answer: no answer field could be read")
+        issues.append(Finding("answer_missing", "answer: no answer field could be read"))
     elif not grounded:
-        issues.append(f"answer: {parsed.answer!r} does not appear in any cited document that was retrieved")
+        issues.append(
+            Finding(
+                "answer_ungrounded",
+                f"answer: {parsed.answer!r} does not appear in any cited document that was retrieved",
+            )
+        )
     items = (
         ("format", parsed.strict),
         ("citations_well_formed", bool(tokens) and not bad and not padded),

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from harness_gym.core.task import Task, task_from_record
-from harness_gym.domains.base import EvidenceSetting, UpstreamAdapter, check_outcome
+from harness_gym.domains.base import (
+    GROUNDING_WEIGHT,
+    EvidenceSetting,
+    UpstreamAdapter,
+    check_outcome,
+    content,
+    form,
+)
 from harness_gym.domains.tau_retail.generate import build_db, load_upstream_db, load_upstream_records
 from harness_gym.domains.tau_retail.prompts import TauRetailPrompts
 from harness_gym.domains.tau_retail.tools import WRITE_TOOLS
@@ -21,7 +28,7 @@ from harness_gym.domains.tau_retail.verifier import (
 )
 from harness_gym.envs.domain import VERIFIER_CACHE, Episode, Outcome, Verdict
 from harness_gym.envs.env import HarnessEnv
-from harness_gym.executors.base import Context
+from harness_gym.executors.base import Context, Finding
 from harness_gym.executors.profiles import DraftParams
 
 RETRIEVE_ROUNDS = 3
@@ -50,6 +57,34 @@ towards wrong arguments and policy violations, the common tau-bench agent failur
 """
 
 
+FLAWS = {
+    "wrong_argument": content("write_failed"),
+    "wrong_item": content("write_failed"),
+    "policy_violation": content("write_failed", "foreign_order", "foreign_address", "order_not_looked_up"),
+    "extra_write": content("repeated_write"),
+    "missing_write": content(),
+    "wrong_output": content("listing"),
+    "malformed": form("format", "unknown_tool"),
+}
+"""Which findings name each flaw kind, its class and what its fix needs: arguments, items, order status
+and ownership, and the figures to report come from the user, order and product records (informedness);
+no check can name a missing write; a malformed plan needs nothing."""
+
+
+def unlooked_orders(calls: list[dict[str, Any]], evidence: Iterable[str]) -> list[str]:
+    """The orders the plan writes to without having looked them up (``order:<id>`` not in evidence)."""
+    seen = set(evidence)
+    return sorted(
+        {
+            str(c["kwargs"]["order_id"])
+            for c in calls
+            if c["name"] in WRITE_TOOLS
+            and "order_id" in c.get("kwargs", {})
+            and f"order:{c['kwargs']['order_id']}" not in seen
+        }
+    )
+
+
 def _relevant(task: Task) -> frozenset[str]:
     """Records a plan needs: the user, every order the gold actions name, the products of named items."""
     payload = task.payload
@@ -69,7 +104,9 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
     name = "tau_retail"
     draft_params = DRAFT_PARAMS
     prompts_cls = TauRetailPrompts
-    criteria: Mapping[str, float] = CRITERIA
+    flaws = FLAWS
+    criteria: Mapping[str, float] = {**CRITERIA, "grounding": GROUNDING_WEIGHT}
+    """The verifier's criteria, plus ``grounding``: every order the plan writes to was looked up."""
     cost_budget = 16.0
 
     def __init__(self, **kwargs: Any) -> None:
@@ -121,10 +158,12 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
         assert ep.draft is not None and ep.draft_hash is not None
         task, draft = ep.task, ep.draft
         calls = VERIFIER_CACHE.get("parse", task, draft, lambda: parse_plan(draft))
-        issues: list[str] = []
+        issues: list[Finding] = []
         failed = 0
         if calls is None:
-            issues.append('format: expected one JSON object {"calls": [{"name", "kwargs"}, ...]}')
+            issues.append(
+                Finding("format", 'format: expected one JSON object {"calls": [{"name", "kwargs"}, ...]}')
+            )
             failed += 2
         else:
             found = VERIFIER_CACHE.get(
@@ -132,18 +171,14 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
             )
             issues.extend(found)
             failed += bool(found)
-            seen = set(ep.context.evidence)
-            unverified = sorted(
-                {
-                    str(c["kwargs"]["order_id"])
-                    for c in calls
-                    if c["name"] in WRITE_TOOLS
-                    and "order_id" in c.get("kwargs", {})
-                    and f"order:{c['kwargs']['order_id']}" not in seen
-                }
-            )
+            unverified = unlooked_orders(calls, ep.context.evidence)
             if unverified:
-                issues.append(f"grounding: order(s) {', '.join(unverified)} written without being looked up")
+                issues.append(
+                    Finding(
+                        "order_not_looked_up",
+                        f"grounding: order(s) {', '.join(unverified)} written without being looked up",
+                    )
+                )
                 failed += 1
             keys = [json.dumps([c["name"], c.get("kwargs", {})], sort_keys=True) for c in calls]
             repeated = sorted(
@@ -154,11 +189,19 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
                 }
             )
             if repeated:
-                issues.append(f"plan: the same {', '.join(repeated)} call is made more than once")
+                issues.append(
+                    Finding(
+                        "repeated_write", f"plan: the same {', '.join(repeated)} call is made more than once"
+                    )
+                )
                 failed += 1
             if candidate_listing((), calls):
                 issues.append(
-                    "reply: the respond messages list many numbers; state the outcome and the figures asked"
+                    Finding(
+                        "listing",
+                        "reply: the respond messages list many numbers; state the outcome and the figures "
+                        "asked",
+                    )
                 )
                 failed += 1
         _, judge_issue = ep.judge()
@@ -177,6 +220,8 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
             "native", task, artifact, lambda: native(self.db, task.payload, artifact)
         )
         calls = VERIFIER_CACHE.get("parse", task, artifact, lambda: parse_plan(artifact))
+        grounded = calls is None or not unlooked_orders(calls, ep.context.evidence)
+        rubric = {**rubric, "grounding": (GROUNDING_WEIGHT * grounded, GROUNDING_WEIGHT)}
         seen = set(ep.context.evidence)
         named = [f"order:{c['kwargs']['order_id']}" for c in calls or () if "order_id" in c.get("kwargs", {})]
         support = sum(n in seen for n in named) / len(named) if named else float(bool(seen))

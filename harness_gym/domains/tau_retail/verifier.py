@@ -32,6 +32,7 @@ from harness_gym.domains.tau_retail.tools import (
     run_calls,
     same_state,
 )
+from harness_gym.executors.base import Finding
 
 CRITERIA: dict[str, float] = {"db_match": 3.0, "writes": 2.0, "policy": 1.0, "outputs": 1.0}
 MAX_EXTRA_NUMBERS = 4
@@ -120,25 +121,27 @@ def _order_id(call: Mapping[str, Any]) -> str | None:
     return order_id if isinstance(order_id, str) else None
 
 
-def policy_issues(base, user_id: str, calls, allowed_errors: frozenset[str] = frozenset()) -> list[str]:
+def policy_issues(base, user_id: str, calls, allowed_errors: frozenset[str] = frozenset()) -> list[Finding]:
     """What a dry run on a copy of the DB shows: failed writes, foreign orders, unknown tools, no respond."""
     _db, observations = run_calls(base, calls)
     issues = []
     for call, obs in zip(calls, observations, strict=True):
         name = call["name"]
         if name != RESPOND and name not in TOOLS:
-            issues.append(f"unknown tool {name!r}")
+            issues.append(Finding("unknown_tool", f"unknown tool {name!r}"))
         elif name in WRITE_TOOLS and obs.startswith("Error") and _key(call) not in allowed_errors:
-            issues.append(f"{name} failed: {obs}")
+            issues.append(Finding("write_failed", f"{name} failed: {obs}"))
         order_id = _order_id(call)
         if (
             name in WRITE_TOOLS
             and order_id in base["orders"]
             and base["orders"][order_id]["user_id"] != user_id
         ):
-            issues.append(f"{name} writes to order {order_id}, which belongs to another user")
+            issues.append(
+                Finding("foreign_order", f"{name} writes to order {order_id}, which belongs to another user")
+            )
         if name == "modify_user_address" and call.get("kwargs", {}).get("user_id") != user_id:
-            issues.append("modify_user_address changes another user's address")
+            issues.append(Finding("foreign_address", "modify_user_address changes another user's address"))
     return issues
 
 

@@ -1,0 +1,170 @@
+"""The search behind the ``open-loop`` reference (``harness_gym.policies.open_loop``), train split only.
+
+Deterministic (fixed episode seeds, deterministic tie-breaks), so rerunning it returns the same strings:
+
+1. Alphabet: the setting's supported actions except SUBMIT. Extensions that can only be masked are
+   pruned (a masked action is a SUBMIT, so the string would equal its prefix): a second OBSERVE, a
+   second DRAFT, CHECK or REVISE before DRAFT, and CALL_TOOL before DRAFT where the tool needs a draft.
+2. Beam search over lengths 1..max_steps with width ``BEAM``. A string is scored by its mean G over the
+   screen set (train tasks x seed 0 x 1 rollout; train tasks x seeds 0, 1, 2 x 3 rollouts when there are
+   fewer than 40 train tasks); a string without DRAFT is scored as the string followed by DRAFT.
+   Ranking: higher mean G, then shorter, then lexicographic.
+3. The ``REFINE`` best distinct strings with a DRAFT are re-scored on the full train protocol (train
+   tasks x seeds 0, 1, 2 x 3 rollouts), then a first-improvement hill climb over single-letter
+   insertions, substitutions and deletions (at most ``CLIMB_ROUNDS`` rounds) keeps the best.
+
+``write_open_loop`` runs it per env id and writes ``harness_gym/data/open_loop.json`` with this
+provenance (``harness-gym headroom --search-open-loop``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from harness_gym.core.actions import Action
+from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
+from harness_gym.evaluation.rollout import protocol_episodes
+from harness_gym.policies.open_loop import LETTERS, OPEN_LOOP_FILE
+
+BEAM = 8
+REFINE = 6
+CLIMB_ROUNDS = 1
+SMALL_SPLIT = 40
+"""Below this many train tasks the screen set is the full train protocol."""
+_SUBMIT = int(Action.SUBMIT)
+
+
+def play_string(env: Any, string: str, episodes: Sequence[tuple]) -> np.ndarray:
+    """G of every protocol episode under the string (a tight loop, no policy object)."""
+    actions = [LETTERS.index(c) for c in string]
+    out = np.empty(len(episodes))
+    for i, (_, task_id, _, seed) in enumerate(episodes):
+        _, info = env.reset(seed=seed, options={"task_id": task_id})
+        mask, t = info["action_mask"], 0
+        while True:
+            a = actions[t] if t < len(actions) and mask[actions[t]] else _SUBMIT
+            _, reward, terminated, truncated, info = env.step(a)
+            t += 1
+            if terminated or truncated:
+                out[i] = reward
+                break
+            mask = info["action_mask"]
+    return out
+
+
+def _allowed_next(string: str, letter: str, tool_needs_draft: bool) -> bool:
+    drafted = "D" in string
+    if letter == "O":
+        return "O" not in string
+    if letter == "D":
+        return not drafted
+    if letter in "CV" or (letter == "T" and tool_needs_draft):
+        return drafted
+    return True
+
+
+def _canonical(string: str, tool_needs_draft: bool) -> bool:
+    return all(_allowed_next(string[:i], c, tool_needs_draft) for i, c in enumerate(string))
+
+
+def _rank(score: float, string: str) -> tuple:
+    return (-round(score, 12), len(string), string)
+
+
+class _Scorer:
+    def __init__(self, env: Any, episodes: Sequence[tuple]) -> None:
+        self.env, self.episodes, self.cache = env, list(episodes), {}
+
+    def __call__(self, string: str) -> float:
+        key = string if "D" in string else string + "D"
+        if key not in self.cache:
+            self.cache[key] = float(play_string(self.env, key, self.episodes).mean())
+        return self.cache[key]
+
+
+def search(env_id: str, log: Callable[[str], None] | None = None, **env_kwargs: Any) -> dict[str, Any]:
+    """The best open-loop string of ``env_id`` on the train split (module docstring)."""
+    env = gym.make(env_id, split="train", **env_kwargs).unwrapped
+    domain = env.domain
+    alphabet = [LETTERS[a] for a in sorted(int(a) for a in domain.supported) if a != Action.SUBMIT]
+    needs_draft = bool(domain.tool_needs_draft)
+    max_len = int(env.max_steps)
+    task_ids = [task.task_id for task in env.tasks]
+    full_eps = protocol_episodes(task_ids, EVAL_SEEDS, EVAL_ROLLOUTS)
+    screen_eps = protocol_episodes(task_ids, (0,), 1) if len(task_ids) >= SMALL_SPLIT else full_eps
+    screen, full = _Scorer(env, screen_eps), _Scorer(env, full_eps)
+    started = time.perf_counter()
+    beam, complete = [""], {}
+    for _ in range(max_len):
+        candidates = {s + c for s in beam for c in alphabet if _allowed_next(s, c, needs_draft)}
+        scored = sorted(((screen(s), s) for s in candidates), key=lambda x: _rank(*x))
+        complete.update({s: g for g, s in scored if "D" in s})
+        beam = [s for _, s in scored[:BEAM]]
+    top = sorted(complete.items(), key=lambda x: _rank(x[1], x[0]))[:REFINE]
+    best_g, best = min(((full(s), s) for s, _ in top), key=lambda x: _rank(*x))
+    for _ in range(CLIMB_ROUNDS):
+        neighbours = set()
+        for i in range(len(best) + 1):
+            for c in alphabet:
+                neighbours.add(best[:i] + c + best[i:])
+                if i < len(best):
+                    neighbours.add(best[:i] + c + best[i + 1 :])
+            if i < len(best):
+                neighbours.add(best[:i] + best[i + 1 :])
+        neighbours = {
+            s for s in neighbours if 0 < len(s) <= max_len and "D" in s and _canonical(s, needs_draft)
+        }
+        improved = False
+        for s in sorted(neighbours, key=lambda s: (len(s), s)):
+            g = full(s)
+            if _rank(g, s) < _rank(best_g, best):
+                best, best_g, improved = s, g, True
+        if not improved:
+            break
+    seconds = time.perf_counter() - started
+    if log is not None:
+        log(f"{env_id}: open-loop {best!r}, train G {best_g:.3f} ({seconds:.0f}s)")
+    return {
+        "string": best,
+        "train_G": round(best_g, 4),
+        "screen_episodes": len(screen_eps),
+        "train_episodes": len(full_eps),
+        "strings_scored": len(screen.cache) + len(full.cache),
+    }
+
+
+def write_open_loop(
+    env_ids: Sequence[str], path: str | Path = OPEN_LOOP_FILE, log: Callable[[str], None] | None = None
+) -> Path:
+    """Search every env id (default simulated executor) and write the table the policy reads (after each
+    env id, so an interrupted run keeps what it found)."""
+    path = Path(path)
+    strings: dict[str, Any] = {}
+    for env_id in env_ids:
+        strings[env_id] = search(env_id, log)
+        _write(path, strings)
+    return path
+
+
+def _write(path: Path, strings: dict[str, Any]) -> None:
+    data = {
+        "search": {
+            "method": "harness_gym.evaluation.open_loop (beam search + hill climb, train split)",
+            "beam": BEAM,
+            "refine": REFINE,
+            "climb_rounds": CLIMB_ROUNDS,
+            "seeds": list(EVAL_SEEDS),
+            "rollouts": EVAL_ROLLOUTS,
+            "executor_profile": "default",
+            "command": "harness-gym headroom --search-open-loop",
+        },
+        "strings": strings,
+    }
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")

@@ -1,0 +1,63 @@
+"""The open-loop reference, the state-dependence gap and CHECK's measured rates in the headroom table."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from harness_gym.core.actions import Action
+from harness_gym.evaluation.headroom import (
+    Protocol,
+    check_rates,
+    headroom_markdown,
+    paired_gap,
+    summarize_setting,
+)
+from harness_gym.evaluation.open_loop import play_string
+from harness_gym.evaluation.rollout import run_episode
+from harness_gym.policies.open_loop import OpenLoopPolicy
+
+PLANNING = "HarnessPlanning-v0"
+
+
+def test_an_open_loop_policy_plays_its_string_and_submits_when_masked():
+    env = gym.make(PLANNING, split="eval")
+    final = run_episode(env, OpenLoopPolicy(PLANNING, "ODCVDC"), seed=0)
+    names = [step["action"] for step in final["trajectory"]["steps"]]
+    # the second DRAFT is masked (a draft exists), so the policy submits there
+    assert names == ["OBSERVE", "DRAFT", "CHECK", "REVISE", "SUBMIT"]
+    tight = play_string(env.unwrapped, "ODCV", [(0, env.unwrapped.tasks[0].task_id, 0, 0)])
+    again = run_episode(env, OpenLoopPolicy(PLANNING, "ODCV"), seed=0, task_id=env.unwrapped.tasks[0].task_id)
+    assert tight[0] == pytest.approx(again["G"])
+
+
+def test_bad_strings_and_unshipped_settings_are_named():
+    with pytest.raises(ValueError, match="unknown letters"):
+        OpenLoopPolicy(PLANNING, "ODX")
+    with pytest.raises(ValueError, match="no open-loop string shipped for 'HarnessNowhere-v0'"):
+        OpenLoopPolicy("HarnessNowhere-v0")
+
+
+def test_the_gap_is_a_paired_difference_with_an_interval():
+    a, b = np.array([1.0, 0.5, 0.8, 0.2]), np.array([0.5, 0.5, 0.6, 0.2])
+    mean, lo, hi = paired_gap(a, b)
+    assert mean == pytest.approx(0.175) and lo <= mean <= hi
+    records = {
+        name: [{"task_id": t, "seed": 0, "rollout": 0, "G": g} for t, g in zip("abcd", gs, strict=True)]
+        for name, gs in (("expert", a), ("open-loop", b))
+    }
+    summary = summarize_setting(records)
+    assert summary["state_dependence_gap"][0] == pytest.approx(0.175)
+    summary["check_rates"] = {
+        kind: {"false_alarm": None, "detection": 0.5, "rubric_perfect_drafts": 0}
+        for kind in ("structural", "with_judge")
+    }
+    table = headroom_markdown({PLANNING: summary})
+    assert "expert − open-loop" in table and "+0.175" in table and "no rubric-perfect draft" in table
+
+
+def test_planning_checks_are_a_sound_validator():
+    rates = check_rates(PLANNING, Protocol(seeds=(0,), rollouts=1, max_tasks=4))
+    assert rates["structural"]["false_alarm"] == 0.0 and rates["structural"]["detection"] == 1.0
+    assert Action.CHECK in gym.make(PLANNING).unwrapped.domain.supported
