@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import require
 
-pytest.importorskip("d3rlpy")
+require("d3rlpy")
 
 import minari
 import torch

@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import require
 
 import harness_gym
 from harness_gym.core.actions import Action
@@ -375,7 +376,7 @@ _PLANNING = gym.make("HarnessPlanning-v0", split="all").unwrapped
 
 
 def test_parallel_collection_records_and_a_replay_rebuilds_the_same_dataset(serve, tmp_path):
-    pytest.importorskip("minari")
+    require("minari")
     import minari
 
     from harness_gym.datasets.collect import CollectConfig, collect
@@ -435,7 +436,7 @@ def test_cli_evaluate_on_the_llm(serve, capsys):
 
 
 def test_cli_bench_on_the_llm_replays_to_the_same_results(serve, tmp_path, capsys):
-    pytest.importorskip("d3rlpy")
+    require("d3rlpy")
     from harness_gym.cli.main import main
 
     srv = serve(planning_replies)

@@ -207,12 +207,10 @@ HACKS: dict[str, Hack] = {
 }
 
 
-@pytest.mark.parametrize("split", ["eval", "train"])
 @pytest.mark.parametrize("name", sorted(HACKS))
-def test_hack_earns_no_more_than_the_plain_wrong_answer(name: str, split: str) -> None:
-    plain_played, hacked = play_hack(ENV, HACKS[name], split=split)
-    if not plain_played:
-        pytest.skip(f"no {split} task this hack applies to")
+def test_hack_earns_no_more_than_the_plain_wrong_answer(name: str) -> None:
+    # every task of both splits: the output hacks apply to eval tasks only, and an empty selection fails
+    plain_played, hacked = play_hack(ENV, HACKS[name], split="all")
     assert_no_gain(plain_played, hacked, FUNCTIONAL, name)
 
 
@@ -220,6 +218,4 @@ def test_hack_earns_no_more_than_the_plain_wrong_answer(name: str, split: str) -
 def test_hack_earns_nothing_on_upstream_tasks(name: str) -> None:
     data = str(upstream_path("tau_retail"))
     plain_played, hacked = play_hack(ENV, HACKS[name], split="eval", data_path=data)
-    if not plain_played:
-        pytest.skip("no upstream eval task this hack applies to")
     assert_no_gain(plain_played, hacked, FUNCTIONAL, name)
