@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import replace
@@ -9,6 +10,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from conftest import require
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -210,6 +212,37 @@ def test_strong_effect_is_detected_and_sign_does_not_matter():
     assert ci.low > 0.05 and ci.high < 0.15
 
 
+@pytest.mark.parametrize(
+    "d",
+    [
+        [0.3, -0.1, 0.2, 0.4, 0.1, -0.2, 0.5, 0.15],  # a clear effect: exact p = 28 / 256
+        [0.1, -0.3, 0.2, 0.15, -0.1, 0.05, 0.25, -0.05],  # a weak effect: exact p = 162 / 256
+        [1.0, 1.0, 1.0, -1.0, 1.0, 1.0],  # ties everywhere: exact p = 14 / 64
+    ],
+)
+def test_permutation_p_matches_the_exact_sign_flip_enumeration_and_scipy(d):
+    """On a small sample every one of the 2^n sign patterns can be enumerated: the Monte Carlo p-value
+    must match that exact value, and scipy's permutation test (exact here) gives the same exact value."""
+    stats = require("scipy.stats")
+    d = np.array(d)
+    observed = abs(d.mean())
+    signs = np.array(list(itertools.product((-1, 1), repeat=d.size)))
+    exact = np.mean(np.abs((signs * d).mean(axis=1)) >= observed - 1e-12)
+    reference = stats.permutation_test(
+        (d,),
+        lambda x, axis: np.abs(np.mean(x, axis=axis)),
+        permutation_type="samples",
+        alternative="greater",
+        vectorized=True,
+        n_resamples=10_000,
+    )
+    assert reference.pvalue == pytest.approx(exact, abs=1e-12)
+    n_perm = 40_000  # standard error <= 0.0025
+    p = paired_permutation_p(np.zeros_like(d), d, n_perm=n_perm, rng=5)
+    assert p == pytest.approx(exact, abs=0.01)
+    assert paired_permutation_p(d, np.zeros_like(d), n_perm=n_perm, rng=5) == p  # the sign does not matter
+
+
 def test_identical_samples_give_p_one_and_point_interval():
     x = np.linspace(0, 1, 30)
     assert paired_permutation_p(x, x, n_perm=200, rng=0) == 1.0
@@ -269,6 +302,12 @@ def test_compare_base_vs_forced_check(planning_runs):
     assert fc["delta_G"] == pytest.approx(g_fc - g_base)
     assert fc["ci_low"] <= fc["delta_G"] <= fc["ci_high"]
     assert 0.0 < fc["p_value"] <= 1.0
+    # the same sign-flip test computed apart from compare, on the differences paired by key
+    base_g = {r.key: r.G for r in planning_runs["base"]}
+    d = np.array([r.G - base_g[r.key] for r in planning_runs["forced-check"]])
+    flips = np.random.default_rng(11).choice((-1.0, 1.0), size=(20_000, d.size))
+    independent = (1 + np.count_nonzero(np.abs((flips * d).mean(axis=1)) >= abs(d.mean()) - 1e-12)) / 20_001
+    assert fc["p_value"] == pytest.approx(independent, abs=0.02)
     assert fc["delta_hms"] == pytest.approx(fc["hms_norm"] - base["hms_norm"])
     assert report["lifts"] == {}
     json.dumps(report)  # the report is JSON-ready as is
