@@ -39,6 +39,23 @@ def require(module: str) -> ModuleType:
 
 
 @pytest.fixture
+def saved_figures(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
+    """File name -> the matplotlib ``Figure`` saved there: figure tests read the plotted data (line data,
+    bar heights, legend entries) rather than the file's size."""
+    from matplotlib.figure import Figure
+
+    saved: dict[str, object] = {}
+    save = Figure.savefig
+
+    def capture(self, fname, *args, **kwargs):
+        saved[os.path.basename(fname)] = self
+        return save(self, fname, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", capture)
+    return saved
+
+
+@pytest.fixture
 def upstream_data():
     """``upstream_data(name)``: the upstream data directory; skips when absent, fails when CI requires it."""
     return upstream_path

@@ -228,7 +228,9 @@ def test_summarize_is_json_ready_and_reproducible(fake_results: dict[str, Any]) 
         summarize(fake_results, reps=0)
 
 
-def test_report_renders_the_aggregate_section(fake_results: dict[str, Any], tmp_path: Path) -> None:
+def test_report_renders_the_aggregate_section(
+    fake_results: dict[str, Any], tmp_path: Path, saved_figures: dict[str, Any]
+) -> None:
     md = markdown_tables(fake_results)
     section = md.split(f"## {HEADINGS['aggregate']}\n", 1)[1]
     assert "3 seeds x 2 settings = 6 runs per policy" in section
@@ -243,6 +245,17 @@ def test_report_renders_the_aggregate_section(fake_results: dict[str, Any], tmp_
     paths = write_figures(fake_results, tmp_path)
     assert paths["performance_profile"] == tmp_path / FIGURES["performance_profile"]
     assert paths["performance_profile"].stat().st_size > 0
+    # the plotted profiles are the computed ones, one labelled line per policy
+    fig = saved_figures[FIGURES["performance_profile"]]
+    profile = fake_results["aggregate"]["profile"]
+    lines = {
+        line.get_label(): line for line in fig.axes[0].get_lines() if not line.get_label().startswith("_")
+    }
+    assert lines.keys() == profile["policies"].keys()
+    for name, line in lines.items():
+        assert list(line.get_xdata()) == pytest.approx(profile["tau"])
+        assert list(line.get_ydata()) == pytest.approx(profile["policies"][name]["fraction"])
+    assert sorted(t.get_text() for t in fig.legends[0].get_texts()) == sorted(profile["policies"])
 
 
 def test_report_without_aggregate_says_so() -> None:
