@@ -207,6 +207,11 @@ def test_each_statement_sees_the_original_table_and_unsafe_kinds_are_refused(ser
     finally:
         server.time_limit = saved
     assert not slow.ok or slow.rows == ((1,),)  # MariaDB interrupts; SLEEP then returns 1
+    # a statement that works until stopped (a 10^12-row join of MariaDB sequence tables): the limit takes
+    # effect and is reported as such
+    endless = "SELECT SUM(a.seq * b.seq) FROM seq_1_to_1000000 a, seq_1_to_1000000 b"
+    stopped = server.run_sql(record, endless, time_limit=server.time_limit)
+    assert (stopped.ok, stopped.error) == (False, "query interrupted (time limit)")
     assert server.run_sql(record, "SELECT COUNT(*) FROM scores").rows == ((2,),)
     server.end_episode()
 
