@@ -140,6 +140,10 @@ def test_nan_equals_nan_only():
     assert not same(nan, 1.0) and not same(1.0, nan)
     assert not same(nan, 1.0, (0.1, 0.1)) and not same(1.0, nan, (1.0, 1.0))
     assert same([nan], [nan]) and same({nan}, {nan}) and same({"k": nan}, {"k": nan})
+    # distinct nan objects (as decoding makes them) are equal too, as set members and dict keys
+    assert same({float("nan")}, {float("nan")}) and same({float("nan"): 1}, {float("nan"): 1})
+    assert same(decode(encode({float("nan"), 1.0})), {float("nan"), 1.0})
+    assert not same({float("nan")}, {1.0})
 
 
 def test_strict_comparison_without_tolerance():

@@ -16,6 +16,9 @@ def test_a_new_directory_gets_the_manifest_and_the_same_settings_resume(tmp_path
     directory = tmp_path / "run" / "checkpoints"
     check_manifest(directory, SETTINGS, "bench")
     assert json.loads((directory / "manifest.json").read_text()) == SETTINGS
+    # sorted keys, one space of indent: the file reads the same whatever order the settings came in
+    assert (directory / "manifest.json").read_text() == json.dumps(SETTINGS, sort_keys=True, indent=1)
+    assert (directory / "manifest.json").read_text().startswith('{\n "env": {\n  "executor"')
     check_manifest(directory, json.loads(json.dumps(SETTINGS)), "bench")  # same settings: no error
     assert sorted(p.name for p in directory.iterdir()) == ["manifest.json"]
 
@@ -50,6 +53,15 @@ def test_a_resume_is_refused_for_any_changed_added_or_removed_setting(tmp_path, 
     assert json.loads((tmp_path / "manifest.json").read_text()) == SETTINGS  # the old manifest stays
 
 
+def test_every_changed_setting_is_named_in_the_one_line_error(tmp_path):
+    check_manifest(tmp_path, SETTINGS, "collection")
+    with pytest.raises(ResumeError) as info:
+        check_manifest(tmp_path, {**SETTINGS, "k": 4, "seeds": [2]}, "collection")
+    message = str(info.value)
+    assert "different settings (k: 3 -> 4; seeds: [0, 1] -> [2]); rerun with the same settings" in message
+    assert "\n" not in message
+
+
 def test_differences_lists_each_setting_once_sorted_with_dotted_names():
     old = {"b": 1, "a": {"x": 1, "y": 2}, "same": "s"}
     new = {"b": 2, "a": {"x": 1, "z": 3}, "same": "s"}
@@ -75,7 +87,8 @@ def test_checkpoints_keep_episodes_behind_the_manifest(tmp_path):
     cp.save("b-1", [1, 2])
     assert Checkpoints(tmp_path / "c", SETTINGS, "bench").load() == {"a-0": {"G": 1.0}, "b-1": [1, 2]}
     assert not [p for p in (tmp_path / "c").iterdir() if p.name.endswith(".tmp")]
-    with pytest.raises(ResumeError):
+    with pytest.raises(ResumeError, match=r"^cannot resume the interrupted bench at "):
         Checkpoints(tmp_path / "c", {**SETTINGS, "extra": 1}, "bench")
     cp.remove()
     assert not (tmp_path / "c").exists()
+    cp.remove()  # removing what is gone already is no error

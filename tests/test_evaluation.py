@@ -334,3 +334,39 @@ def test_compare_names_the_missing_pairs(planning_runs):
         compare(duplicated, n_boot=10, n_perm=10)
     with pytest.raises(KeyError):
         compare({"forced-check": planning_runs["forced-check"]})
+
+
+def test_paired_statistics_defaults_levels_and_seeding():
+    import inspect
+
+    assert inspect.signature(paired_bootstrap_ci).parameters["n_boot"].default == 10_000
+    assert inspect.signature(paired_bootstrap_ci).parameters["level"].default == 0.95
+    assert inspect.signature(paired_permutation_p).parameters["n_perm"].default == 10_000
+    base, other = [0.1, 0.5, 0.3, 0.9, 0.4], [0.2, 0.7, 0.2, 1.0, 0.8]
+    # a seed gives the same interval and p-value every time; another seed another draw
+    assert paired_bootstrap_ci(base, other, n_boot=500, rng=4) == paired_bootstrap_ci(
+        base, other, n_boot=500, rng=4
+    )
+    assert paired_bootstrap_ci(base, other, n_boot=500, rng=4) != paired_bootstrap_ci(
+        base, other, n_boot=500, rng=5
+    )
+    p = paired_permutation_p(base, other, n_perm=500, rng=4)
+    assert p == paired_permutation_p(base, other, n_perm=500, rng=4)
+    assert p != paired_permutation_p(base, other, n_perm=500, rng=np.random.default_rng(5))
+    for level in (0.0, 1.0, 1.5, -0.1):
+        with pytest.raises(ValueError, match=rf"^level must lie in \(0, 1\), got {level}$"):
+            paired_bootstrap_ci(base, other, level=level)
+    with pytest.raises(ValueError, match=r"^paired samples need equal 1-d shapes, got \(2,\) and \(1,\)$"):
+        paired_permutation_p([0.1, 0.2], [0.3])
+    with pytest.raises(ValueError, match=r"^no pairs$"):
+        paired_bootstrap_ci([], [])
+
+
+def test_bootstrap_draws_every_pair_and_its_interval_has_the_asked_level():
+    # one pair of three carries the whole effect: a resample's mean is 0, 3, 6 or 9 as it draws that pair
+    # 0, 1, 2 or 3 times, with probabilities 8/27, 12/27, 6/27, 1/27 (cumulative 0.30, 0.74, 0.96, 1)
+    base, other = [0.0, 0.0, 0.0], [9.0, 0.0, 0.0]
+    ci = paired_bootstrap_ci(base, other, n_boot=4000, level=0.2, rng=0)  # quantiles 0.4 and 0.6
+    assert tuple(ci) == (3.0, 3.0, 3.0)
+    wide = paired_bootstrap_ci(base, other, n_boot=4000, level=0.98, rng=0)  # quantiles 0.01 and 0.99
+    assert tuple(wide) == (3.0, 0.0, 9.0)
