@@ -167,3 +167,65 @@ def test_strict_comparison_without_tolerance():
 def test_an_int_beyond_the_float_range_compares_exactly_under_a_tolerance():
     assert same(10**400, 10**400, (0.1, 0.1))
     assert not same(10**400, 10**400 + 1, (0.1, 0.1))
+
+
+def _nest(levels: int, wrap) -> object:
+    value: object = 0
+    for _ in range(levels):
+        value = wrap(value)
+    return value
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        lambda v: {0: v},  # dict values
+        lambda v: (v,),  # tuples (a dict key made of them below)
+        lambda v: frozenset({v}),  # set members
+    ],
+)
+def test_every_container_counts_one_level_in_both_directions(wrap):
+    ok, deep = _nest(MAX_DEPTH, wrap), _nest(MAX_DEPTH + 1, wrap)
+    assert decode(encode(ok)) == ok
+    with pytest.raises(Unsupported, match=f"^nested deeper than {MAX_DEPTH} levels$"):
+        encode(deep)
+    with pytest.raises(Unsupported, match=f"nested deeper than {MAX_DEPTH} levels$"):
+        decode(_encoded_nest(deep))
+
+
+def _encoded_nest(value: object) -> object:
+    """``encode`` without its depth limit (to hand ``decode`` data nested too deep)."""
+    if isinstance(value, dict):
+        return {"dict": [[_encoded_nest(k), _encoded_nest(v)] for k, v in value.items()]}
+    if isinstance(value, list):
+        return [_encoded_nest(v) for v in value]
+    if isinstance(value, tuple):
+        return {"tuple": [_encoded_nest(v) for v in value]}
+    if isinstance(value, frozenset):
+        return {"frozenset": [_encoded_nest(v) for v in value]}
+    return value
+
+
+def test_dict_keys_count_their_depth_too():
+    key_ok, key_deep = _nest(MAX_DEPTH - 1, lambda v: (v,)), _nest(MAX_DEPTH, lambda v: (v,))
+    assert decode(encode({key_ok: 0})) == {key_ok: 0}
+    with pytest.raises(Unsupported, match=r"^nested deeper"):
+        encode({key_deep: 0})
+    with pytest.raises(Unsupported, match=r"nested deeper than \d+ levels$"):
+        decode(_encoded_nest({key_deep: 0}))
+
+
+def test_error_messages_name_the_problem():
+    with pytest.raises(Unsupported, match=r"^a container that contains itself$"):
+        loop: list = []
+        loop.append(loop)
+        encode(loop)
+    with pytest.raises(Unsupported, match="digits"):
+        encode(10**5000)
+    long = {"what": "x" * 200}
+    with pytest.raises(Unsupported) as info:
+        decode(long)
+    assert str(info.value) == f"malformed encoded value: {str(long)[:80]}"
+    with pytest.raises(Unsupported) as info:
+        decode(["y" * 10, {"a": 1, "b": 2, "c": "z" * 100}])
+    assert str(info.value) == f"malformed encoded value: {str({'a': 1, 'b': 2, 'c': 'z' * 100})[:80]}"

@@ -370,3 +370,33 @@ def test_bootstrap_draws_every_pair_and_its_interval_has_the_asked_level():
     assert tuple(ci) == (3.0, 3.0, 3.0)
     wide = paired_bootstrap_ci(base, other, n_boot=4000, level=0.98, rng=0)  # quantiles 0.01 and 0.99
     assert tuple(wide) == (3.0, 0.0, 9.0)
+
+
+class _CountingGenerator(np.random.Generator):
+    """A generator that counts the resamples (rows) drawn from it."""
+
+    rows = 0
+
+    def integers(self, *args, size=None, **kwargs):
+        self.rows += size[0]
+        return super().integers(*args, size=size, **kwargs)
+
+
+def test_resampling_in_blocks_draws_exactly_the_asked_number_and_counts_every_block(monkeypatch):
+    from harness_gym.evaluation import protocol
+
+    d = [0.3, -0.1, 0.2, 0.4, 0.1, -0.2, 0.5, 0.15]  # exact sign-flip p = 28 / 256
+    zeros = [0.0] * len(d)
+    monkeypatch.setattr(protocol, "_CHUNK", 24)  # blocks of 3 resamples of 8 pairs
+    gen = _CountingGenerator(np.random.PCG64(0))
+    p = paired_permutation_p(zeros, d, n_perm=20_000, rng=gen)
+    assert gen.rows == 20_000
+    assert p == pytest.approx(28 / 256, abs=0.01)  # every block's extremes counted
+    gen = _CountingGenerator(np.random.PCG64(0))
+    paired_bootstrap_ci(zeros, d, n_boot=1001, rng=gen)
+    assert gen.rows == 1001
+    # defaults: the documented numbers of resamples and level
+    assert paired_permutation_p(zeros, d, rng=1) == paired_permutation_p(zeros, d, n_perm=10_000, rng=1)
+    assert paired_bootstrap_ci(zeros, d, rng=1) == paired_bootstrap_ci(
+        zeros, d, n_boot=10_000, level=0.95, rng=1
+    )

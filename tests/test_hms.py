@@ -293,6 +293,9 @@ def test_ebc_boundaries():
 
 
 def test_tbs_boundaries():
+    # no submit at all (the budget ran out): applicable, not fired
+    unsubmitted = episode([step("DRAFT"), step("CALL_TOOL", tests=run(3))], submitted=False)
+    assert fired("TestBeforeSubmit", unsubmitted) == (False, True)
     # a SUBMIT as the very first step has nothing before it
     assert fired("TestBeforeSubmit", episode([step("SUBMIT")])) == (False, True)
     # a passing run as the very first step counts
