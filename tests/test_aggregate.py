@@ -261,3 +261,27 @@ def test_report_renders_the_aggregate_section(
 def test_report_without_aggregate_says_so() -> None:
     md = markdown_tables({"settings": {ENV: {}}})
     assert f"## {HEADINGS['aggregate']}\n\n_No aggregate statistics in these results._" in md
+
+
+def test_profile_thresholds_span_random_to_expert_and_every_score() -> None:
+    from harness_gym.evaluation.aggregate import profile_taus
+
+    assert profile_taus({}).tolist() == np.linspace(0.0, 100.0, 41).tolist()
+    taus = profile_taus({"a": np.array([[12.5, 80.0]]), "b": np.array([[-3.5], [120.2]])})
+    assert (taus[0], taus[-1], len(taus)) == (-4.0, 121.0, 41)
+    assert profile_taus({"a": np.array([[5.0, 50.0]])}, points=3).tolist() == [0.0, 50.0, 100.0]
+
+
+def test_performance_profile_bands_bracket_the_profile() -> None:
+    from harness_gym.evaluation.aggregate import performance_profiles
+
+    scores = {"a": np.array([[10.0, 60.0], [30.0, 90.0], [50.0, 20.0]])}
+    taus = np.array([0.0, 25.0, 55.0, 100.0])
+    out = performance_profiles(scores, taus, reps=200)
+    assert set(out["a"]) == {"fraction", "ci_low", "ci_high"}
+    assert out["a"]["fraction"] == pytest.approx([1.0, 4 / 6, 2 / 6, 0.0])
+    for low, mid, high in zip(out["a"]["ci_low"], out["a"]["fraction"], out["a"]["ci_high"], strict=True):
+        assert low <= mid <= high
+    assert out["a"]["ci_low"][1] < out["a"]["ci_high"][1]  # a band, not a point, where runs differ
+    assert performance_profiles(scores, taus, reps=200) == out  # seeded
+    assert performance_profiles(scores, taus, reps=200, seed=0) == out
