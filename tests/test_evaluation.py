@@ -342,7 +342,8 @@ def test_paired_statistics_defaults_levels_and_seeding():
     assert inspect.signature(paired_bootstrap_ci).parameters["n_boot"].default == 10_000
     assert inspect.signature(paired_bootstrap_ci).parameters["level"].default == 0.95
     assert inspect.signature(paired_permutation_p).parameters["n_perm"].default == 10_000
-    base, other = [0.1, 0.5, 0.3, 0.9, 0.4], [0.2, 0.7, 0.2, 1.0, 0.8]
+    base = [0.1, 0.5, 0.3, 0.9, 0.4, 0.2, 0.6, 0.1, 0.8, 0.3, 0.5, 0.7]
+    other = [0.2, 0.7, 0.2, 1.0, 0.8, 0.1, 0.9, 0.3, 0.7, 0.6, 0.4, 0.9]  # 2^12 sign patterns > 500 resamples
     # a seed gives the same interval and p-value every time; another seed another draw
     assert paired_bootstrap_ci(base, other, n_boot=500, rng=4) == paired_bootstrap_ci(
         base, other, n_boot=500, rng=4
@@ -372,31 +373,34 @@ def test_bootstrap_draws_every_pair_and_its_interval_has_the_asked_level():
     assert tuple(wide) == (3.0, 0.0, 9.0)
 
 
-class _CountingGenerator(np.random.Generator):
-    """A generator that counts the resamples (rows) drawn from it."""
-
-    rows = 0
-
-    def integers(self, *args, size=None, **kwargs):
-        self.rows += size[0]
-        return super().integers(*args, size=size, **kwargs)
-
-
-def test_resampling_in_blocks_draws_exactly_the_asked_number_and_counts_every_block(monkeypatch):
-    from harness_gym.evaluation import protocol
-
-    d = [0.3, -0.1, 0.2, 0.4, 0.1, -0.2, 0.5, 0.15]  # exact sign-flip p = 28 / 256
+def test_the_documented_defaults_are_the_ones_used():
+    d = [0.3, -0.1, 0.2, 0.4, 0.1, -0.2, 0.5, 0.15, 0.05, -0.3, 0.25, 0.35, 0.1, -0.05]  # 2^14 > 10,000
     zeros = [0.0] * len(d)
-    monkeypatch.setattr(protocol, "_CHUNK", 24)  # blocks of 3 resamples of 8 pairs
-    gen = _CountingGenerator(np.random.PCG64(0))
-    p = paired_permutation_p(zeros, d, n_perm=20_000, rng=gen)
-    assert gen.rows == 20_000
-    assert p == pytest.approx(28 / 256, abs=0.01)  # every block's extremes counted
-    gen = _CountingGenerator(np.random.PCG64(0))
-    paired_bootstrap_ci(zeros, d, n_boot=1001, rng=gen)
-    assert gen.rows == 1001
-    # defaults: the documented numbers of resamples and level
     assert paired_permutation_p(zeros, d, rng=1) == paired_permutation_p(zeros, d, n_perm=10_000, rng=1)
     assert paired_bootstrap_ci(zeros, d, rng=1) == paired_bootstrap_ci(
         zeros, d, n_boot=10_000, level=0.95, rng=1
     )
+
+
+def test_copies_are_resampled_as_whole_tasks(planning_runs):
+    """Episodes that repeat one another call for call (a chat LLM at temperature 0) never count as
+    independent draws: the interval and the test resample whole tasks, which widens the interval."""
+    base = planning_runs["base"]
+    pairs = compare(planning_runs, n_boot=2000, n_perm=2000)
+    assert pairs["resampled"] == "pairs"
+    assert pairs["policies"]["base"]["distinct_episodes"] == 180  # simulated: no traces, all distinct
+
+    # copies: every episode of a task repeats the task's first one (same G, same trace)
+    first = {}
+    for r in base:
+        first.setdefault(r.task_id, r)
+    copies = [replace(r, G=first[r.task_id].G, trace=f"trace-{r.task_id}") for r in base]
+    better = [replace(r, policy="x", G=min(1.0, r.G + 0.2), trace=f"other-{r.task_id}") for r in copies]
+    report = compare({"base": copies, "x": better}, n_boot=2000, n_perm=2000)
+    entry = report["policies"]["x"]
+    assert report["resampled"] == "tasks" and entry["distinct_episodes"] == 20
+    by_pairs = paired_bootstrap_ci([r.G for r in copies], [r.G for r in better], n_boot=2000, rng=1)
+    assert entry["ci_high"] - entry["ci_low"] > by_pairs.high - by_pairs.low
+    assert entry["delta_G"] == pytest.approx(by_pairs.estimate)  # the estimate is the same mean
+    with pytest.raises(ValueError, match="cluster labels"):
+        paired_bootstrap_ci([0.0, 1.0], [1.0, 1.0], clusters=["a"])

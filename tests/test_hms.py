@@ -431,3 +431,13 @@ def test_detect_marks_events_outside_the_domain_not_applicable():
     assert all(
         events[name] == {"fired": False, "applicable": False} for name in EVENTS if name != "EarlySubmit"
     )
+
+
+def test_hms_params_from_a_mapping_refuse_unknown_keys_and_wrong_types():
+    assert HMSParams.from_mapping({"check_window": 4}).check_window == 4
+    with pytest.raises(ValueError, match=r"unknown hms_params key\(s\) \['early_submit'\]"):
+        HMSParams.from_mapping({"early_submit": 0.3})
+    with pytest.raises(ValueError, match=r"check_window must be a non-negative int, got 2\.5"):
+        HMSParams(check_window=2.5)
+    with pytest.raises(ValueError, match=r"claim_support must be a non-negative number, got .0\.7."):
+        HMSParams(claim_support="0.7")

@@ -4,14 +4,24 @@ For every setting: collect the mixed Base + Exploratory buffer on the train spli
 algorithm (``harness_gym.policies.algorithms``) with each seed; evaluate Base, Forced-CHECK and every trained
 policy on every eval task x seed x rollout (the policy trained with seed ``s`` plays the episodes of
 evaluation seed ``s``, so all policies share their episode pairs); compare against Base; write ``results/``
-(report.md, results.json, summary.csv, figures).
+(report.md, results.json, summary.csv, figures). ``results.json`` follows the results schema
+(``harness_gym.evaluation.results``: per-setting, per-seed scores and every episode's G, with the protocol
+and simulator versions) beside the bench's own keys, so ``harness-gym leaderboard`` can merge it with
+anyone's results; its ``smoke`` flag marks a reduced run (``QUICK``).
 
 Stochastic learners (``Algorithm.stochastic``: AWR, BC, IQL, SAC) are evaluated in each mode of ``act``:
 ``sample`` draws from the softmax over legal actions (the paper's controller; reported under the algorithm's
 name) and ``greedy`` takes its argmax (reported as ``<algo>-greedy``); Q-learners act greedily. Settings run
 in ``workers`` processes at once. Learning curves (``LearningCurves``): every training run's policy is also
-evaluated at ``BenchConfig.curve_points`` checkpoints on a small fixed episode set. ``timings`` holds the wall
-time of each phase (collect_s, evaluate_s, train_s, curves_s, statistics_s).
+evaluated at ``BenchConfig.curve_points`` checkpoints on the validation tasks (a fixed fifth of the train
+tasks, ``harness_gym.core.task.validation_ids``), never on the eval split, which is played once, at the
+end. ``timings`` holds the wall time of each phase (collect_s, evaluate_s, train_s, curves_s,
+statistics_s).
+
+Evaluation episodes (``EPISODES``): per setting, ``out/episodes/<env id>.jsonl`` keeps the records of the
+first ``BenchConfig.view_episodes`` evaluation episodes of every evaluated policy (in protocol order), and
+of all of them with a chat-LLM executor (the audit trail: step records with each call's cache key,
+latency, tokens and cache flag); ``harness-gym view OUT`` shows them.
 
 Off-policy evaluation (``off_policy_evaluation``): every trained acting policy is also valued from the
 buffer alone (FQE, IS, WIS, PDIS, DR; ``harness_gym.bench.ope``) and by playing it on the train tasks the
@@ -35,13 +45,14 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from harness_gym.envs.registry import ENV_IDS
+from harness_gym.envs.registry import ENV_IDS, env_class
 from harness_gym.evaluation.engine import EngineConfig, check_manifest, write_atomic
 from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
 from harness_gym.evaluation.rollout import USAGE_KEYS
 from harness_gym.executors.openai_executor import OpenAIConfig
 from harness_gym.policies.algorithms import ACT_MODES, Algorithm, Trained, TrainingData
 from harness_gym.policies.algorithms import get as get_algorithm
+from harness_gym.sandbox import require
 
 
 @dataclass(frozen=True)
@@ -104,12 +115,18 @@ class BenchConfig:
     keep_datasets: bool = False
     """Keep the buffers under ``out/datasets`` after the report (50-65 MB per setting at full size);
     by default they are removed: the report holds their statistics, and a rerun rebuilds them exactly."""
+    smoke: bool = False
+    """A smoke run: a check that everything runs, whose numbers are not the protocol's. The report and
+    results.json say so everywhere (``QUICK`` sets it)."""
+    view_episodes: int = 5
+    """Evaluation episodes per policy and setting kept under ``out/episodes`` for ``harness-gym view``
+    (all of them with a chat-LLM executor)."""
 
     def content_key(self) -> dict[str, Any]:
         """The settings that change results; a resume with different ones is refused."""
         fields = asdict(self)
         scheduling = ("workers", "concurrency", "backend", "ray_address", "ray_tasks")
-        for name in ("out", "show_progress", *scheduling, "keep_datasets"):
+        for name in ("out", "show_progress", *scheduling, "keep_datasets", "view_episodes"):
             del fields[name]
         fields["executor"] = self.executor.content_key() if self.executor is not None else None
         return fields
@@ -123,7 +140,13 @@ class BenchConfig:
 
 
 QUICK = BenchConfig(
-    seeds=(0,), rollouts=1, episodes_per_task=2, algos=("awr", "bc", "iql", "dqn"), n_steps=100, n_boot=2_000
+    seeds=(0,),
+    rollouts=1,
+    episodes_per_task=2,
+    algos=("awr", "bc", "iql", "dqn"),
+    n_steps=100,
+    n_boot=2_000,
+    smoke=True,
 )
 
 
@@ -140,19 +163,57 @@ def acting_policies(algorithm: Algorithm, trained: Trained, act: tuple[str, ...]
     unknown = [mode for mode in act if mode not in ACT_MODES]
     if unknown or not act:
         raise ValueError(f"act must be a non-empty subset of {ACT_MODES}, got {act}")
-    name = algorithm.name
+    return [(name, trained.policies[mode]) for name, mode in acting_names(algorithm, act)]
+
+
+def acting_names(algorithm: Algorithm, act: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(name, mode) of each policy ``acting_policies`` reports for ``algorithm``."""
     if not algorithm.stochastic:
-        return [(name, trained.policies["greedy"])]
-    named = {"sample": name, "greedy": f"{name}-greedy"}
-    return [(named[mode], trained.policies[mode]) for mode in act]
+        return [(algorithm.name, "greedy")]
+    return [(algorithm.name if mode == "sample" else f"{algorithm.name}-greedy", mode) for mode in act]
+
+
+def policy_metas(config: BenchConfig) -> dict[str, dict[str, Any]]:
+    """How the results document describes every policy the bench evaluates."""
+    from harness_gym.evaluation.results import policy_meta
+
+    metas = {name: policy_meta("scripted") for name in ("base", "forced-check")}
+    metas |= {name: policy_meta("reference") for name in config.references}
+    for algorithm in map(get_algorithm, config.algos):
+        metas |= {
+            name: policy_meta("learner", True, mode) for name, mode in acting_names(algorithm, config.act)
+        }
+    return metas
+
+
+def results_document(config: BenchConfig, settings: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The results-schema part of results.json from the settings' outputs (their ``tasks`` and ``runs``
+    move into it)."""
+    from harness_gym.evaluation import results
+
+    scores = {}
+    for env_id, setting in settings.items():
+        entry = results.setting(env_id, setting.pop("tasks"))
+        entry["policies"] = setting.pop("runs")
+        scores[env_id] = entry
+    return results.document(
+        results.protocol("eval", config.seeds, config.rollouts),
+        results.simulator(config.executor, config.train_profile),
+        policy_metas(config),
+        scores,
+        smoke=config.smoke,
+    )
 
 
 CHECKPOINTS = "checkpoints"
 """Under ``out``: the bench manifest, finished settings and per-episode evaluation checkpoints."""
+EPISODES = "episodes"
+"""Under ``out``: per setting, the kept evaluation episodes' records (``<env id>.jsonl``)."""
 
 
 def episode_count(env_id: str, config: BenchConfig) -> int:
     """Episodes one setting plays: the buffer and every evaluation (for the progress bar)."""
+    from harness_gym.core.task import VALIDATION, select
     from harness_gym.envs.registry import env_class
 
     tasks = env_class(env_id).domain_cls().tasks()
@@ -162,19 +223,30 @@ def episode_count(env_id: str, config: BenchConfig) -> int:
     per_policy = n_eval * len(config.seeds) * config.rollouts
     evaluated = (2 + len(config.references) + modes) * per_policy
     truth = n_train * len(config.seeds) * modes  # ``off_policy_evaluation``'s true values
-    return config.episodes_per_task * n_train + evaluated + truth + curve_episode_count(n_eval, config)
+    curves = curve_episode_count(len(select(tasks, VALIDATION)), config)
+    return config.episodes_per_task * n_train + evaluated + truth + curves
 
 
 # -- learning curves -------------------------------------------------------------------------------
-CURVE_ROLLOUTS = 1
-"""A learning-curve point plays every eval task this many times, with the training run's seed."""
+CURVE_SPLIT = "validation"
+"""Where learning curves are measured: the validation tasks, a fixed fifth of the train tasks
+(``harness_gym.core.task.validation_ids``); the eval split is played once, by the final models."""
+CURVE_EPISODES = 16
+"""A learning-curve point plays every validation task ``curve_rollouts`` times, at least this many
+episodes in all (16 validation tasks x 1 in a controlled domain, 3 x 6 in tau-bench retail)."""
 
 
-def curve_episode_count(n_eval: int, config: BenchConfig) -> int:
+def curve_rollouts(n_validation: int) -> int:
+    """Rollouts per validation task of a learning-curve point."""
+    return max(1, math.ceil(CURVE_EPISODES / n_validation))
+
+
+def curve_episode_count(n_validation: int, config: BenchConfig) -> int:
     """Episodes one setting's learning curves play (at most; a run shorter than its points has fewer)."""
     if not config.curves:
         return 0
-    return len(config.algos) * len(config.seeds) * config.curve_points * n_eval * CURVE_ROLLOUTS
+    per_point = n_validation * curve_rollouts(n_validation)
+    return len(config.algos) * len(config.seeds) * config.curve_points * per_point
 
 
 @contextlib.contextmanager
@@ -198,14 +270,14 @@ def random_states_kept() -> Any:
 
 
 class LearningCurves:
-    """Eval G of every training run at its checkpoints (``BenchConfig.curve_points``, evenly spaced).
+    """Validation G of every training run at its checkpoints (``BenchConfig.curve_points``, evenly spaced).
 
-    A point is the mean G over every eval task x ``CURVE_ROLLOUTS`` with the run's seed as evaluation
-    seed: the same episodes at every checkpoint (deterministic: episode seeds come from
-    ``protocol_episodes``), so a curve moves only with the policy, and the last point plays the main
-    evaluation's rollout-0 episodes of that seed with the final model. Stochastic learners play their
-    ``sample`` mode (the paper's controller), Q-learners greedily. ``points`` is
-    ``{algo: {str(seed): [[step, G], ...]}}``; ``seconds`` the wall time spent evaluating.
+    A point is the mean G over every validation task (``CURVE_SPLIT``) x ``curve_rollouts`` with the
+    run's seed as evaluation seed: the same episodes at every checkpoint (deterministic: episode seeds
+    come from ``protocol_episodes``), so a curve moves only with the policy. The eval split never enters
+    a curve: choosing a checkpoint or a budget from these curves does not tune on the numbers reported.
+    Stochastic learners play their ``sample`` mode (the paper's controller), Q-learners greedily.
+    ``points`` is ``{algo: {str(seed): [[step, G], ...]}}``; ``seconds`` the wall time spent evaluating.
     """
 
     def __init__(
@@ -228,9 +300,12 @@ class LearningCurves:
         """``on_checkpoint`` for ``Algorithm.train``: adds the run's points (None when disabled)."""
         if not self.enabled:
             return None
+        import gymnasium as gym
+
         from harness_gym.evaluation.protocol import evaluate
 
         points = self.points.setdefault(algorithm.name, {})[str(seed)] = []
+        n_validation = len(gym.make(self.env_id, split=CURVE_SPLIT).unwrapped.tasks)
 
         def on_checkpoint(trained: Trained, step: int) -> None:
             start = time.perf_counter()
@@ -239,8 +314,9 @@ class LearningCurves:
                 results = evaluate(
                     policy,
                     self.env_id,
+                    split=CURVE_SPLIT,
                     seeds=(seed,),
-                    rollouts=CURVE_ROLLOUTS,
+                    rollouts=curve_rollouts(n_validation),
                     policy_name=name,
                     engine=self.engine,
                     on_episode=self.on_episode,
@@ -330,7 +406,8 @@ def run_setting(
     torch.set_num_threads(1)  # settings already run in parallel: more threads only contend for the cores
     from harness_gym.datasets.collect import CollectConfig, collect, dataset_root, iter_episodes
     from harness_gym.envs.registry import env_class
-    from harness_gym.evaluation.aggregate import pass_k, seed_scores
+    from harness_gym.evaluation import results as results_schema
+    from harness_gym.evaluation.aggregate import pass_k
     from harness_gym.evaluation.protocol import buffer_arrays, buffer_stats, compare, evaluate
     from harness_gym.evaluation.shift import evaluate_shift, training_profile
     from harness_gym.executors.openai_executor import OpenAIExecutor
@@ -377,6 +454,12 @@ def run_setting(
     timings["collect_s"] = time.perf_counter() - start
     checkpoints = Path(config.out) / CHECKPOINTS / env_id
 
+    kept: dict[str, list[dict[str, Any]]] = {}
+
+    def keep(name: str, record: dict[str, Any]) -> None:
+        tick(1)
+        kept.setdefault(name, []).append({"policy": name, **record})
+
     def run_eval(policy: Any, name: str, seeds: tuple[int, ...], tag: str, fingerprint: str | None = None):
         return evaluate(
             policy,
@@ -387,7 +470,7 @@ def run_setting(
             engine=engine,
             checkpoint=checkpoints / tag,
             fingerprint=fingerprint,
-            on_episode=lambda record: tick(1),
+            on_episode=lambda record: keep(name, record),
             **env_kwargs,
         )
 
@@ -431,17 +514,24 @@ def run_setting(
     comparison = compare(results, n_boot=config.n_boot, n_perm=config.n_boot)
     timings["statistics_s"] = time.perf_counter() - mark
     timings["total_s"] = time.perf_counter() - start
-    aw = comparison["policies"]["awr"]
+    learners = [name for name in trained if name != "base"]  # ``trained`` opens with Base's entry
+    shown = next((name for name in ("awr", *learners) if name in comparison["policies"]), "base")
+    entry = comparison["policies"][shown]
+    interval = "" if shown == "base" else f" [{entry['ci_low']:+.3f}, {entry['ci_high']:+.3f}]"
     log(
-        f"{env_id:<24} base G {aw['base_G']:.3f}  AW G {aw['G']:.3f}  ΔG {aw['delta_G']:+.3f} "
-        f"[{aw['ci_low']:+.3f}, {aw['ci_high']:+.3f}]  ΔHMS {aw['delta_hms']:+.3f}  CBS {aw['cbs']:.1%}  "
-        f"({timings['total_s']:.0f}s)"
+        f"{env_id:<24} base G {entry['base_G']:.3f}  {shown} G {entry['G']:.3f}  ΔG {entry['delta_G']:+.3f}"
+        f"{interval}  ΔHMS {entry['delta_hms']:+.3f}  CBS {entry['cbs']:.1%}  ({timings['total_s']:.0f}s)"
     )
+    tasks = list(dict.fromkeys(r.task_id for r in results["base"]))
     out: dict[str, Any] = {
         "compare": comparison,
         "buffer": buffer,
         "timings": timings,
-        "seed_scores": seed_scores(results, env_id),
+        "tasks": tasks,
+        "runs": {
+            name: results_schema.runs(env_id, episodes, tasks, config.seeds, config.rollouts)
+            for name, episodes in results.items()
+        },
         "curves": curves.points,
         "pass_k": pass_k(results, range(1, config.rollouts + 1)),
         "ope": ope,
@@ -460,11 +550,29 @@ def run_setting(
                 **env_kwargs,
             ),
         }
+    write_episodes(config, env_id, kept)
     if executor is not None:
-        used = collected.usage if collected else dict.fromkeys(USAGE_KEYS, 0.0)
-        out["executor"] = {"collect": used, "evaluate": executor.stats()}
+        from harness_gym.evaluation.spend import calls_of, summarize_calls
+
+        used = {**collected.usage, **collected.spend} if collected else dict.fromkeys(USAGE_KEYS, 0.0)
+        calls = [c for records in kept.values() for r in records for c in calls_of(r.get("step_records", []))]
+        out["executor"] = {"collect": used, "evaluate": {**executor.stats(), **summarize_calls(calls)}}
     leave_training_profile()
     return out
+
+
+def write_episodes(config: BenchConfig, env_id: str, kept: dict[str, list[dict[str, Any]]]) -> str:
+    """``out/episodes/<env id>.jsonl``: per policy its first ``view_episodes`` evaluation records in
+    protocol order (seed, task, rollout), or all of them with a chat LLM; the file's path."""
+    path = Path(config.out) / EPISODES / f"{env_id}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    limit = None if config.executor is not None else config.view_episodes
+    with path.open("w", encoding="utf-8") as handle:
+        for records in kept.values():
+            ordered = sorted(records, key=lambda r: (r["seed"], r["task_id"], r["rollout"]))
+            for record in ordered[:limit]:
+                handle.write(json.dumps(record, default=float) + "\n")
+    return str(path)
 
 
 _PROGRESS: Any = None
@@ -504,6 +612,9 @@ def run(config: BenchConfig) -> dict[str, Any]:
     if config.ray_tasks < 1:
         raise ValueError(f"ray_tasks must be at least 1, got {config.ray_tasks}")
     config.engine  # noqa: B018  (an EngineError names a bad concurrency, backend or Ray address)
+    # refused here, in one line, if a setting runs model-written code and the boundary cannot be had
+    runs_code = any(env_class(env_id).domain_cls.runs_code for env_id in config.settings)
+    sandbox = require().mode if runs_code else "none"
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
     checkpoints = out / CHECKPOINTS
@@ -552,7 +663,8 @@ def run(config: BenchConfig) -> dict[str, Any]:
         bar.close()
         pool.join()
     settings = {env_id: done[env_id] for env_id in config.settings}
-    results: dict[str, Any] = {"config": asdict(config), "settings": settings}
+    results: dict[str, Any] = results_document(config, settings)
+    results |= {"config": asdict(config), "sandbox": sandbox, "settings": settings}
     # IQM etc. across settings x seeds (rliable); the bench's n_boot, capped to bound the time it takes
     from harness_gym.evaluation.aggregate import POI_REPS, REPS, summarize
 
@@ -568,7 +680,9 @@ def run(config: BenchConfig) -> dict[str, Any]:
     try:
         from harness_gym.bench.report import write_report
     except ImportError:  # the report module is optional for a results-only run
-        (out / "results.json").write_text(json.dumps(results, indent=1, default=float))
+        from harness_gym.evaluation.results import write
+
+        write(results, out / "results.json")
     else:
         write_report(results, out)
     shutil.rmtree(checkpoints)

@@ -22,6 +22,12 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("bench", help=first_line(__doc__))
     parser.add_argument("--quick", action="store_true", help="a small version for a fast check")
     parser.add_argument("--settings", nargs="*", default=None, help="env ids (default: all)")
+    parser.add_argument(
+        "--algos",
+        nargs="+",
+        default=None,
+        help="algorithms to train: registered names or module:attribute (default: all of the bench's)",
+    )
     parser.add_argument("--out", default="results", help="output directory")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--train-profile", default=None, help="executor profile to collect and train against")
@@ -84,6 +90,15 @@ def run(args: argparse.Namespace) -> int:
         config = replace(config, references=tuple(args.references))
     if args.act is not None:
         config = replace(config, act=(args.act,))
+    if args.algos:
+        from harness_gym.policies.algorithms import get
+
+        try:
+            for spec in args.algos:  # a bad name or module:attribute fails here, in one line
+                get(spec)
+        except ValueError as exc:
+            raise SystemExit(f"harness-gym bench: {exc}") from None
+        config = replace(config, algos=tuple(args.algos))
     RESUME_HINT[:] = [
         f"finished settings and episodes are checkpointed in {args.out}/checkpoints; rerun the same "
         "command to resume"
@@ -94,6 +109,9 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"harness-gym bench: {exc}") from None
     timings = results["timings"]
     if config.executor is not None:
+        from harness_gym.evaluation.spend import spend_lines
+
+        model = f"{config.executor.model} @ {config.executor.base_url}"
         for env_id, setting in results["settings"].items():
             used = setting["executor"]
             print(
@@ -103,6 +121,13 @@ def run(args: argparse.Namespace) -> int:
                 f"{used['evaluate']['cache_hits']}, misses {used['collect']['cache_misses']:.0f} + "
                 f"{used['evaluate']['cache_misses']}"
             )
+            policies = setting["compare"]["policies"].values()
+            distinct = (sum(p["distinct_episodes"] for p in policies), sum(p["episodes"] for p in policies))
+            for part in ("collect", "evaluate"):
+                if "sent" in used[part]:
+                    print(f"  {part}:")
+                    episodes = distinct if part == "evaluate" else None
+                    print("\n".join("  " + line for line in spend_lines(used[part], model, episodes)))
     print(
         f"wrote {args.out}/ in {timings['total_s']:.0f}s (largest process {timings['peak_rss_mb']:.0f} MB; "
         "benchmarks/protocol.py measures all processes together)"

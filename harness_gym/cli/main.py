@@ -16,10 +16,38 @@ import sys
 from collections.abc import Sequence
 
 from harness_gym._version import __version__
-from harness_gym.cli import bench, calibrate, collect, datasets, envs, evaluate, headroom, run, train, view
-from harness_gym.cli.common import RESUME_HINT
+from harness_gym.cli import (
+    bench,
+    calibrate,
+    collect,
+    datasets,
+    doctor,
+    envs,
+    evaluate,
+    headroom,
+    leaderboard,
+    replay,
+    run,
+    train,
+    view,
+)
+from harness_gym.cli.common import OUTCOMES, RESUME_HINT
 
-COMMANDS = (envs, run, collect, datasets, train, evaluate, bench, calibrate, view, headroom)
+COMMANDS = (
+    envs,
+    run,
+    collect,
+    datasets,
+    train,
+    evaluate,
+    bench,
+    leaderboard,
+    calibrate,
+    replay,
+    view,
+    headroom,
+    doctor,
+)
 """The command modules, in the order ``harness-gym --help`` lists them."""
 
 
@@ -40,14 +68,31 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from harness_gym.datasets.collect import CollectError
     from harness_gym.datasets.files import DatasetError
     from harness_gym.evaluation.model_files import ModelError
+    from harness_gym.evaluation.results import ResultsError
     from harness_gym.executors.cache import CacheError
+    from harness_gym.executors.profiles import ProfileError
+    from harness_gym.sandbox import SandboxUnavailable
 
-    return (CacheError, CollectError, DatasetError, ModelError, TaskFileError, OSError)
+    return (
+        CacheError,
+        CollectError,
+        DatasetError,
+        ModelError,
+        ProfileError,
+        ResultsError,
+        SandboxUnavailable,
+        TaskFileError,
+        OSError,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
+    args.parse = parser.parse_args  # for commands that run other commands (replay)
     RESUME_HINT.clear()
+    OUTCOMES.clear()
     try:
         return args.func(args)
     except KeyboardInterrupt:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import gymnasium as gym
@@ -19,6 +19,7 @@ from harness_gym.envs.domain import Domain, Episode, Outcome, artifact_hash
 from harness_gym.executors.base import Executor, RequestKind
 from harness_gym.executors.profiles import ExecutorProfile, for_domain
 from harness_gym.executors.simulated import SimulatedExecutor
+from harness_gym.sandbox import require
 
 if TYPE_CHECKING:
     from harness_gym.executors.openai_executor import OpenAIConfig
@@ -71,8 +72,11 @@ _COMMON_DOC = """
     one budget, so the ``TimeLimit`` and the environment truncate on the same, scored, step. The final
     ``info`` holds ``G``, ``rubric`` {{criterion: (score, max)}}, ``hms`` {{event: {{fired, applicable}}}},
     ``hms_norm``, ``termination_reason`` (``"submit"`` | ``"budget"``), ``cost``, ``usage`` (the
-    episode's executor calls, prompt and completion tokens, seconds, cache hits) and ``trajectory``
-    (every step record, JSON-serialisable; a step that called the executor has ``usage`` too).
+    episode's executor calls, prompt and completion tokens, cost, seconds, cache hits, the calls and
+    tokens sent to the model, executor errors by kind: ``harness_gym.envs.domain.EPISODE_USAGE_KEYS``),
+    ``sandbox`` (the isolation model-written code ran under: ``"namespaces"``, ``"process"``, or None
+    where the domain runs none) and ``trajectory`` (every step record, JSON-serialisable; a step that
+    called the executor has ``usage`` too, and with a chat LLM ``executor_io``, the call's audit record).
 
     ## Information
 
@@ -85,7 +89,8 @@ _COMMON_DOC = """
     ``gym.make(id, split="train", executor="simulated", executor_profile=None, task_ids=None,
     max_steps=None, strict=False, render_mode=None, hms_params=None, **domain_kwargs)``
 
-    - ``split``: ``"train"`` (80 tasks), ``"eval"`` (20 held-out tasks) or ``"all"``.
+    - ``split``: ``"train"`` (80 tasks), ``"validation"`` (16 of the train tasks, for model selection:
+      ``harness_gym.core.task.validation_ids``), ``"eval"`` (20 held-out tasks) or ``"all"``.
     - ``executor``: ``"simulated"`` (embedded, offline); ``"openai"``, an ``OpenAIConfig`` or an
       ``OpenAIExecutor`` (a chat LLM behind an OpenAI-compatible endpoint, with the record/replay
       cache; ``"openai"`` reads ``HARNESS_GYM_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY``); or any object
@@ -94,13 +99,48 @@ _COMMON_DOC = """
       (``"weak"``, ``"default"``, ``"strong"``) or a JSON file (``harness-gym calibrate`` writes one);
       default ``$HARNESS_GYM_EXECUTOR_PROFILE`` or ``"default"`` (``harness_gym.executors.profiles``).
     - ``task_ids``: restrict the tasks drawn at reset to these ids (a string is one id);
-      ``reset(options={{"task_id": ...}})`` picks one.
+      ``reset(options={{"task_id": ...}})`` picks one; ``"episode_tag"`` (e.g. the policy's name) ends
+      the episode's id, ``trajectory["episode_id"]`` = ``<env id>/<task id>/seed=<seed>[/<tag>]``, by
+      which audit records and response-cache rows name it.
     - ``max_steps``: step budget (default per domain).
     - ``strict``: raise on illegal actions instead of counting them.
     - ``render_mode``: ``"ansi"`` renders the trajectory so far as text, ``"rgb_array"`` as a small
       image (actions over time, CHECK/REVISE/SUBMIT marked, G once scored; needs matplotlib).
     - ``hms_params``: ``HMSParams`` with the detector thresholds.
 """
+
+
+MAX_ARTIFACT_CHARS = 65_536
+"""The largest draft an environment takes, in characters, in every domain: about 30 times the longest
+reference artifact of the shipped tasks. A longer reply is an executor error (the draft is not replaced),
+so no verifier ever sees one (a 160,000-line plan took seconds to validate)."""
+
+RESET_OPTIONS = ("task_id", "episode_tag")
+"""The keys ``reset(options=...)`` takes (both strings); any other is refused."""
+
+_KEYWORD_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "split": ((str,), "a str"),
+    "task_ids": ((str, list, tuple), "a task id, a list of task ids or None"),
+    "max_steps": ((int, np.integer), "an int or None"),
+    "strict": ((bool,), "a bool"),
+    "render_mode": ((str,), "a str or None"),
+}
+
+
+def _check_types(**given: Any) -> None:
+    """One-line TypeError for a ``gym.make`` keyword of the wrong type (a bool is not an int)."""
+    for name, value in given.items():
+        types, what = _KEYWORD_TYPES[name]
+        if value is None and name != "split" and name != "strict":
+            continue
+        items = [value] if isinstance(value, str) else value
+        wrong = isinstance(value, bool) and bool not in types
+        if (
+            wrong
+            or not isinstance(value, types)
+            or (name == "task_ids" and not all(isinstance(x, str) for x in items))
+        ):
+            raise TypeError(f"{name} must be {what}, got {value!r}")
 
 
 class HarnessEnv(gym.Env[np.ndarray, np.int64]):
@@ -125,7 +165,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         self,
         split: str = "train",
         executor: str | Executor | OpenAIConfig = "simulated",
-        executor_profile: ExecutorProfile | str | None = None,
+        executor_profile: ExecutorProfile | Mapping[str, Any] | str | None = None,
         task_ids: Sequence[str] | None = None,
         max_steps: int | None = None,
         strict: bool = False,
@@ -133,7 +173,17 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         hms_params: HMSParams | None = None,
         **domain_kwargs: Any,
     ) -> None:
+        _check_types(
+            split=split, task_ids=task_ids, max_steps=max_steps, strict=strict, render_mode=render_mode
+        )
+        if isinstance(hms_params, Mapping):
+            hms_params = HMSParams.from_mapping(hms_params)
+        elif hms_params is not None and not isinstance(hms_params, HMSParams):
+            raise TypeError(f"hms_params must be an HMSParams or a dict, got {type(hms_params).__name__}")
         self.domain = self.domain_cls(**domain_kwargs)
+        self.sandbox: str | None = require().mode if self.domain.runs_code else None
+        """The isolation model-written code runs under here (``namespaces`` or ``process``; None: the
+        domain runs none)."""
         self.executor_profile = for_domain(executor_profile, self.domain_cls)
         self.tasks: list[Task] = self._select_tasks(split, task_ids)
         self.split = split
@@ -193,6 +243,15 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+        unknown = sorted(str(key) for key in (options or {}) if key not in RESET_OPTIONS)
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; known: {', '.join(RESET_OPTIONS)}")
+        for key in RESET_OPTIONS:
+            value = (options or {}).get(key)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"options[{key!r}] must be a str, got {type(value).__name__}")
         task_id = (options or {}).get("task_id")
         if task_id is None:
             task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
@@ -201,7 +260,13 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         else:
             raise ValueError(f"unknown task id {task_id!r} for {self.domain.env_id} split {self.split!r}")
         state = HarnessState(self.domain.name, self.max_steps, self.domain.cost_budget)
-        self._ep = Episode(task=task, state=state, rng=self.np_random, executor=self.executor)
+        episode_id = f"{self.domain.env_id}/{task.task_id}/seed={seed}"
+        tag = (options or {}).get("episode_tag")
+        if tag is not None:
+            episode_id += f"/{tag}"
+        self._ep = Episode(
+            task=task, state=state, rng=self.np_random, executor=self.executor, episode_id=episode_id
+        )
         self._final = None
         self._mask = self.domain.action_mask(self._ep)
         return state.vector(), {"action_mask": self._mask.copy(), "task_id": task.task_id}
@@ -212,11 +277,10 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             raise RuntimeError("call reset() before step()")
         if self._final is not None:
             raise RuntimeError("the episode has ended; call reset()")
-        try:
-            a = int(action)
-        except (TypeError, ValueError):
-            a = -1
-        if not 0 <= a < N_ACTIONS or a != action:
+        if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer):
+            raise TypeError(f"action must be an int in Discrete({N_ACTIONS}), got {type(action).__name__}")
+        a = int(action)
+        if not 0 <= a < N_ACTIONS:
             raise ValueError(f"action {action!r} is not in Discrete({N_ACTIONS})")
         state = ep.state
         legal = bool(self._mask[a])
@@ -342,10 +406,14 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             # whether the text changed, and into what, never shows in the observation.
             ep.feedback = None
             state.checked_draft = state.tested_draft = False
-        if response.error is not None:
+        error = response.error
+        if error is None and len(response.text) > MAX_ARTIFACT_CHARS:
+            size = len(response.text)
+            error = f"the draft has {size:,} characters, over the bound of {MAX_ARTIFACT_CHARS:,}"
+        if error is not None:
             state.errors += 1
             state.unresolved_failure = True
-            return Outcome(text=f"executor error: {response.error}", failure=True, issues=(response.error,))
+            return Outcome(text=f"executor error: {error}", failure=True, issues=(error,))
         new_hash = artifact_hash(response.text)
         if new_hash == ep.draft_hash:
             return Outcome(text=f"{kind}: the executor returned draft v{ep.draft_version} unchanged")
@@ -378,25 +446,17 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             "hms_norm": hms_norm(events, self.hms_params),
             "termination_reason": "submit" if submitted else "budget",
             "cost": ep.state.cost,
-            "usage": {
-                "executor_calls": ep.executor_calls,
-                "prompt_tokens": ep.prompt_tokens,
-                "completion_tokens": ep.completion_tokens,
-                "cost_usd": ep.cost_usd,
-                "latency_s": ep.latency_s,
-                "cache_hits": ep.cache_hits,
-                "cache_misses": ep.cache_misses,
-                "parse_failures": ep.parse_failures,
-                "truncations": ep.truncations,
-            },
+            "usage": dict(ep.usage),
             "task_id": task.task_id,
             "difficulty": task.difficulty,
+            "sandbox": self.sandbox,
             "trajectory": {
                 "env_id": self.domain.env_id,
                 "task_id": task.task_id,
                 "difficulty": task.difficulty,
                 "max_steps": self.max_steps,
                 "executor": self.executor.name,
+                "episode_id": ep.episode_id,
                 "signals": dict(verdict.signals),
                 "steps": ep.steps,
             },

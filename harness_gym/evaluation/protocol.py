@@ -1,16 +1,24 @@
 """Evaluation protocol and the statistics behind the paper's tables.
 
 ``evaluate`` runs a policy through every held-out task x seed x rollout (the paper's 180 episodes per
-domain) and keeps one ``EpisodeResult`` per episode. ``compare`` turns the results of several policies
-into what the tables report: mean G, the paired change against Base with a bootstrap interval and a
-permutation p-value, the HMS change, each event's rate base -> policy, and the AW-BC / AW-FC lifts.
+domain) and keeps one ``EpisodeResult`` per episode (its JSON record also holds the episode's usage and
+step records without prompts and replies: ``spend.compact_steps``). ``compare`` turns the results of
+several policies into what the tables report: mean G, the paired change against Base with a bootstrap
+interval and a permutation p-value, the HMS change, each event's rate base -> policy, and the AW-BC /
+AW-FC lifts.
 Pairs are the same (task, seed, rollout), which ``protocol_episodes`` gives the same episode seed.
+When some episodes are copies of others (``spend.episode_trace``: a chat LLM at temperature 0 with a
+deterministic policy repeats an episode call for call over seeds and rollouts), the interval and the
+test resample whole tasks instead of pairs (``clusters``), so copies never count as independent draws;
+``compare`` says which it did (``"resampled"``: ``"pairs"`` or ``"tasks"``) and how many episodes
+were distinct.
 
 The finite-buffer theory (paper section 4) is checked on a rollout buffer by ``finite_buffer_check``:
 with ``w = exp(A / beta)`` and ``q = w / sum(w)``, the outcome shift ``E_q[G] - E_mu[G]`` never exceeds
 the buffer slack ``max G - mean G``, and any process statistic shifts by exactly ``Cov(w, Psi) / E[w]``.
 
-Only numpy (and the package's own gymnasium-based rollout loop) is imported; no torch, d3rlpy or minari.
+The intervals and tests are scipy's (``scipy.stats.bootstrap`` with BCa, ``scipy.stats.permutation_test``),
+imported inside the functions; no torch, d3rlpy or minari.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from harness_gym.evaluation.engine import Checkpoints, EngineConfig
 from harness_gym.evaluation.engine import run as run_engine
 from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
 from harness_gym.evaluation.rollout import USAGE_KEYS, EpisodeJob, protocol_episodes
+from harness_gym.evaluation.spend import compact_steps, distinct_episodes, episode_trace
 
 CBS = "CheckBeforeSubmit"
 EARLY_SUBMIT = "EarlySubmit"
@@ -37,7 +46,7 @@ HMS = "HMS"
 """Key of the aggregate process statistic beside the seven events in ``buffer_stats``."""
 
 PairKey = tuple[str, int, int]
-"""(task_id, seed, rollout): what makes two episodes of different policies a pair."""
+"""An episode's (task_id, seed, rollout); episodes of two policies with equal keys are a pair."""
 
 
 class PairingError(ValueError):
@@ -62,6 +71,9 @@ class EpisodeResult:
     applicable: tuple[bool, ...]
     steps: int
     termination_reason: str
+    trace: str | None = None
+    """The episode's outcome name with a chat LLM (``spend.episode_trace``): equal traces of one task
+    are copies. None with the simulated executor."""
 
     @property
     def key(self) -> PairKey:
@@ -89,12 +101,14 @@ class EpisodeResult:
             applicable=tuple(bool(x) for x in data["applicable"]),
             steps=int(data["steps"]),
             termination_reason=str(data["termination_reason"]),
+            trace=data.get("trace"),
         )
 
 
 def _episode_result(env_id: str, name: str, item: tuple, final: Mapping[str, Any]) -> dict[str, Any]:
     """An engine item ``(episode_seed, task_id, seed, rollout)`` and its final info as a JSON record."""
     episode_seed, task_id, seed, rollout = item
+    steps = final["trajectory"]["steps"]
     record = EpisodeResult(
         env_id=env_id,
         policy=name,
@@ -106,10 +120,14 @@ def _episode_result(env_id: str, name: str, item: tuple, final: Mapping[str, Any
         hms_norm=float(final["hms_norm"]),
         fired=tuple(bool(final["hms"][e]["fired"]) for e in EVENTS),
         applicable=tuple(bool(final["hms"][e]["applicable"]) for e in EVENTS),
-        steps=len(final["trajectory"]["steps"]),
+        steps=len(steps),
         termination_reason=str(final["termination_reason"]),
+        trace=episode_trace(steps),
     ).to_dict()
     record["usage"] = {key: final["usage"][key] for key in USAGE_KEYS}  # beside the result, for reports
+    record["episode_id"] = final["trajectory"].get("episode_id")
+    record["rubric"] = {name: list(value) for name, value in final["rubric"].items()}
+    record["step_records"] = compact_steps(steps)  # the audit trail; prompts and replies by cache key
     return record
 
 
@@ -214,8 +232,76 @@ def _rng(rng: np.random.Generator | int | None) -> np.random.Generator:
     return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
 
-_CHUNK = 2_000_000
-"""Resampling works in blocks of about this many numbers to bound memory for large samples."""
+_BATCH_VALUES = 2_000_000
+"""Resampling works in batches of about this many numbers to bound memory for large samples."""
+
+
+def _batch(n: int) -> int:
+    return max(1, _BATCH_VALUES // n)
+
+
+def mean_ci(
+    values: Sequence[float],
+    n_boot: int = 10_000,
+    level: float = 0.95,
+    rng: np.random.Generator | int | None = None,
+) -> Interval:
+    """BCa bootstrap interval of the mean of ``values`` (``scipy.stats.bootstrap``)."""
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError(f"need a non-empty 1-d sample, got shape {x.shape}")
+    return _bootstrap_ci((x,), lambda x, axis: np.mean(x, axis=axis), x, n_boot, level, rng)
+
+
+def _ratio(sums: np.ndarray, counts: np.ndarray, axis: int) -> np.ndarray:
+    return np.sum(sums, axis=axis) / np.sum(counts, axis=axis)
+
+
+def _bootstrap_ci(
+    data: tuple[np.ndarray, ...],
+    statistic: Callable[..., np.ndarray],
+    units: np.ndarray,
+    n_boot: int,
+    level: float,
+    rng: np.random.Generator | int | None,
+) -> Interval:
+    """BCa bootstrap interval of ``statistic`` over paired samples ``data`` (one row per resampled unit).
+
+    Units whose values (``units``) are all equal give the point interval (the bootstrap has nothing to
+    resample); where BCa is undefined (too few distinct values for its acceleration), the percentile
+    interval of the same resamples is used."""
+    import warnings
+
+    from scipy.stats import bootstrap
+
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    estimate = float(statistic(*data, axis=-1))
+    if np.ptp(units) == 0:
+        return Interval(estimate, estimate, estimate)
+    options = dict(
+        confidence_level=level, vectorized=True, paired=True, batch=_batch(units.size), rng=_rng(rng)
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a degenerate BCa is detected below and replaced
+        result = bootstrap(data, statistic, n_resamples=n_boot, method="BCa", **options)
+    low, high = result.confidence_interval
+    if not (np.isfinite(low) and np.isfinite(high)):  # the same resamples, percentile interval
+        result = bootstrap(
+            data, statistic, n_resamples=0, bootstrap_result=result, method="percentile", **options
+        )
+        low, high = result.confidence_interval
+    return Interval(estimate, float(min(low, estimate)), float(max(high, estimate)))
+
+
+def _clustered(d: np.ndarray, clusters: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Per cluster the sum of the differences and the pair count (each pair its own cluster if None)."""
+    if clusters is None:
+        return d, np.ones_like(d)
+    if len(clusters) != d.size:
+        raise ValueError(f"{len(clusters)} cluster labels for {d.size} pairs")
+    _, inverse = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)
+    return np.bincount(inverse, weights=d), np.bincount(inverse).astype(float)
 
 
 def paired_bootstrap_ci(
@@ -224,19 +310,15 @@ def paired_bootstrap_ci(
     n_boot: int = 10_000,
     level: float = 0.95,
     rng: np.random.Generator | int | None = None,
+    clusters: Sequence[Any] | None = None,
 ) -> Interval:
-    """Percentile bootstrap interval of mean(other - base), resampling whole pairs."""
+    """BCa bootstrap interval of mean(other - base) (``scipy.stats.bootstrap``), resampling whole pairs,
+    or whole clusters of pairs (e.g. tasks) when ``clusters`` labels each pair."""
     d = _paired_differences(base, other)
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must lie in (0, 1), got {level}")
-    gen, n = _rng(rng), d.size
-    rows = max(1, _CHUNK // n)
-    means = np.concatenate(
-        [d[gen.integers(0, n, size=(min(rows, n_boot - i), n))].mean(axis=1) for i in range(0, n_boot, rows)]
-    )
-    alpha = (1.0 - level) / 2.0
-    low, high = np.quantile(means, [alpha, 1.0 - alpha])
-    return Interval(float(d.mean()), float(low), float(high))
+    if clusters is None:
+        return mean_ci(d, n_boot, level, rng)
+    sums, counts = _clustered(d, clusters)
+    return _bootstrap_ci((sums, counts), _ratio, sums / counts, n_boot, level, rng)
 
 
 def paired_permutation_p(
@@ -244,18 +326,31 @@ def paired_permutation_p(
     other: Sequence[float],
     n_perm: int = 10_000,
     rng: np.random.Generator | int | None = None,
+    clusters: Sequence[Any] | None = None,
 ) -> float:
-    """Two-sided sign-flip test of mean(other - base) = 0; ``(1 + #{|T*| >= |T|}) / (1 + n_perm)``."""
+    """Two-sided sign-flip test of mean(other - base) = 0 (``scipy.stats.permutation_test``).
+
+    The statistic is the absolute mean difference and every resample flips the signs of the pairs'
+    differences (with ``clusters``, all pairs of a cluster flip together), so the p-value is
+    ``(1 + #{|T*| >= |T|}) / (1 + n_perm)``; with ``2 ** n <= n_perm`` units scipy enumerates every sign
+    pattern instead (the exact test)."""
+    from scipy.stats import permutation_test
+
     d = _paired_differences(base, other)
-    gen, n = _rng(rng), d.size
-    observed = abs(d.mean())
-    tol = 1e-12 * max(1.0, float(np.abs(d).max()))
-    rows = max(1, _CHUNK // n)
-    extreme = 0
-    for i in range(0, n_perm, rows):
-        signs = gen.integers(0, 2, size=(min(rows, n_perm - i), n)) * 2 - 1
-        extreme += int(np.count_nonzero(np.abs((signs * d).mean(axis=1)) >= observed - tol))
-    return (1 + extreme) / (1 + n_perm)
+    sums, _ = _clustered(d, clusters)
+    if not np.any(sums):
+        return 1.0
+    result = permutation_test(
+        (sums,),
+        lambda x, axis: np.abs(np.sum(x, axis=axis)) / d.size,
+        permutation_type="samples",
+        n_resamples=n_perm,
+        alternative="greater",
+        vectorized=True,
+        batch=_batch(sums.size),
+        rng=_rng(rng),
+    )
+    return float(result.pvalue)
 
 
 # -- event rates -----------------------------------------------------------------------------------
@@ -477,14 +572,16 @@ def _paired_effect(
     n_boot: int,
     n_perm: int,
     level: float,
+    by_task: bool = False,
 ) -> dict[str, float]:
     gb, go = [r.G for r in base], [r.G for r in other]
-    ci = paired_bootstrap_ci(gb, go, n_boot=n_boot, level=level, rng=rng)
+    clusters = [r.task_id for r in base] if by_task else None
+    ci = paired_bootstrap_ci(gb, go, n_boot=n_boot, level=level, rng=rng, clusters=clusters)
     return {
         "delta_G": ci.estimate,
         "ci_low": ci.low,
         "ci_high": ci.high,
-        "p_value": paired_permutation_p(gb, go, n_perm=n_perm, rng=rng),
+        "p_value": paired_permutation_p(gb, go, n_perm=n_perm, rng=rng, clusters=clusters),
         "delta_hms": float(np.mean([r.hms_norm for r in other]) - np.mean([r.hms_norm for r in base])),
     }
 
@@ -508,6 +605,11 @@ def compare(
     if base not in results_by_policy:
         raise KeyError(f"base policy {base!r} not among {sorted(results_by_policy)}")
     tables = {name: _by_key(name, res) for name, res in results_by_policy.items()}
+    distinct = {
+        name: distinct_episodes((r.task_id, r.trace) for r in res)[0]
+        for name, res in results_by_policy.items()
+    }
+    by_task = any(distinct[name] < len(res) for name, res in results_by_policy.items())
     env_ids = {r.env_id for res in results_by_policy.values() for r in res}
     if len(env_ids) > 1:
         raise PairingError(f"results come from several environments: {sorted(env_ids)}")
@@ -522,12 +624,13 @@ def compare(
             "G": float(np.mean([r.G for r in o])),
             "base_G": float(np.mean([r.G for r in b])),
             "hms_norm": float(np.mean([r.hms_norm for r in o])),
+            "distinct_episodes": distinct[name],
         }
         if name == base:
             entry.update(delta_G=0.0, ci_low=None, ci_high=None, p_value=None, delta_hms=0.0)
         else:
             rng = _policy_rng(rng_seed, base, name)
-            entry.update(_paired_effect(b, o, rng, n_boot, n_perm, level))
+            entry.update(_paired_effect(b, o, rng, n_boot, n_perm, level, by_task))
         entry["events"] = {
             e: {
                 "base": base_rates[e]["fired"],
@@ -545,7 +648,7 @@ def compare(
             if other not in tables or other == aw:
                 continue
             o, a = _pair(other, tables[other], aw, tables[aw])
-            effect = _paired_effect(o, a, _policy_rng(rng_seed, other, aw), n_boot, n_perm, level)
+            effect = _paired_effect(o, a, _policy_rng(rng_seed, other, aw), n_boot, n_perm, level, by_task)
             lifts[label] = {
                 "aw": aw,
                 "other": other,
@@ -564,6 +667,7 @@ def compare(
         "n_boot": n_boot,
         "n_perm": n_perm,
         "rng_seed": rng_seed,
+        "resampled": "tasks" if by_task else "pairs",
         "policies": policies,
         "lifts": lifts,
     }

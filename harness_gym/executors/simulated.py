@@ -33,6 +33,10 @@ CONTEXT_ITEM_CHARS = 400
 """Usage accounting: characters of prompt that one evidence item or tool result adds."""
 REFLAW_TRIES = 8
 """Draws spent looking for a flawed variant other than the current draft."""
+SIMULATOR_VERSION = 1
+"""Version of the simulated executor's behaviour. Results files record it (with the reference scores they
+were normalised by), and results of different versions are never merged; bump it whenever a change to the
+mechanism or a shipped profile changes what an episode yields."""
 
 
 class SimulatedExecutor:
