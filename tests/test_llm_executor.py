@@ -928,7 +928,7 @@ def test_copies_are_counted_and_audit_records_join_the_cache(serve, tmp_path, ca
 
 
 def test_replay_reruns_every_recorded_command(serve, tmp_path, capsys):
-    pytest.importorskip("minari")
+    require("minari")
     from harness_gym.cli.main import main
 
     srv = serve(planning_replies)

@@ -11,7 +11,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import unavailable
+from conftest import require, unavailable
 
 from harness_gym.bench.viewer import ViewError, load, render_html, write_infos, write_view
 from harness_gym.cli.main import main
@@ -214,7 +214,7 @@ def test_filters_apply_in_headless_chromium(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("loopback_llm_env")
 def test_a_chat_llm_dataset_page_shows_prompts_and_replies(tmp_path: Path) -> None:
-    pytest.importorskip("minari")
+    require("minari")
     from test_llm_executor import ChatServer, planning_replies
 
     from harness_gym.executors.openai_executor import OpenAIConfig
