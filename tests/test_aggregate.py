@@ -230,7 +230,9 @@ def test_summarize_is_json_ready_and_reproducible(fake_results: dict[str, Any]) 
         summarize(fake_results, reps=0)
 
 
-def test_report_renders_the_aggregate_section(fake_results: dict[str, Any], tmp_path: Path) -> None:
+def test_report_renders_the_aggregate_section(
+    fake_results: dict[str, Any], tmp_path: Path, saved_figures: dict[str, Any]
+) -> None:
     md = markdown_tables(fake_results)
     section = md.split(f"## {HEADINGS['aggregate']}\n", 1)[1]
     assert "3 seeds x 2 settings = 6 runs per policy" in section
@@ -245,8 +247,43 @@ def test_report_renders_the_aggregate_section(fake_results: dict[str, Any], tmp_
     paths = write_figures(fake_results, tmp_path)
     assert paths["performance_profile"] == tmp_path / FIGURES["performance_profile"]
     assert paths["performance_profile"].stat().st_size > 0
+    # the plotted profiles are the computed ones, one labelled line per policy
+    fig = saved_figures[FIGURES["performance_profile"]]
+    profile = fake_results["aggregate"]["profile"]
+    lines = {
+        line.get_label(): line for line in fig.axes[0].get_lines() if not line.get_label().startswith("_")
+    }
+    assert lines.keys() == profile["policies"].keys()
+    for name, line in lines.items():
+        assert list(line.get_xdata()) == pytest.approx(profile["tau"])
+        assert list(line.get_ydata()) == pytest.approx(profile["policies"][name]["fraction"])
+    assert sorted(t.get_text() for t in fig.legends[0].get_texts()) == sorted(profile["policies"])
 
 
 def test_report_without_aggregate_says_so() -> None:
     md = markdown_tables({"settings": {ENV: {}}})
     assert f"## {HEADINGS['aggregate']}\n\n_No aggregate statistics in these results._" in md
+
+
+def test_profile_thresholds_span_random_to_expert_and_every_score() -> None:
+    from harness_gym.evaluation.aggregate import profile_taus
+
+    assert profile_taus({}).tolist() == np.linspace(0.0, 100.0, 41).tolist()
+    taus = profile_taus({"a": np.array([[12.5, 80.0]]), "b": np.array([[-3.5], [120.2]])})
+    assert (taus[0], taus[-1], len(taus)) == (-4.0, 121.0, 41)
+    assert profile_taus({"a": np.array([[5.0, 50.0]])}, points=3).tolist() == [0.0, 50.0, 100.0]
+
+
+def test_performance_profile_bands_bracket_the_profile() -> None:
+    from harness_gym.evaluation.aggregate import performance_profiles
+
+    scores = {"a": np.array([[10.0, 60.0], [30.0, 90.0], [50.0, 20.0]])}
+    taus = np.array([0.0, 25.0, 55.0, 100.0])
+    out = performance_profiles(scores, taus, reps=200)
+    assert set(out["a"]) == {"fraction", "ci_low", "ci_high"}
+    assert out["a"]["fraction"] == pytest.approx([1.0, 4 / 6, 2 / 6, 0.0])
+    for low, mid, high in zip(out["a"]["ci_low"], out["a"]["fraction"], out["a"]["ci_high"], strict=True):
+        assert low <= mid <= high
+    assert out["a"]["ci_low"][1] < out["a"]["ci_high"][1]  # a band, not a point, where runs differ
+    assert performance_profiles(scores, taus, reps=200) == out  # seeded
+    assert performance_profiles(scores, taus, reps=200, seed=0) == out

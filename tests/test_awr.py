@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import require
 
-pytest.importorskip("d3rlpy")
+require("d3rlpy")
 
 import d3rlpy
 import torch

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
+from conftest import unavailable
 
 from harness_gym.bench.runner import BenchConfig, run
 from harness_gym.evaluation.engine import EngineError
@@ -34,7 +35,7 @@ ray.shutdown()
 @pytest.fixture
 def ray_head(monkeypatch) -> Iterator[tuple[str, subprocess.Popen]]:
     if importlib.util.find_spec("ray") is None:
-        pytest.skip("Ray is not installed")
+        unavailable("Ray is not installed (the test extra)")
     # token authentication with a token of the test's own (nothing is written under ~/.ray); the bench's
     # setting processes inherit it, as drivers joining a real cluster take theirs from the environment
     monkeypatch.setenv("RAY_AUTH_MODE", "token")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+from conftest import require
 from upstream import upstream_path
 
 from harness_gym.cli.main import main
@@ -58,7 +59,7 @@ def root(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def model(root: Path, tmp_path_factory) -> Path:
-    pytest.importorskip("d3rlpy")
+    require("d3rlpy")
     path = tmp_path_factory.mktemp("models") / "awr.d3"
     assert main(["train", "--algo", "awr", "--dataset", "harness/planning/mixed-v0", "--root", str(root),
                  "--steps", "1", "--out", str(path)]) == 0  # fmt: skip

@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import require
 
-pytest.importorskip("d3rlpy")
+require("d3rlpy")
 
 import minari
 import torch
@@ -169,9 +170,19 @@ def test_report_without_curves_says_so() -> None:
     assert "No learning curves" in md
 
 
-def test_learning_curve_figure_is_written(tmp_path: Path) -> None:
+def test_learning_curve_figure_is_written(tmp_path: Path, saved_figures) -> None:
     paths = write_figures(_results(CURVES), tmp_path)
     assert paths["learning_curves"] == tmp_path / FIGURES["learning_curves"]
     assert paths["learning_curves"].stat().st_size > 0
+    fig = saved_figures[FIGURES["learning_curves"]]
+    ax = fig.axes[0]
+    plotted = {tuple(line.get_xdata()): list(line.get_ydata()) for line in ax.get_lines()}
+    # the mean over seeds at each checkpoint, as the report's table has it
+    assert plotted.keys() == {(100, 200, 300, 400, 500), (200, 400, 600, 800, 1000)}
+    assert plotted[(100, 200, 300, 400, 500)] == pytest.approx([0.3, 0.4, 0.5, 0.6, 0.7])
+    assert plotted[(200, 400, 600, 800, 1000)] == pytest.approx([0.3, 0.3, 0.3, 0.3, 0.25])
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["awr", "dqn", "Base (main evaluation)"]
     empty = write_figures(_results(None), tmp_path / "empty")  # no curves: a placeholder panel
     assert empty["learning_curves"].stat().st_size > 0
+    placeholder = saved_figures[FIGURES["learning_curves"]].axes[0]
+    assert placeholder.get_lines() == [] and "no learning curves" in [t.get_text() for t in placeholder.texts]

@@ -7,15 +7,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import require
 
-pytest.importorskip("d3rlpy")
-minari = pytest.importorskip("minari")
+require("d3rlpy")
+minari = require("minari")
 
-import gymnasium as gym  # noqa: E402
-from minari.data_collector.episode_buffer import EpisodeBuffer  # noqa: E402
+import gymnasium as gym
+from minari.data_collector.episode_buffer import EpisodeBuffer
 
-import harness_gym  # noqa: E402, F401
-from harness_gym.datasets.d3rlpy_bridge import episodes_to_d3rlpy, to_d3rlpy  # noqa: E402
+import harness_gym  # noqa: F401
+from harness_gym.datasets.d3rlpy_bridge import episodes_to_d3rlpy, to_d3rlpy
 
 OBS_DIM = 31
 N_ACTIONS = 7

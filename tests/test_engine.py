@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import require
 
 from harness_gym.evaluation.engine import EngineConfig, EngineError, ResumeError
 from harness_gym.evaluation.protocol import evaluate
@@ -69,7 +70,7 @@ def _assert_same_dataset(a, b) -> None:
 
 
 def test_datasets_identical_for_any_concurrency_and_workers(tmp_path):
-    pytest.importorskip("minari")
+    require("minari")
     one = _collect(tmp_path, "c1")
     many = _collect(tmp_path, "c8", concurrency=8)
     spread = _collect(tmp_path, "c3w2", concurrency=3, workers=2)
@@ -88,8 +89,8 @@ def test_evaluation_identical_for_any_concurrency_and_workers():
 
 
 def test_ray_backend_gives_the_local_results(tmp_path):
-    pytest.importorskip("minari")
-    ray = pytest.importorskip("ray")
+    require("minari")
+    ray = require("ray")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         policy = make_policy("exploratory", ENV)
@@ -200,7 +201,7 @@ def test_evaluation_resumes_after_sigkill_to_identical_results(tmp_path):
 
 
 def test_bench_resumes_after_sigkill_to_identical_results(tmp_path):
-    pytest.importorskip("d3rlpy")
+    require("d3rlpy")
     code = (
         "import sys; from harness_gym.bench.runner import BenchConfig, run; "
         f"run(BenchConfig(settings=({ENV!r},), seeds=(0,), rollouts=1, episodes_per_task=2, "
@@ -254,7 +255,7 @@ def test_ctrl_c_stops_collect_with_one_line_and_resumable_state(tmp_path, worker
 # -- a chat LLM executor ---------------------------------------------------------------------------
 @pytest.mark.usefixtures("loopback_llm_env")
 def test_llm_collection_counts_every_call_and_is_concurrency_invariant(tmp_path):
-    pytest.importorskip("minari")
+    require("minari")
     from test_llm_executor import ChatServer, planning_replies
 
     from harness_gym.datasets.collect import CollectConfig, collect

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import replace
@@ -9,6 +10,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from conftest import require
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -210,6 +212,37 @@ def test_strong_effect_is_detected_and_sign_does_not_matter():
     assert ci.low > 0.05 and ci.high < 0.15
 
 
+@pytest.mark.parametrize(
+    "d",
+    [
+        [0.3, -0.1, 0.2, 0.4, 0.1, -0.2, 0.5, 0.15],  # a clear effect: exact p = 28 / 256
+        [0.1, -0.3, 0.2, 0.15, -0.1, 0.05, 0.25, -0.05],  # a weak effect: exact p = 162 / 256
+        [1.0, 1.0, 1.0, -1.0, 1.0, 1.0],  # ties everywhere: exact p = 14 / 64
+    ],
+)
+def test_permutation_p_matches_the_exact_sign_flip_enumeration_and_scipy(d):
+    """On a small sample every one of the 2^n sign patterns can be enumerated: the Monte Carlo p-value
+    must match that exact value, and scipy's permutation test (exact here) gives the same exact value."""
+    stats = require("scipy.stats")
+    d = np.array(d)
+    observed = abs(d.mean())
+    signs = np.array(list(itertools.product((-1, 1), repeat=d.size)))
+    exact = np.mean(np.abs((signs * d).mean(axis=1)) >= observed - 1e-12)
+    reference = stats.permutation_test(
+        (d,),
+        lambda x, axis: np.abs(np.mean(x, axis=axis)),
+        permutation_type="samples",
+        alternative="greater",
+        vectorized=True,
+        n_resamples=10_000,
+    )
+    assert reference.pvalue == pytest.approx(exact, abs=1e-12)
+    n_perm = 40_000  # standard error <= 0.0025
+    p = paired_permutation_p(np.zeros_like(d), d, n_perm=n_perm, rng=5)
+    assert p == pytest.approx(exact, abs=0.01)
+    assert paired_permutation_p(d, np.zeros_like(d), n_perm=n_perm, rng=5) == p  # the sign does not matter
+
+
 def test_identical_samples_give_p_one_and_point_interval():
     x = np.linspace(0, 1, 30)
     assert paired_permutation_p(x, x, n_perm=200, rng=0) == 1.0
@@ -269,6 +302,12 @@ def test_compare_base_vs_forced_check(planning_runs):
     assert fc["delta_G"] == pytest.approx(g_fc - g_base)
     assert fc["ci_low"] <= fc["delta_G"] <= fc["ci_high"]
     assert 0.0 < fc["p_value"] <= 1.0
+    # the same sign-flip test computed apart from compare, on the differences paired by key
+    base_g = {r.key: r.G for r in planning_runs["base"]}
+    d = np.array([r.G - base_g[r.key] for r in planning_runs["forced-check"]])
+    flips = np.random.default_rng(11).choice((-1.0, 1.0), size=(20_000, d.size))
+    independent = (1 + np.count_nonzero(np.abs((flips * d).mean(axis=1)) >= abs(d.mean()) - 1e-12)) / 20_001
+    assert fc["p_value"] == pytest.approx(independent, abs=0.02)
     assert fc["delta_hms"] == pytest.approx(fc["hms_norm"] - base["hms_norm"])
     assert report["lifts"] == {}
     json.dumps(report)  # the report is JSON-ready as is
@@ -295,6 +334,52 @@ def test_compare_names_the_missing_pairs(planning_runs):
         compare(duplicated, n_boot=10, n_perm=10)
     with pytest.raises(KeyError):
         compare({"forced-check": planning_runs["forced-check"]})
+
+
+def test_paired_statistics_defaults_levels_and_seeding():
+    import inspect
+
+    assert inspect.signature(paired_bootstrap_ci).parameters["n_boot"].default == 10_000
+    assert inspect.signature(paired_bootstrap_ci).parameters["level"].default == 0.95
+    assert inspect.signature(paired_permutation_p).parameters["n_perm"].default == 10_000
+    base = [0.1, 0.5, 0.3, 0.9, 0.4, 0.2, 0.6, 0.1, 0.8, 0.3, 0.5, 0.7]
+    other = [0.2, 0.7, 0.2, 1.0, 0.8, 0.1, 0.9, 0.3, 0.7, 0.6, 0.4, 0.9]  # 2^12 sign patterns > 500 resamples
+    # a seed gives the same interval and p-value every time; another seed another draw
+    assert paired_bootstrap_ci(base, other, n_boot=500, rng=4) == paired_bootstrap_ci(
+        base, other, n_boot=500, rng=4
+    )
+    assert paired_bootstrap_ci(base, other, n_boot=500, rng=4) != paired_bootstrap_ci(
+        base, other, n_boot=500, rng=5
+    )
+    p = paired_permutation_p(base, other, n_perm=500, rng=4)
+    assert p == paired_permutation_p(base, other, n_perm=500, rng=4)
+    assert p != paired_permutation_p(base, other, n_perm=500, rng=np.random.default_rng(5))
+    for level in (0.0, 1.0, 1.5, -0.1):
+        with pytest.raises(ValueError, match=rf"^level must lie in \(0, 1\), got {level}$"):
+            paired_bootstrap_ci(base, other, level=level)
+    with pytest.raises(ValueError, match=r"^paired samples need equal 1-d shapes, got \(2,\) and \(1,\)$"):
+        paired_permutation_p([0.1, 0.2], [0.3])
+    with pytest.raises(ValueError, match=r"^no pairs$"):
+        paired_bootstrap_ci([], [])
+
+
+def test_bootstrap_draws_every_pair_and_its_interval_has_the_asked_level():
+    # one pair of three carries the whole effect: a resample's mean is 0, 3, 6 or 9 as it draws that pair
+    # 0, 1, 2 or 3 times, with probabilities 8/27, 12/27, 6/27, 1/27 (cumulative 0.30, 0.74, 0.96, 1)
+    base, other = [0.0, 0.0, 0.0], [9.0, 0.0, 0.0]
+    ci = paired_bootstrap_ci(base, other, n_boot=4000, level=0.2, rng=0)  # quantiles 0.4 and 0.6
+    assert tuple(ci) == (3.0, 3.0, 3.0)
+    wide = paired_bootstrap_ci(base, other, n_boot=4000, level=0.98, rng=0)  # quantiles 0.01 and 0.99
+    assert tuple(wide) == (3.0, 0.0, 9.0)
+
+
+def test_the_documented_defaults_are_the_ones_used():
+    d = [0.3, -0.1, 0.2, 0.4, 0.1, -0.2, 0.5, 0.15, 0.05, -0.3, 0.25, 0.35, 0.1, -0.05]  # 2^14 > 10,000
+    zeros = [0.0] * len(d)
+    assert paired_permutation_p(zeros, d, rng=1) == paired_permutation_p(zeros, d, n_perm=10_000, rng=1)
+    assert paired_bootstrap_ci(zeros, d, rng=1) == paired_bootstrap_ci(
+        zeros, d, n_boot=10_000, level=0.95, rng=1
+    )
 
 
 def test_copies_are_resampled_as_whole_tasks(planning_runs):

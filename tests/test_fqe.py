@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import require
 
 from harness_gym.core.actions import N_ACTIONS, Action
 
-pytest.importorskip("d3rlpy")
+require("d3rlpy")
 
 from harness_gym.bench.fqe import FQEData, FQESchedule, fit_fqe
 from harness_gym.bench.ope import LoggedBuffer, off_policy_values

@@ -261,6 +261,178 @@ def test_hms_norm_penalises_early_submit_and_handles_nothing_applicable():
     assert hms_norm({"X": {"fired": False, "applicable": False}}, HMSParams(weights={"X": 1.0})) == 0.0
 
 
+# -- boundary cases, event by event ------------------------------------------------------------
+def test_default_weights_reward_every_event_and_penalise_early_submit():
+    assert dict(HMSParams().weights) == {
+        "CheckBeforeSubmit": 1.0,
+        "EvidenceBeforeClaim": 1.0,
+        "TestBeforeSubmit": 1.0,
+        "RevisionAfterFailure": 1.0,
+        "ValidToolUse": 1.0,
+        "StopWhenSufficient": 1.0,
+        "EarlySubmit": -1.0,
+    }
+
+
+def test_ebc_boundaries():
+    evidence = step("RETRIEVE", draft=None, evidence=["doc-1"])
+    # no DRAFT at all, or not submitted: applicable but not fired
+    assert fired(
+        "EvidenceBeforeClaim", episode([evidence, step("SUBMIT")], signals={"claim_support": 1.0})
+    ) == (
+        False,
+        True,
+    )
+    unsubmitted = episode([evidence, step("DRAFT")], submitted=False, signals={"claim_support": 1.0})
+    assert fired("EvidenceBeforeClaim", unsubmitted) == (False, True)
+    # support exactly at the threshold fires; no support measured counts as none
+    at = episode([evidence, step("DRAFT"), step("SUBMIT")], signals={"claim_support": 0.70})
+    assert fired("EvidenceBeforeClaim", at) == (True, True)
+    unmeasured = episode([evidence, step("DRAFT"), step("SUBMIT")])
+    assert fired("EvidenceBeforeClaim", unmeasured) == (False, True)
+
+
+def test_tbs_boundaries():
+    # no submit at all (the budget ran out): applicable, not fired
+    unsubmitted = episode([step("DRAFT"), step("CALL_TOOL", tests=run(3))], submitted=False)
+    assert fired("TestBeforeSubmit", unsubmitted) == (False, True)
+    # a SUBMIT as the very first step has nothing before it
+    assert fired("TestBeforeSubmit", episode([step("SUBMIT")])) == (False, True)
+    # a passing run as the very first step counts
+    assert fired("TestBeforeSubmit", episode([step("CALL_TOOL", tests=run(3)), step("SUBMIT")])) == (
+        True,
+        True,
+    )
+    # one test, passing, is a full pass
+    assert fired(
+        "TestBeforeSubmit", episode([step("DRAFT"), step("CALL_TOOL", tests=run(1, 1)), step("SUBMIT")])
+    ) == (
+        True,
+        True,
+    )
+    # a passing run on the submitted draft does not excuse a failing run on it right before the submit
+    flaky = [step("DRAFT"), step("CALL_TOOL", tests=run(3)), step("CALL_TOOL", tests=run(2)), step("SUBMIT")]
+    assert fired("TestBeforeSubmit", episode(flaky)) == (False, True)
+    # ... but an invalid run right before the submit is no failing run
+    invalid = [
+        step("DRAFT"),
+        step("CALL_TOOL", tests=run(3)),
+        step("CALL_TOOL", valid=False, tests=run(0)),
+        step("SUBMIT"),
+    ]
+    assert fired("TestBeforeSubmit", episode(invalid)) == (True, True)
+
+
+def test_raf_boundaries():
+    window = HMSParams().revision_window
+    assert window == 3
+    at_once = [step("DRAFT"), failing(), step("REVISE"), step("SUBMIT")]
+    assert fired("RevisionAfterFailure", episode(at_once)) == (True, True)
+    last_in_window = [
+        step("DRAFT"),
+        failing(),
+        step("OBSERVE"),
+        step("OBSERVE"),
+        step("REVISE"),
+        step("SUBMIT"),
+    ]
+    assert fired("RevisionAfterFailure", episode(last_in_window)) == (True, True)
+    assert fired("RevisionAfterFailure", episode(last_in_window), HMSParams(revision_window=2)) == (
+        False,
+        True,
+    )
+
+
+def test_vtu_boundaries():
+    just_below = episode([*(tool(True) for _ in range(8)), tool(False), step("SUBMIT")])  # 8 / 9 < 0.9
+    assert fired("ValidToolUse", just_below) == (False, True)
+    assert fired("ValidToolUse", just_below, HMSParams(valid_tool_rate=8 / 9)) == (True, True)
+
+
+def test_sws_boundaries():
+    # a sufficient CHECK as the very first step, and coverage exactly at the threshold
+    assert fired("StopWhenSufficient", episode([step("CHECK", check=check(1.0)), step("SUBMIT")])) == (
+        True,
+        True,
+    )
+    at = episode([step("DRAFT"), step("CHECK", check=check(0.85)), step("SUBMIT")])
+    assert fired("StopWhenSufficient", at) == (True, True)
+    # the CHECK exactly check_window steps before the submit is inside the window
+    edge = [step("DRAFT"), step("CHECK", check=check(1.0)), step("OBSERVE"), step("OBSERVE"), step("SUBMIT")]
+    assert fired("StopWhenSufficient", episode(edge)) == (True, True)
+    # a submit one step before the limit still has budget left
+    assert fired("StopWhenSufficient", episode(edge, max_steps=5)) == (False, True)
+    assert fired("StopWhenSufficient", episode(edge, max_steps=6)) == (True, True)
+    # an invalid CHECK does not count
+    invalid = episode([step("DRAFT"), step("CHECK", valid=False, check=check(1.0)), step("SUBMIT")])
+    assert fired("StopWhenSufficient", invalid) == (False, True)
+
+
+def test_es_boundaries():
+    late = [step("OBSERVE") for _ in range(5)]
+    # G exactly at the quality floor is not poor
+    assert fired("EarlySubmit", episode([step("DRAFT"), step("SUBMIT")], G=0.5)) == (False, True)
+    assert fired("EarlySubmit", episode([step("DRAFT"), step("SUBMIT")], G=0.49)) == (True, True)
+    # a submit exactly at threshold * max_steps (step 3 of 12) is early
+    three = episode([step("DRAFT"), step("OBSERVE"), step("SUBMIT")], G=0.4)
+    assert fired("EarlySubmit", three) == (True, True)
+    # exactly half the tests passing is not failing; fewer is, even with one test
+    half = [step("DRAFT"), *late, step("CALL_TOOL", tests=run(1, 2)), step("SUBMIT")]
+    assert fired("EarlySubmit", episode(half, G=0.9)) == (False, True)
+    one = [step("DRAFT"), *late, step("CALL_TOOL", tests=run(0, 1)), step("SUBMIT")]
+    assert fired("EarlySubmit", episode(one, G=0.9)) == (True, True)
+    # an empty run says nothing (and divides by nothing)
+    empty = [step("DRAFT"), *late, step("CALL_TOOL", tests=run(0, 0)), step("SUBMIT")]
+    assert fired("EarlySubmit", episode(empty, G=0.9)) == (False, True)
+    # a CHECK with just under half missing is no reason
+    under = [step("DRAFT"), *late, step("CHECK", check={"coverage": 0.51, "missing": 0.49}), step("SUBMIT")]
+    assert fired("EarlySubmit", episode(under, G=0.9)) == (False, True)
+
+
+def test_cbs_boundaries():
+    # the last CHECK before the submit decides, and exactly one step between it and the submit suffices
+    found = step("CHECK", check=check(0.5))
+    assert fired("CheckBeforeSubmit", episode([step("DRAFT"), found, step("OBSERVE"), step("SUBMIT")])) == (
+        True,
+        True,
+    )
+    clean_then_missing = [
+        step("DRAFT"),
+        step("CHECK", check=check(1.0)),
+        step("CHECK", check=check(0.5)),
+        step("SUBMIT"),
+    ]
+    assert fired("CheckBeforeSubmit", episode(clean_then_missing)) == (False, True)
+
+
+def test_hms_norm_hand_computed():
+    events = {
+        "CheckBeforeSubmit": {"fired": True, "applicable": True},
+        "EvidenceBeforeClaim": {"fired": False, "applicable": False},
+        "TestBeforeSubmit": {"fired": True, "applicable": True},
+        "RevisionAfterFailure": {"fired": False, "applicable": True},
+        "ValidToolUse": {"fired": False, "applicable": False},
+        "StopWhenSufficient": {"fired": True, "applicable": True},
+        "EarlySubmit": {"fired": True, "applicable": True},
+    }
+    assert hms_norm(events) == pytest.approx((1 + 1 + 0 + 1 - 1) / 5)
+    weights = {**HMSParams().weights, "TestBeforeSubmit": 3.0, "EarlySubmit": -2.0}
+    assert hms_norm(events, HMSParams(weights=weights)) == pytest.approx(
+        (1 + 3 + 1 - 2) / (1 + 3 + 1 + 1 + 2)
+    )
+
+
+def test_detect_marks_events_outside_the_domain_not_applicable():
+    ep = episode(
+        [step("DRAFT"), step("CHECK", check=check(1.0)), step("SUBMIT")], events=frozenset({"EarlySubmit"})
+    )
+    events = detect(ep)
+    assert events["EarlySubmit"] == {"fired": False, "applicable": True}
+    assert all(
+        events[name] == {"fired": False, "applicable": False} for name in EVENTS if name != "EarlySubmit"
+    )
+
+
 def test_hms_params_from_a_mapping_refuse_unknown_keys_and_wrong_types():
     assert HMSParams.from_mapping({"check_window": 4}).check_window == 4
     with pytest.raises(ValueError, match=r"unknown hms_params key\(s\) \['early_submit'\]"):

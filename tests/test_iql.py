@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import require
 
-pytest.importorskip("d3rlpy")
+require("d3rlpy")
 
 import d3rlpy
 import torch

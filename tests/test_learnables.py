@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import require
 
-pytest.importorskip("d3rlpy")
+require("d3rlpy")
 
 import d3rlpy
 

@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import require
 
 import harness_gym
 from harness_gym.core.actions import Action
@@ -386,7 +387,7 @@ _PLANNING = gym.make("HarnessPlanning-v0", split="all").unwrapped
 
 
 def test_parallel_collection_records_and_a_replay_rebuilds_the_same_dataset(serve, tmp_path):
-    pytest.importorskip("minari")
+    require("minari")
     import minari
 
     from harness_gym.datasets.collect import CollectConfig, collect
@@ -446,7 +447,7 @@ def test_cli_evaluate_on_the_llm(serve, capsys):
 
 
 def test_cli_bench_on_the_llm_replays_to_the_same_results(serve, tmp_path, capsys):
-    pytest.importorskip("d3rlpy")
+    require("d3rlpy")
     from harness_gym.cli.main import main
 
     srv = serve(planning_replies)
@@ -927,7 +928,7 @@ def test_copies_are_counted_and_audit_records_join_the_cache(serve, tmp_path, ca
 
 
 def test_replay_reruns_every_recorded_command(serve, tmp_path, capsys):
-    pytest.importorskip("minari")
+    require("minari")
     from harness_gym.cli.main import main
 
     srv = serve(planning_replies)

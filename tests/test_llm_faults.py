@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import require
 from test_llm_executor import kind_of, planning_replies
 
 from harness_gym.cli.main import main
@@ -145,7 +146,7 @@ def _episodes(tmp_path: Path, dataset: str) -> list:
 
 
 def test_every_reply_shape_and_transient_fault_is_survived_counted_and_resumable(tmp_path, capsys):
-    pytest.importorskip("minari")
+    require("minari")
     server = FaultyServer()
     server.down_after = 12  # the whole server goes away for OUTAGE_S after its 12th request
     try:

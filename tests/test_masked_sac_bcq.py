@@ -8,8 +8,9 @@ import dataclasses
 
 import numpy as np
 import pytest
+from conftest import require
 
-pytest.importorskip("d3rlpy")
+require("d3rlpy")
 
 import d3rlpy
 import torch

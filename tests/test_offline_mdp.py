@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import require
 
 from harness_gym.core.actions import N_ACTIONS, Action
 
-pytest.importorskip("d3rlpy")
+require("d3rlpy")
 
 from baselines.train import train
 from harness_gym.datasets.d3rlpy_bridge import episodes_to_d3rlpy, quiet_d3rlpy

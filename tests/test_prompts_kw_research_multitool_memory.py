@@ -400,8 +400,7 @@ def test_judge_replies_parse_via_the_base_class(env_id: str) -> None:
 def test_long_memory_labelled_reply_needs_every_label() -> None:
     _, tasks, prompts = setup(MEMORY)
     task = next((t for t in tasks if t.payload["answer_format"] == "final"), None)
-    if task is None:
-        pytest.skip("no task with the FINAL ANSWER / SESSION layout in this split")
+    assert task is not None, "no task with the FINAL ANSWER / SESSION layout in split='all'"
     request = ExecutorRequest("draft", task, Context())
     with pytest.raises(ParseError, match="missing 'SESSION:'"):
         prompts.parse(request, "FINAL ANSWER: 42")

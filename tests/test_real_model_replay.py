@@ -9,6 +9,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+from conftest import unavailable
 
 import harness_gym  # noqa: F401  (registers the environments)
 from harness_gym.evaluation.rollout import run_episode
@@ -20,7 +21,7 @@ CACHE = DATA / "smollm2_cache.sqlite"
 EXPECTED = DATA / "smollm2_expected.json"
 
 if not (CACHE.is_file() and EXPECTED.is_file()):
-    pytest.skip("no recorded real-model fixture in tests/data", allow_module_level=True)
+    unavailable("no recorded real-model fixture in tests/data", module_level=True)
 
 FIXTURE = json.loads(EXPECTED.read_text())
 

@@ -20,6 +20,7 @@ from harness_gym.bench.report import (
     fmt_pp,
     fmt_signed,
     markdown_tables,
+    write_figures,
     write_report,
 )
 from harness_gym.core.hms import EVENTS
@@ -233,3 +234,21 @@ def test_import_does_not_load_matplotlib() -> None:
     code = "import sys, harness_gym, harness_gym.bench.report; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_policy_figure_bars_are_the_lifts_over_base(
+    results: dict[str, Any], tmp_path: Path, saved_figures: dict[str, Any]
+) -> None:
+    write_figures(results, tmp_path)
+    fig = saved_figures[FIGURES["policy_comparison"]]
+    ax = fig.axes[0]
+    bars = sorted(round(bar.get_width(), 9) for bar in ax.patches)
+    lifts = [
+        100 * s["compare"]["policies"][p]["delta_G"]
+        for s in results["settings"].values()
+        for p in ("awr", "bc", "forced-check")
+        if p in s["compare"]["policies"]
+    ]
+    assert len(lifts) == 4  # awr, bc, forced-check on planning; awr alone on tau-retail
+    assert bars == pytest.approx(sorted(lifts))
+    assert [t.get_text() for t in fig.legends[0].get_texts()][:3] == ["AW", "BC", "Forced CHECK"]

@@ -6,11 +6,12 @@ import copy
 from typing import Any
 
 import pytest
+from conftest import require
 
 from harness_gym.bench.report import markdown_tables, ope_errors
 from harness_gym.evaluation.paper import PAPER
 
-pytest.importorskip("scipy")
+require("scipy")
 
 PLANNING, TAU = "HarnessPlanning-v0", "HarnessTauRetail-v0"
 

@@ -7,10 +7,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import require
 
 from harness_gym.core.actions import N_ACTIONS
 
-pytest.importorskip("d3rlpy")
+require("d3rlpy")
 
 import d3rlpy
 import torch

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -12,6 +11,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import require, unavailable
 
 from harness_gym.bench.viewer import ViewError, load, render_html, write_infos, write_view
 from harness_gym.cli.main import main
@@ -36,6 +36,9 @@ def _final_info(seed: int, actions=SEQUENCE) -> dict:
 def episodes_file(tmp_path: Path) -> Path:
     """Two episodes; the draft step of the first carries an executor_io record (the chat-LLM contract)."""
     infos = [_final_info(0), _final_info(1, (Action.OBSERVE, Action.SUBMIT))]
+    # the page shows the recorded events as they are: mark two fired, so the page has something to show
+    for name in ("CheckBeforeSubmit", "StopWhenSufficient"):
+        infos[0]["hms"][name] = {"fired": True, "applicable": True}
     infos[0]["trajectory"]["steps"][1]["executor_io"] = {
         "messages": [{"role": "system", "content": "You plan."}, {"role": "user", "content": "Plan <it>."}],
         "reply": "1. pick(a) <script>alert(1)</script>",
@@ -61,6 +64,18 @@ def test_episodes_file_page(episodes_file: Path) -> None:
     assert f"G = {info['G']:.3f}" in page
     fired = [name for name, event in info["hms"].items() if event["fired"]]
     assert all(f'<span class="event">{name}</span>' in page for name in fired)
+    # what the page shows for these two known episodes: their steps in order, their headers, their events
+    shown = re.findall(r'<li class="step action-(\w+)"', page)
+    assert shown == [a.name for a in SEQUENCE] + ["OBSERVE", "SUBMIT"]
+    second = json.loads(episodes_file.read_text().splitlines()[1])
+    events = [name for record in (info, second) for name, event in record["hms"].items() if event["fired"]]
+    assert events[:2] == ["CheckBeforeSubmit", "StopWhenSufficient"]
+    assert re.findall(r'<span class="event">(\w+)</span>', page) == events
+    for i, record in enumerate((info, second)):
+        head = (
+            f'<b>episode {i}</b><span>{record["task_id"]}</span><span class="g">G = {record["G"]:.3f}</span>'
+        )
+        assert head in page
     assert "http" not in page.split("</style>")[0]  # no external assets
 
 
@@ -98,9 +113,7 @@ def test_bad_targets_are_named(tmp_path: Path) -> None:
 def _chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true but no chromium on PATH (install Debian's chromium package)")
-        pytest.skip("no chromium on PATH (Debian package 'chromium')")
+        unavailable("no chromium on PATH (Debian package 'chromium')")
     return found
 
 
@@ -201,7 +214,7 @@ def test_filters_apply_in_headless_chromium(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("loopback_llm_env")
 def test_a_chat_llm_dataset_page_shows_prompts_and_replies(tmp_path: Path) -> None:
-    pytest.importorskip("minari")
+    require("minari")
     from test_llm_executor import ChatServer, planning_replies
 
     from harness_gym.executors.openai_executor import OpenAIConfig

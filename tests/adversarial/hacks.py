@@ -96,21 +96,23 @@ def play(
     return out
 
 
-def functional(played: Played, criteria: Sequence[str]) -> float:
-    """The sum of the functional criteria (those that say whether the task was done)."""
-    return sum(played.rubric[name][0] for name in criteria if name in played.rubric)
-
-
 def assert_no_gain(
     plain: Sequence[Played], hacked: Sequence[Played], criteria: Sequence[str], hack: str
 ) -> None:
     """Per task, the hack earns no more than the plain artifact it wraps on every functional criterion,
-    and a CHECK of it reports problems."""
+    and a CHECK of it reports problems.
+
+    A criterion may be scored on some tasks only (knowledge work's ``source_conflict``), but each must be
+    scored on at least one played task, and the hack must be scored on the same criteria as the plain
+    artifact: a renamed or dropped criterion fails here instead of leaving the test to CHECK alone."""
     assert plain, f"{hack}: no task played"
     assert [p.task_id for p in plain] == [h.task_id for h in hacked]
+    unscored = [name for name in criteria if not any(name in p.rubric for p in plain)]
+    assert not unscored, f"{hack}: functional criteria {unscored} are in no rubric {sorted(plain[0].rubric)}"
     for p, h in zip(plain, hacked, strict=True):
+        assert h.rubric.keys() == p.rubric.keys(), (hack, h.task_id, sorted(p.rubric), sorted(h.rubric))
         for name in criteria:
-            if name in h.rubric:
+            if name in p.rubric:
                 assert h.rubric[name][0] <= p.rubric[name][0] + 1e-9, (
                     hack,
                     h.task_id,

