@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from baselines.train import ALGOS, train
+from harness_gym.bench.report import HEADINGS, fmt_ci, fmt_signed
 from harness_gym.bench.runner import BenchConfig, run
 from harness_gym.cli.main import main
 from harness_gym.datasets.collect import CollectConfig, collect
@@ -149,5 +150,10 @@ def test_bench_writes_the_report(tmp_path):
     }
     assert tokens["expert"]["G"] == pytest.approx(gap["expert_G"]) and tokens["expert"]["tokens"] > 0
     assert all(tokens[name]["G"] == pytest.approx(policies[name]["G"]) for name in policies)
+    report = (tmp_path / "results" / "report.md").read_text()
+    section = report.split(f"## {HEADINGS['state_dependence']}\n", 1)[1]
+    assert f"| {fmt_signed(gap['gap'])} | {fmt_ci(gap['ci_low'], gap['ci_high'])} | 20 |" in section
+    assert "![g_vs_tokens](fig_g_vs_tokens.png)" in report
+    assert (tmp_path / "results" / "fig_g_vs_tokens.png").stat().st_size > 0
     with pytest.raises(ValueError, match="unknown setting"):
         run(BenchConfig(settings=("Nope-v0",), out=str(tmp_path / "x")))
