@@ -33,6 +33,10 @@ CONTEXT_ITEM_CHARS = 400
 """Usage accounting: characters of prompt that one evidence item or tool result adds."""
 REFLAW_TRIES = 8
 """Draws spent looking for a flawed variant other than the current draft."""
+SIMULATOR_VERSION = 1
+"""Version of the simulated executor's mechanism. Bump it with any change after which the same profile, task,
+seed and actions give a different episode; datasets record it (``harness_simulator_version``) and so does
+their manifest (``datasets/MANIFEST.json``)."""
 
 
 class SimulatedExecutor:
@@ -49,7 +53,12 @@ class SimulatedExecutor:
         """Parameters recorded in dataset metadata."""
         from dataclasses import asdict
 
-        return {"name": self.name, "domain": self.domain.name, "profile": asdict(self.profile)}
+        return {
+            "name": self.name,
+            "version": SIMULATOR_VERSION,
+            "domain": self.domain.name,
+            "profile": asdict(self.profile),
+        }
 
     def _flaw_table(self, key: str, pool: ArtifactPool) -> tuple[list[str], list[float], dict]:
         table = self._flaws.get(key)
