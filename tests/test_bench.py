@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 
 import minari
 import pytest
@@ -95,6 +96,18 @@ def test_bench_writes_the_report(tmp_path):
     assert ("awr", "bc") in {(p["x"], p["y"]) for p in aggregate["improvement"]}
     for name in ("report.md", "results.json", "summary.csv"):
         assert (tmp_path / "results" / name).exists()
+    # every evaluated policy's first evaluation episodes are kept, and shown in view.html
+    lines = (tmp_path / "results" / "episodes" / f"{PLANNING}.jsonl").read_text().splitlines()
+    kept = [json.loads(line) for line in lines]
+    assert {r["policy"] for r in kept} == set(policies)
+    assert all(sum(r["policy"] == name for r in kept) == config.view_episodes for name in policies)
+    assert all(r["step_records"][-1]["action"] in {"SUBMIT"} or r["steps"] == 12 for r in kept)
+    page = (tmp_path / "results" / "view.html").read_text()
+    for name in policies:
+        shown = re.findall(
+            rf'data-policy="{re.escape(name)}"[^>]*><div class="head"><b>{re.escape(name)} seed', page
+        )
+        assert len(shown) == config.view_episodes
     # off-policy evaluation: every trained acting policy and seed, each estimator beside the truth
     ope = results["settings"][PLANNING]["ope"]
     assert set(ope) == set(policies) - {"base", "forced-check"}

@@ -295,3 +295,27 @@ def test_compare_names_the_missing_pairs(planning_runs):
         compare(duplicated, n_boot=10, n_perm=10)
     with pytest.raises(KeyError):
         compare({"forced-check": planning_runs["forced-check"]})
+
+
+def test_copies_are_resampled_as_whole_tasks(planning_runs):
+    """Episodes that repeat one another call for call (a chat LLM at temperature 0) never count as
+    independent draws: the interval and the test resample whole tasks, which widens the interval."""
+    base = planning_runs["base"]
+    pairs = compare(planning_runs, n_boot=2000, n_perm=2000)
+    assert pairs["resampled"] == "pairs"
+    assert pairs["policies"]["base"]["distinct_episodes"] == 180  # simulated: no traces, all distinct
+
+    # copies: every episode of a task repeats the task's first one (same G, same trace)
+    first = {}
+    for r in base:
+        first.setdefault(r.task_id, r)
+    copies = [replace(r, G=first[r.task_id].G, trace=f"trace-{r.task_id}") for r in base]
+    better = [replace(r, policy="x", G=min(1.0, r.G + 0.2), trace=f"other-{r.task_id}") for r in copies]
+    report = compare({"base": copies, "x": better}, n_boot=2000, n_perm=2000)
+    entry = report["policies"]["x"]
+    assert report["resampled"] == "tasks" and entry["distinct_episodes"] == 20
+    by_pairs = paired_bootstrap_ci([r.G for r in copies], [r.G for r in better], n_boot=2000, rng=1)
+    assert entry["ci_high"] - entry["ci_low"] > by_pairs.high - by_pairs.low
+    assert entry["delta_G"] == pytest.approx(by_pairs.estimate)  # the estimate is the same mean
+    with pytest.raises(ValueError, match="cluster labels"):
+        paired_bootstrap_ci([0.0, 1.0], [1.0, 1.0], clusters=["a"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
@@ -144,7 +145,8 @@ class Scripted:
 
 
 def make_env(env_id: str, base_url: str, **settings) -> gym.Env:
-    config = OpenAIConfig(model="scripted-model", base_url=base_url, max_retries=0, **settings)
+    settings = {"model": "scripted-model", **settings}
+    config = OpenAIConfig(base_url=base_url, max_retries=0, **settings)
     return gym.make(env_id, split="eval", executor=config, strict=True)
 
 
@@ -251,13 +253,22 @@ def test_record_then_replay_with_the_server_stopped_is_identical(serve, tmp_path
     replay = make_env(env_id, srv.base_url, temperature=0.8, cache=str(cache), cache_mode="replay")
     replayed = [run_random(replay, seed, task_id) for seed, task_id in enumerate(task_ids)]
 
-    def without_cache_flags(steps):  # a replayed call is a cache hit; everything else is the same
-        return [{**s, "usage": {**s["usage"], "cached": None}} if "usage" in s else s for s in steps]
+    def without_cache_flags(steps):  # a replayed call is a cache hit, costing no time; all else is the same
+        spent = {"cached": None, "latency_s": None}
+        return [
+            {**s, "usage": {**s["usage"], **spent}, "executor_io": {**s["executor_io"], **spent}}
+            if "usage" in s
+            else s
+            for s in steps
+        ]
 
     for (steps, reward, info), (steps2, reward2, info2) in zip(recorded, replayed, strict=True):
         assert without_cache_flags(steps2) == without_cache_flags(steps)
         assert all(s["usage"]["cached"] == 0 for s in steps if "usage" in s)
         assert all(s["usage"]["cached"] == s["usage"]["calls"] for s in steps2 if "usage" in s)
+        assert all(s["executor_io"]["cached"] is False for s in steps if "executor_io" in s)
+        assert all(s["executor_io"]["latency_s"] > 0 for s in steps if "executor_io" in s)  # measured
+        assert all(s["executor_io"]["latency_s"] == 0 for s in steps2 if "executor_io" in s)  # not sent
         assert reward2 == reward
         assert info2["rubric"] == info["rubric"]
         assert info2["usage"]["prompt_tokens"] == info["usage"]["prompt_tokens"]
@@ -277,7 +288,7 @@ def test_record_then_replay_with_the_server_stopped_is_identical(serve, tmp_path
 
 def test_usage_and_cost_reach_the_episode_info(serve):
     srv = serve(lambda messages: "", usage={"prompt_tokens": 1000, "completion_tokens": 500})
-    env = make_env("HarnessPlanning-v0", srv.base_url, price_per_1k_prompt=0.5, price_per_1k_completion=2.0)
+    env = make_env("HarnessPlanning-v0", srv.base_url, price_in=500.0, price_out=2000.0)  # USD / 1M tokens
     srv.respond = Scripted(env)
     reward, info = gather_then_draft(env, seed=0, task_id=env.unwrapped.tasks[0].task_id)
     usage = info["usage"]
@@ -545,7 +556,17 @@ def test_step_records_and_the_cache_keep_the_request_and_reply(serve, tmp_path):
     steps = info["trajectory"]["steps"]
     assert "executor_io" not in steps[0]  # OBSERVE calls no executor
     io = steps[1]["executor_io"]
-    assert set(io) == {"messages", "reply", "finish_reason", "cache_key", "error"}
+    assert set(io) >= {"messages", "reply", "finish_reason", "cache_key", "error"}
+    assert set(io) == {
+        *("messages", "reply", "reasoning_content", "finish_reason", "model", "cache_key", "cached"),
+        *("latency_s", "prompt_tokens", "completion_tokens", "cost_usd", "error"),
+    }
+    assert (io["model"], io["cached"], io["prompt_tokens"], io["completion_tokens"]) == (
+        "scripted-model",
+        False,
+        100,
+        20,
+    )
     assert io["messages"] == srv.requests[-1]["messages"] and io["error"] is None
     assert io["finish_reason"] == "stop"
     json.dumps(io)  # plain JSON for datasets and the viewer
@@ -564,7 +585,7 @@ def test_equal_prompts_share_one_cache_entry_at_temperature_zero(serve, tmp_path
     assert env.unwrapped.executor.stats()["cache_hits"] == 1
 
 
-def test_a_replay_miss_names_the_changed_base_url_and_sampling(serve, tmp_path):
+def test_a_moved_base_url_replays_and_a_replay_miss_names_the_changed_sampling(serve, tmp_path):
     env_id = "HarnessPlanning-v0"
     srv = serve(lambda payload: "")
     cache = str(tmp_path / "c.sqlite")
@@ -573,10 +594,15 @@ def test_a_replay_miss_names_the_changed_base_url_and_sampling(serve, tmp_path):
     task_id = env.unwrapped.tasks[0].task_id
     env.reset(seed=0, options={"task_id": task_id})
     env.step(int(Action.DRAFT))
+    # the endpoint's URL is no part of the key: the same model behind another URL replays the recording
     moved = make_env(env_id, "http://127.0.0.1:9/v1", cache=cache, cache_mode="replay")
     moved.reset(seed=0, options={"task_id": task_id})
-    with pytest.raises(CacheMissError, match=r"base_url 'http://127.0.0.1:9/v1' \(recorded: 'http://127"):
-        moved.step(int(Action.DRAFT))
+    moved.step(int(Action.DRAFT))
+    assert moved.unwrapped._ep.steps[-1]["executor_io"]["cached"] is True
+    other_model = make_env(env_id, srv.base_url, cache=cache, cache_mode="replay", model="other")
+    other_model.reset(seed=0, options={"task_id": task_id})
+    with pytest.raises(CacheMissError, match=r"model 'other' \(recorded: 'scripted-model'\)"):
+        other_model.step(int(Action.DRAFT))
     hotter = make_env(env_id, srv.base_url, cache=cache, cache_mode="replay", max_tokens=64)
     hotter.reset(seed=0, options={"task_id": task_id})
     with pytest.raises(CacheMissError, match=r"max_tokens 64 \(recorded: 1024\)"):
@@ -640,3 +666,290 @@ def test_cli_fold_system_flag(serve, capsys):
     assert main([*args, "--base-url", srv.base_url, "--fold-system"]) == 0
     assert srv.requests and all(m["role"] != "system" for r in srv.requests for m in r["messages"])
     assert "parse failures" in capsys.readouterr().out
+
+
+# -- replies of every shape, structured output, sampling, settings files, spend, audit ---------------
+
+
+class Raw:
+    """A scripted reply given as the whole ``choices[0]`` (or ``None``: a reply with no choice)."""
+
+    def __init__(self, choice: dict | None) -> None:
+        self.choice = choice
+
+
+class ShapeServer(ChatServer):
+    """ChatServer whose responder may return a ``Raw`` choice."""
+
+    def __init__(self, respond: Callable[[dict], object]) -> None:
+        self.raw_respond = respond
+        super().__init__(lambda payload: "")
+        server = self
+        handler = self.httpd.RequestHandlerClass
+
+        def do_POST(self) -> None:
+            payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            server.requests.append(payload)
+            reply = server.raw_respond(payload)
+            if isinstance(reply, Raw):
+                choices = [] if reply.choice is None else [reply.choice]
+            else:
+                choices = [{"message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}]
+            body = json.dumps({"choices": choices, "usage": server.usage}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        handler.do_POST = do_POST
+
+
+SHAPES = {
+    "truncations": Raw(
+        {"message": {"content": "", "reasoning_content": "Let me think."}, "finish_reason": "length"}
+    ),
+    "no_content": Raw(None),
+    "tool_calls": Raw(
+        {
+            "message": {
+                "content": None,
+                "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": "{}"}}],
+            },
+            "finish_reason": "tool_calls",
+        }
+    ),
+    "refusals": Raw({"message": {"content": None, "refusal": "I won't."}, "finish_reason": "stop"}),
+}
+
+
+@pytest.mark.parametrize("kind", [*SHAPES, "filtered", "empty"])
+def test_every_reply_shape_is_a_counted_step_outcome(kind, tmp_path):
+    shape = {
+        **SHAPES,
+        "filtered": Raw({"message": {"content": ""}, "finish_reason": "content_filter"}),
+        "empty": Raw({"message": {"content": "  ", "reasoning_content": "thought"}, "finish_reason": "stop"}),
+    }[kind]
+    counter = {"filtered": "refusals", "empty": "no_content"}.get(kind, kind)
+    srv = ShapeServer(lambda payload: shape)
+    try:
+        env = make_env("HarnessPlanning-v0", srv.base_url, cache=str(tmp_path / "c.sqlite"))
+        env.reset(seed=0, options={"task_id": env.unwrapped.tasks[0].task_id})
+        _, _, _, _, info = env.step(int(Action.DRAFT))  # a step, not a stopped run
+        record = env.unwrapped._ep.steps[-1]
+        assert record["failure"] and record["draft_hash"] is None
+        io = record["executor_io"]
+        assert io["error"] is not None and not info["action_mask"][Action.CHECK]
+        if kind in ("truncations", "empty"):
+            assert io["reasoning_content"] in ("Let me think.", "thought")
+        if kind == "truncations":
+            assert "while still reasoning" in io["error"]
+        _, _, _, _, info = env.step(int(Action.SUBMIT))
+        assert info["usage"][counter] == 1
+        others = {"parse_failures", "truncations", "no_content", "tool_calls", "refusals"} - {counter}
+        assert all(info["usage"][name] == 0 for name in others)
+        assert env.unwrapped.executor.stats()[counter] == 1
+        # and replayed from the cache, the same kind again
+        replay = make_env(
+            "HarnessPlanning-v0", srv.base_url, cache=str(tmp_path / "c.sqlite"), cache_mode="replay"
+        )
+        replay.reset(seed=0, options={"task_id": env.unwrapped.tasks[0].task_id})
+        replay.step(int(Action.DRAFT))
+        assert replay.unwrapped._ep.steps[-1]["executor_io"]["error"] == io["error"]
+    finally:
+        srv.close()
+
+
+def _plan_object(payload: dict) -> dict:
+    prompt = payload["messages"][-1]["content"]
+    task = next(t for t in _PLANNING.tasks if t.prompt.strip() in prompt)
+    return {"plan": _PLANNING.domain.pool(task).reference.strip().splitlines()}
+
+
+@pytest.mark.parametrize("mode", ["json-schema", "tools"])
+def test_structured_output_sends_the_schema_and_reads_the_object(mode):
+    def respond(payload: dict) -> object:
+        plan = json.dumps(_plan_object(payload))
+        if mode == "json-schema":
+            return plan
+        call = {"type": "function", "function": {"name": "submit_artifact", "arguments": plan}}
+        return Raw({"message": {"content": None, "tool_calls": [call]}, "finish_reason": "tool_calls"})
+
+    srv = ShapeServer(respond)
+    try:
+        env = make_env("HarnessPlanning-v0", srv.base_url, structured=mode)
+        reward, _ = gather_then_draft(env, 0, env.unwrapped.tasks[0].task_id)
+    finally:
+        srv.close()
+    assert reward == pytest.approx(1.0)
+    request = srv.requests[-1]
+    if mode == "json-schema":
+        schema = request["response_format"]["json_schema"]["schema"]
+        assert request["response_format"]["type"] == "json_schema"
+        assert "JSON schema" in request["messages"][-1]["content"]
+    else:
+        [tool] = request["tools"]
+        schema = tool["function"]["parameters"]
+        assert request["tool_choice"]["function"]["name"] == tool["function"]["name"] == "submit_artifact"
+    assert schema["properties"] == {"plan": {"type": "array", "items": {"type": "string"}}}
+
+
+@pytest.mark.parametrize("env_id", harness_gym.ENV_IDS)
+def test_every_domain_has_a_schema_whose_object_reads_back(env_id):
+    """Each domain's structured reply, rendered back to text, goes through the same parser: an object
+    with the schema's fields gives an artifact (or a ParseError naming the problem), never a crash."""
+    from harness_gym.executors.prompts import ParseError
+
+    env = gym.make(env_id, split="eval")
+    domain = env.unwrapped.domain
+    prompts = domain.prompts_cls(domain)
+    task = env.unwrapped.tasks[0]
+    for kind in ("draft", "judge"):
+        request = ExecutorRequest(kind, task, Context(), draft="x" if kind == "judge" else None)
+        _, schema = prompts.reply_schema(request)
+        assert schema["type"] == "object" and set(schema["required"]) == set(schema["properties"])
+        filler = {"string": "value", "number": 1, "array": ["a"], "object": {}}
+        obj = {
+            name: (prop.get("enum") or [filler[prop.get("type", "string")]])[0]
+            for name, prop in schema["properties"].items()
+        }
+        with contextlib.suppress(ParseError):  # a filler value may not be an artifact, but nothing else
+            assert prompts.parse(request, prompts.structured_text(request, obj))
+        with pytest.raises(ParseError):
+            prompts.structured_text(request, {"unexpected": 1})
+
+
+def test_sampling_settings_reach_the_server_from_the_command_line(serve, capsys):
+    from harness_gym.cli.main import main
+
+    srv = serve(lambda payload: "1. nothing")
+    args = ["run", "--env", "HarnessPlanning-v0", "--episodes", "1", "--executor", "openai", "--model", "m"]
+    args += [
+        "--base-url",
+        srv.base_url,
+        "--top-p",
+        "0.9",
+        "--llm-seed",
+        "7",
+        "--stop",
+        "END",
+        "--stop",
+        "###",
+    ]
+    args += ["--reasoning-effort", "low", "--extra-body", '{"top_k": 5}', "--max-tokens", "300"]
+    assert main(args) == 0
+    request = srv.requests[0]
+    assert request["temperature"] == 0.0 and request["seed"] == 7  # a seed at temperature 0 too
+    assert (request["top_p"], request["stop"], request["reasoning_effort"]) == (0.9, ["END", "###"], "low")
+    assert request["top_k"] == 5 and request["max_tokens"] == 300
+    with pytest.raises(SystemExit, match="--top-p, --llm-seed only apply with --executor openai"):
+        main(["run", "--env", "HarnessPlanning-v0", "--top-p", "0.5", "--llm-seed", "1"])
+    with pytest.raises(SystemExit, match="extra_body is not JSON"):
+        main([*args, "--extra-body", "{oops"])
+
+
+def test_a_settings_file_serves_the_run_its_resume_and_its_replay(serve, tmp_path, capsys):
+    from harness_gym.cli.main import main
+
+    srv = serve(planning_replies)
+    cache = tmp_path / "c.sqlite"
+    config = tmp_path / "run.toml"
+    config.write_text(
+        f'[executor]\nmodel = "m"\nbase_url = "{srv.base_url}"\ntemperature = 0.5\nmax_tokens = 256\n'
+        f'cache = "{cache}"\nstop = ["END"]\nprice_in = 1000.0\nprice_out = 4000.0\n'
+    )
+    out = tmp_path / "eval.json"
+    args = ["evaluate", "--env", "HarnessPlanning-v0", "--policy", "base", "--quiet", "--config", str(config)]
+    assert main([*args, "--out", str(out)]) == 0
+    first = capsys.readouterr().out
+    assert all(
+        r["temperature"] == 0.5 and r["stop"] == ["END"] and r["max_tokens"] == 256 for r in srv.requests
+    )
+    # 180 episodes at temperature 0.5: every call sent; 100 + 20 tokens at $1000 / $4000 per million
+    sent = len(srv.requests)
+    assert f"{sent} sent ({sent * 100} prompt + {sent * 20} completion tokens, ${sent * 0.18:.4f})" in first
+    assert "executor speed:" in first and "p50" in first and "p95" in first
+    srv.close()
+    # replay with nothing but the cache: every other setting comes from it
+    replay = [
+        "evaluate",
+        "--env",
+        "HarnessPlanning-v0",
+        "--policy",
+        "base",
+        "--quiet",
+        "--executor",
+        "openai",
+    ]
+    assert main([*replay, "--cache", str(cache), "--cache-mode", "replay"]) == 0
+    replayed = capsys.readouterr().out
+    assert "0 sent" in replayed and f"{sent} from the cache" in replayed
+    assert [line for line in first.splitlines() if line.startswith("mean G")] == [
+        line for line in replayed.splitlines() if line.startswith("mean G")
+    ]
+    with pytest.raises(SystemExit, match="unknown executor setting"):
+        bad = tmp_path / "bad.toml"
+        bad.write_text('modle = "m"\n')
+        main(["run", "--env", "HarnessPlanning-v0", "--config", str(bad)])
+
+
+def test_copies_are_counted_and_audit_records_join_the_cache(serve, tmp_path, capsys):
+    from harness_gym.cli.main import main
+    from harness_gym.executors import ResponseCache
+
+    srv = serve(planning_replies)
+    cache, out = tmp_path / "c.sqlite", tmp_path / "eval.json"
+    args = ["evaluate", "--env", "HarnessPlanning-v0", "--policy", "base", "--quiet", "--executor", "openai"]
+    assert (
+        main([*args, "--model", "m", "--base-url", srv.base_url, "--cache", str(cache), "--out", str(out)])
+        == 0
+    )
+    printed = capsys.readouterr().out
+    # temperature 0, Base: the 3 seeds x 3 rollouts of a task are one episode nine times
+    assert "only 20 of 180 episodes are distinct" in printed
+    assert "180 calls (20 distinct): 20 sent" in printed and "160 from the cache" in printed
+    records = json.loads(out.read_text())
+    assert len(records) == 180
+    step = next(s for s in records[0]["step_records"] if "executor_io" in s)
+    io = step["executor_io"]
+    assert {"cache_key", "cached", "latency_s", "prompt_tokens", "completion_tokens", "model"} <= set(io)
+    assert "messages" not in io and "reply" not in io  # those are in the cache, by key
+    with ResponseCache(cache, "read_only") as opened:
+        assert opened.request(io["cache_key"])["messages"][-1]["role"] == "user"
+        # every episode, also a copy served from the cache, joins by its id and step
+        for record in (records[0], records[-1]):
+            [call] = opened.conversation(record["episode_id"])
+            assert call["step"] == step["t"] and call["reply"]
+    traces: dict[str, set] = {}
+    for record in records:
+        traces.setdefault(record["task_id"], set()).add(record["trace"])
+    assert len(traces) == 20 and all(len(t) == 1 for t in traces.values())  # each task's nine episodes
+
+
+def test_replay_reruns_every_recorded_command(serve, tmp_path, capsys):
+    pytest.importorskip("minari")
+    from harness_gym.cli.main import main
+
+    srv = serve(planning_replies)
+    cache = tmp_path / "c.sqlite"
+    llm = ["--executor", "openai", "--model", "m", "--base-url", srv.base_url, "--cache", str(cache)]
+    assert main(["run", "--env", "HarnessPlanning-v0", "--episodes", "3", "--temperature", "0.6", *llm]) == 0
+    evaluate = ["evaluate", "--env", "HarnessPlanning-v0", "--policy", "exploratory", "--quiet"]
+    assert main([*evaluate, "--out", str(tmp_path / "e.json"), *llm]) == 0
+    collect = [
+        "collect",
+        "--env",
+        "HarnessPlanning-v0",
+        "--episodes",
+        "6",
+        "--quiet",
+        "--root",
+        str(tmp_path),
+    ]
+    assert main([*collect, "--dataset-id", "harness/planning/r-v0", *llm, "--llm-seed", "3"]) == 0
+    srv.close()
+    capsys.readouterr()
+    assert main(["replay", str(cache)]) == 0
+    out = capsys.readouterr().out
+    assert "replayed 3 recorded run(s), 189 episodes" in out and out.rstrip().endswith("all identical")
+    assert not (tmp_path / "e.json.partial").exists()  # outputs went to a temporary directory

@@ -6,6 +6,7 @@ import json
 import random
 import socket
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -255,41 +256,81 @@ def test_timeout_then_success(server: ScriptedServer) -> None:
     assert len(sleep.calls) == 1
 
 
-def test_malformed_json(server: ScriptedServer) -> None:
+def test_malformed_json_is_retried_then_named(server: ScriptedServer) -> None:
     server.script.append(Scripted(body=b"<html>not json</html>"))
+    server.script.append(Scripted(body=ok_body("after a bad body")))
     client, sleep = make_client(server)
+    assert client.chat(MESSAGES).text == "after a bad body"  # one malformed body never stops a run
+    assert len(server.requests) == 2 and len(sleep.calls) == 1
+    server.default = Scripted(body=b"<html>not json</html>")
+    client, sleep = make_client(server, max_retries=2)
     with pytest.raises(LLMError, match="malformed"):
         client.chat(MESSAGES)
-    assert len(server.requests) == 1
-    assert sleep.calls == []
+    assert len(server.requests) == 2 + 3
+    assert len(sleep.calls) == 2
 
 
 def test_json_not_an_object(server: ScriptedServer) -> None:
-    server.script.append(Scripted(body=b"[1, 2]"))
-    client, _ = make_client(server)
+    server.default = Scripted(body=b"[1, 2]")
+    client, _ = make_client(server, max_retries=1)
     with pytest.raises(LLMError, match="malformed"):
         client.chat(MESSAGES)
 
 
 @pytest.mark.parametrize(
-    "body", [b'{"choices": []}', b'{"usage": {"prompt_tokens": 1}}', b'{"choices": null}']
+    "body",
+    [b'{"choices": []}', b'{"usage": {"prompt_tokens": 1}}', b'{"choices": null}', b'{"choices": ["s"]}'],
 )
-def test_missing_or_empty_choices(server: ScriptedServer, body: bytes) -> None:
+def test_missing_or_empty_choices_are_a_reply_without_a_choice(server: ScriptedServer, body: bytes) -> None:
     server.script.append(Scripted(body=body))
     client, _ = make_client(server)
-    with pytest.raises(LLMError, match="no choices"):
-        client.chat(MESSAGES)
+    result = client.chat(MESSAGES)  # a reply of its own kind (the executor counts it), not an error
+    assert result.no_choice and result.text == ""
     assert len(server.requests) == 1
 
 
-@pytest.mark.parametrize(
-    "choice", [{"message": {"role": "assistant"}}, {"message": {"content": None}}, {"text": "legacy"}, "str"]
-)
-def test_missing_message_content(server: ScriptedServer, choice: object) -> None:
+@pytest.mark.parametrize("choice", [{"message": {"role": "assistant"}}, {"message": {"content": None}}])
+def test_missing_message_content_is_an_empty_reply(server: ScriptedServer, choice: object) -> None:
     server.script.append(Scripted(body=json.dumps({"choices": [choice]}).encode()))
     client, _ = make_client(server)
-    with pytest.raises(LLMError, match="content"):
-        client.chat(MESSAGES)
+    result = client.chat(MESSAGES)
+    assert result.text == "" and not result.no_choice and result.reasoning is None
+
+
+def test_reasoning_tool_calls_and_refusals_are_passed_through(server: ScriptedServer) -> None:
+    thinking = {"content": None, "reasoning_content": "Let me think step by step about"}
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
+    bodies = [
+        {"choices": [{"message": thinking, "finish_reason": "length"}]},
+        {
+            "choices": [
+                {"message": {"content": "", "reasoning": "vLLM's newer name"}, "finish_reason": "stop"}
+            ]
+        },
+        {"choices": [{"message": {"content": None, "tool_calls": [call]}, "finish_reason": "tool_calls"}]},
+        {"choices": [{"message": {"content": None, "refusal": "I can't help with that."}}]},
+        {"choices": [{"message": {"content": ""}, "finish_reason": "content_filter"}]},
+    ]
+    server.script.extend(Scripted(body=json.dumps(b).encode()) for b in bodies)
+    client, _ = make_client(server)
+    cut, empty, called, refused, filtered = (client.chat(MESSAGES) for _ in bodies)
+    assert cut.truncated and cut.text == "" and cut.reasoning == thinking["reasoning_content"]
+    assert empty.reasoning == "vLLM's newer name" and not empty.truncated
+    assert called.tool_calls == (call,) and called.finish_reason == "tool_calls"
+    assert refused.refusal == "I can't help with that."
+    assert filtered.finish_reason == "content_filter"
+    assert len(server.requests) == len(bodies)  # none of them is retried
+
+
+def test_extra_request_fields_reach_the_server(server: ScriptedServer) -> None:
+    server.script.append(Scripted())
+    client, _ = make_client(server)
+    extra = {"top_p": 0.9, "stop": ["END"], "temperature": 0.3, "model": "ignored", "reasoning_effort": "low"}
+    client.chat(MESSAGES, seed=5, extra=extra)
+    [payload] = server.requests
+    assert payload["model"] == "test-model" and payload["messages"] == MESSAGES  # never overridden
+    assert (payload["top_p"], payload["stop"], payload["temperature"]) == (0.9, ["END"], 0.3)
+    assert payload["seed"] == 5 and payload["reasoning_effort"] == "low"
 
 
 def test_400_is_not_retried(server: ScriptedServer) -> None:
@@ -398,3 +439,77 @@ def test_a_hung_endpoint_is_bounded_by_the_call_deadline(server: ScriptedServer)
 def test_deadline_must_be_positive(server: ScriptedServer) -> None:
     with pytest.raises(ValueError, match="deadline_s"):
         make_client(server, deadline_s=0)
+
+
+def test_a_timed_out_request_is_closed_before_its_slot_is_reused() -> None:
+    """A server that notices closed connections (as vLLM and SGLang abort them) never holds more of
+    this client's requests than ``max_concurrency``, however many time out and are retried."""
+    import select
+
+    live: set[socket.socket] = set()
+    lock = threading.Lock()
+    seen = {"max_live": 0, "requests": 0, "closed": 0}
+    stop = threading.Event()
+
+    def closed(sock: socket.socket) -> bool:
+        try:
+            return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            sock = self.connection
+            with lock:
+                for other in [s for s in live if closed(s)]:  # the client's FIN is in before its next SYN
+                    live.discard(other)
+                    seen["closed"] += 1
+                live.add(sock)
+                seen["requests"] += 1
+                seen["max_live"] = max(seen["max_live"], len(live))
+            deadline = time.monotonic() + 5.0
+            while time.monotonic() < deadline and not stop.is_set():  # "generating" until the client leaves
+                if select.select([sock], [], [], 0.01)[0] and closed(sock):
+                    break
+            with lock:
+                live.discard(sock)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    client = OpenAIChatClient(
+        base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1",
+        model="m",
+        max_concurrency=2,
+        timeout_s=0.2,
+        max_retries=2,
+        backoff_s=0.01,
+        deadline_s=10,
+    )
+    errors: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            client.chat(MESSAGES)
+        except LLMError as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=call) for _ in range(6)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=30)
+    finally:
+        stop.set()
+        httpd.shutdown()
+        httpd.server_close()
+    assert len(errors) == 6 and all("timed out" in str(e) for e in errors)
+    assert seen["requests"] == 6 * 3  # every attempt reached the server
+    assert seen["max_live"] <= 2  # never more than the client's limit, though 18 requests timed out

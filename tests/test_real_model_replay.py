@@ -55,3 +55,36 @@ def test_recorded_real_model_episodes_replay_exactly(setting: tuple[str, str]) -
         assert info["G"] == pytest.approx(expected["G"], abs=1e-12)
         assert info["usage"]["cache_misses"] == 0
     env.close()
+
+
+def test_the_fixture_replays_through_the_replay_command(capsys) -> None:
+    """``harness-gym replay`` takes every setting from the cache and reruns the recorded commands (one
+    ``run`` per setting and policy), comparing each episode's task, G and actions with the recording."""
+    from harness_gym.cli.main import main
+
+    assert main(["replay", str(CACHE)]) == 0
+    out = capsys.readouterr().out
+    runs = len({(e["env_id"], e["policy"]) for e in FIXTURE["episodes"]})
+    assert f"replayed {runs} recorded run(s), {len(FIXTURE['episodes'])} episodes" in out
+    assert out.rstrip().endswith("all identical") and "DIFFERS" not in out
+    assert main(["replay", str(CACHE), "--env", "HarnessCoding-v0", "--list"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert len(listed) == sum(e["env_id"] == "HarnessCoding-v0" for e in FIXTURE["episodes"])
+
+
+def test_a_replay_that_differs_from_the_recording_fails(tmp_path, capsys) -> None:
+    import shutil
+    import sqlite3
+
+    from harness_gym.cli.main import main
+
+    copy = tmp_path / "tampered.sqlite"
+    shutil.copyfile(CACHE, copy)
+    with sqlite3.connect(copy) as conn:
+        run_id, outcome = conn.execute("SELECT id, outcome FROM runs ORDER BY id LIMIT 1").fetchone()
+        outcome = json.loads(outcome)
+        outcome["episodes"][0]["G"] += 0.5
+        conn.execute("UPDATE runs SET outcome = ? WHERE id = ?", (json.dumps(outcome), run_id))
+    conn.close()
+    assert main(["replay", str(copy), "--run", str(run_id)]) == 1
+    assert "DIFFERS: episode 0 G" in capsys.readouterr().out

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from harness_gym.executors.cache import CachedResponse, CacheError, CacheMissError, ResponseCache
+from harness_gym.executors.cache import CachedResponse, CacheError, CacheMissError, ResponseCache, upgrade
 
 MESSAGES = [{"role": "system", "content": "be terse"}, {"role": "user", "content": "2+2?"}]
 PARAMS = {"temperature": 0.7, "top_p": 0.95, "max_tokens": 256}
@@ -18,7 +18,6 @@ PARAMS = {"temperature": 0.7, "top_p": 0.95, "max_tokens": 256}
 def _key(**overrides):
     parts = {
         "model": "gpt-x",
-        "base_url": "http://localhost:8000/v1",
         "messages": MESSAGES,
         "params": PARAMS,
         "sample_index": 0,
@@ -50,8 +49,6 @@ def test_key_is_stable_hex_sha256():
     "override",
     [
         {"model": "gpt-y"},
-        {"base_url": "http://localhost:8001/v1"},
-        {"base_url": None},
         {"messages": [*MESSAGES[:1], {"role": "user", "content": "2+3?"}]},
         {"messages": MESSAGES[1:]},
         {"params": {**PARAMS, "temperature": 0.0}},
@@ -61,6 +58,14 @@ def test_key_is_stable_hex_sha256():
 )
 def test_key_changes_with_every_part(override):
     assert _key(**override) != _key()
+
+
+def test_key_holds_no_endpoint_url():
+    """The same model behind another URL answers from the same entries (``ResponseCache.key`` takes
+    no URL; the executor's replay through a moved URL is tested in test_llm_executor)."""
+    import inspect
+
+    assert "base_url" not in inspect.signature(ResponseCache.key).parameters
 
 
 def test_key_ignores_dict_key_order():
@@ -305,7 +310,7 @@ def test_many_threads_share_one_cache(tmp_path) -> None:
     cache = ResponseCache(tmp_path / "threads.sqlite", "read_write")
 
     def one(i: int) -> str:
-        key = ResponseCache.key("m", None, f"prompt {i % 10}", {}, None)
+        key = ResponseCache.key("m", f"prompt {i % 10}", {}, None)
         return cache.fetch(key, lambda: CachedResponse(f"reply {i % 10}"), "m").text
 
     with ThreadPoolExecutor(8) as pool:
@@ -333,3 +338,69 @@ def test_an_old_cache_file_is_upgraded_and_replays(tmp_path) -> None:
     record = ResponseCache(path, "read_write")  # upgraded in place
     record.put("k2", CachedResponse("new", finish_reason="stop"), "m", request={"model": "m"})
     assert record.request("k2") == {"model": "m"} and record.get("k2").finish_reason == "stop"
+
+
+def _v1_key(model: str, base_url: str, messages, params, sample_index) -> str:
+    """The key as version 1 computed it (with the endpoint's URL)."""
+    import hashlib
+    import json
+
+    payload = {"model": model, "base_url": base_url, "messages": messages, "params": params}
+    if sample_index is not None:
+        payload["sample_index"] = sample_index
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_version_1_keys_replay_read_only_and_are_rekeyed_when_written(tmp_path) -> None:
+    import json
+
+    path = tmp_path / "v1.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "CREATE TABLE responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, text TEXT NOT NULL, "
+        "prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, cost_usd REAL NOT NULL, "
+        "created_at REAL NOT NULL, finish_reason TEXT, request TEXT)"
+    )
+    rows = []
+    for url, text in (("http://a/v1", "first"), ("http://b/v1", "second")):  # one request, two URLs
+        request = {
+            "model": "m",
+            "base_url": url,
+            "messages": MESSAGES,
+            "params": PARAMS,
+            "sample_index": None,
+        }
+        old = _v1_key("m", url, MESSAGES, PARAMS, None)
+        rows.append((old, "m", text, 1, 2, 0.0, float(len(rows)), "stop", json.dumps(request)))
+    conn.execute("INSERT INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows[0])
+    conn.execute("INSERT INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows[1])
+    conn.commit()
+    conn.close()
+    new = ResponseCache.key("m", MESSAGES, PARAMS, None)
+    replay = ResponseCache(path, "read_only")
+    assert replay.get(new).text in {"first", "second"}  # found through its version-1 key, file unchanged
+    assert set(replay.keys()) == {rows[0][0], rows[1][0]}
+    assert upgrade(path) == 1  # rekeyed in place: one entry per request, whichever URL recorded it
+    upgraded = ResponseCache(path, "read_only")
+    assert upgraded.keys() == [new] and upgraded.get(new).text == "first"
+    assert upgrade(path) == 1 and ResponseCache(path, "read_only").keys() == [new]  # idempotent
+
+
+def test_calls_settings_and_runs_are_kept(tmp_path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    cache.fetch(_key(), Counter("4"), "gpt-x", request={"model": "gpt-x"}, episode="E/t/seed=0", step=2)
+    cache.fetch(_key(), Counter("never"), "gpt-x", episode="E/t/seed=1", step=3)  # a hit, still noted
+    cache.record_settings({"model": "gpt-x", "temperature": 0.0})
+    cache.record_settings({"model": "gpt-x", "temperature": 0.0})
+    run = cache.add_run(["run", "--env", "E"], {"episodes": 1})
+    assert [c["key"] for c in cache.conversation("E/t/seed=1")] == [_key()]
+    [call] = cache.conversation("E/t/seed=0")
+    assert (call["step"], call["reply"], call["request"]) == (2, "4", {"model": "gpt-x"})
+    assert cache.settings() == [{"model": "gpt-x", "temperature": 0.0}]
+    assert cache.runs() == [{"id": run, "argv": ["run", "--env", "E"], "outcome": {"episodes": 1}}]
+    with sqlite3.connect(tmp_path / "c.sqlite") as raw:
+        assert raw.execute("SELECT episode, step FROM responses").fetchall() == [("E/t/seed=0", 2)]
+    replay = ResponseCache(tmp_path / "c.sqlite", "read_only")
+    replay.fetch(_key(), Counter(), episode="E/t/seed=9", step=1)  # replay writes nothing
+    assert replay.conversation("E/t/seed=9") == [] and replay.add_run(["x"]) is None

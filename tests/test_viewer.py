@@ -146,3 +146,79 @@ def test_run_episodes_out_then_view(tmp_path: Path, capsys) -> None:
     page = (tmp_path / "run.html").read_text()
     assert page.count('class="episode"') == 3 and "what happened" in page
     assert f"wrote {tmp_path / 'run.html'}" in capsys.readouterr().out
+
+
+# -- marks, rubric, calls, filters -----------------------------------------------------------------
+def _chat_llm_episodes(tmp_path: Path) -> Path:
+    """Two episodes of a chat-LLM run: a DRAFT whose reply failed to parse, a truncated one, a passing
+    and a failing CHECK; one episode's G high, the other's low."""
+    low = _final_info(0)
+    high = _final_info(1)
+    steps = low["trajectory"]["steps"]  # OBSERVE, DRAFT, CHECK, REVISE, CHECK, SUBMIT
+    io = {"messages": [{"role": "user", "content": "Plan."}], "reply": "no plan here", "model": "tiny-llm",
+          "cache_key": "ab" * 32, "cached": False, "latency_s": 1.25, "prompt_tokens": 120,
+          "completion_tokens": 7, "cost_usd": 0.0002, "finish_reason": "stop", "reasoning_content": "hmm",
+          "error": "parse failure: no plan lines"}  # fmt: skip
+    steps[1]["executor_io"] = io
+    steps[3]["executor_io"] = {**io, "error": "truncated reply: cut off at max_tokens=16", "cached": True}
+    steps[2]["failure"], steps[4]["failure"] = False, True
+    low["G"], high["G"] = 0.1, 0.9
+    low["trajectory"]["episode_id"] = f"{PLANNING}/t/seed=0/base"
+    high["trajectory"]["episode_id"] = f"{PLANNING}/t/seed=1/expert"
+    path = tmp_path / "llm.jsonl"
+    write_infos([low, high], path)
+    return path
+
+
+def test_chips_rubric_calls_and_filters(tmp_path: Path) -> None:
+    page = render_html(load(str(_chat_llm_episodes(tmp_path))), "t")
+    assert re.search(r'<li class="step action-DRAFT"[^>]*data-mark="parse"', page)
+    assert re.search(r'<li class="step action-REVISE"[^>]*data-mark="truncated"', page)
+    assert len(re.findall(r'<li class="step action-CHECK"[^>]*data-mark="pass"', page)) >= 1
+    assert len(re.findall(r'<li class="step action-CHECK"[^>]*data-mark="fail"', page)) >= 1
+    assert page.count('<table class="rubric">') == 2  # the rubric of each episode
+    assert "tiny-llm, sent, 1.25s, 120+7 tokens" in page and "tiny-llm, cache hit" in page
+    assert "<summary>reasoning</summary>" in page
+    assert 'data-policy="base"' in page and 'data-policy="expert"' in page
+    assert '<option value="expert">expert</option>' in page and 'id="f-gmin"' in page
+    assert page.count("<script") == 1  # the page's own filter script, nothing from the episodes
+
+
+def test_filters_apply_in_headless_chromium(tmp_path: Path) -> None:
+    browser = _chromium()
+    page = tmp_path / "llm.html"
+    assert main(["view", str(_chat_llm_episodes(tmp_path)), "--out", str(page)]) == 0
+    shown = _chromium_run(browser, tmp_path / "profile", "--dump-dom", page.as_uri()).stdout
+    assert shown.count('class="episode"') == 2 and "display: none" not in shown
+    assert '<span id="shown">2</span>' in shown
+    for fragment in ("#policy=expert", "#gmin=0.5", "#q=seed%3D1"):
+        dom = _chromium_run(browser, tmp_path / "profile", "--dump-dom", page.as_uri() + fragment).stdout
+        assert dom.count('style="display: none;"') == 1, fragment  # the low-G base episode is hidden
+        assert '<span id="shown">1</span>' in dom, fragment
+        hidden = dom.split('style="display: none;"')[0].rsplit('class="episode"', 1)[1]
+        assert 'data-policy="base"' in hidden
+
+
+@pytest.mark.usefixtures("loopback_llm_env")
+def test_a_chat_llm_dataset_page_shows_prompts_and_replies(tmp_path: Path) -> None:
+    pytest.importorskip("minari")
+    from test_llm_executor import ChatServer, planning_replies
+
+    from harness_gym.executors.openai_executor import OpenAIConfig
+
+    server = ChatServer(planning_replies)
+    cache = tmp_path / "c.sqlite"
+    try:
+        config = OpenAIConfig(model="m", base_url=server.base_url, cache=str(cache))
+        collect(CollectConfig(PLANNING, "mixed", 4, "harness/planning/llm-v0", root=str(tmp_path / "d"),
+                              executor=config, show_progress=False))  # fmt: skip
+    finally:
+        server.close()
+    page = render_html(load("harness/planning/llm-v0", root=tmp_path / "d"), "t")
+    assert page.count('<details class="executor-io">') >= 4
+    assert "prompt messages" in page and "## Task" in page  # the prompt, from the response cache
+    assert "sent" in page and "s, 100+20 tokens" in page  # latency and tokens from the audit file
+    cache.rename(tmp_path / "moved.sqlite")  # without the cache: the calls, but no prompt
+    page = render_html(load("harness/planning/llm-v0", root=tmp_path / "d"), "t")
+    assert '<details class="executor-io">' in page and "prompt messages" not in page
+    assert "its prompt and reply are in the response cache, by key" in page

@@ -7,7 +7,9 @@ replayed run shows none). An episode stopped by an endpoint error (e.g. a prompt
 context) is counted under ``stopped`` and left out of G.
 
 ``--expected FILE`` also writes each finished episode's outcome (task, actions, raw replies, G) as JSON:
-with the cache it is the fixture ``tests/test_real_model_replay.py`` replays offline.
+with the cache it is the fixture ``tests/test_real_model_replay.py`` replays offline. Every (setting,
+policy) row whose episodes all finished is also kept in the cache as the ``harness-gym run`` command that
+plays them (``record_runs``), so ``harness-gym replay CACHE`` reruns and checks the lot.
 
     python benchmarks/real_llm/run.py --base-url http://127.0.0.1:8011/v1 --model smollm2 \\
         --cache runs/smollm2.sqlite --episodes 3 --out benchmarks/real_llm/results.md
@@ -82,6 +84,31 @@ def run_setting(env_id: str, policy_name: str, config: OpenAIConfig, episodes: i
         "latency_s": seconds / stats["api_calls"] if stats["api_calls"] else None,
         "episodes_out": [episode_record(env_id, policy_name, seed, info) for seed, info in records],
     }
+
+
+def record_runs(cache: str, config: OpenAIConfig, episodes: list[dict[str, Any]]) -> int:
+    """Keep each (setting, policy)'s episodes in the cache's ``runs`` table as the ``harness-gym run``
+    command that replays them (seeds 0.. on the eval split, as ``run_setting`` plays them); how many."""
+    from harness_gym.executors.cache import ResponseCache
+
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for episode in episodes:
+        groups.setdefault((episode["env_id"], episode["policy"]), []).append(episode)
+    with ResponseCache(cache, "read_write") as opened:
+        opened.record_settings(config.recorded())
+        for (env_id, policy), group in groups.items():
+            seeds = [e["seed"] for e in group]
+            if seeds != list(range(len(seeds))):
+                continue  # an episode stopped: the command would not replay this row as recorded
+            argv = ["run", "--env", env_id, "--policy", policy, "--episodes", str(len(group)), "--seed", "0"]
+            outcome = {
+                "command": "run",
+                "env_id": env_id,
+                "episodes": [{k: e[k] for k in ("task_id", "seed", "G", "actions")} for e in group],
+                "executor": config.recorded(),
+            }
+            opened.add_run([*argv, "--split", "eval"], outcome)
+    return len(groups)
 
 
 def table(rows: list[dict[str, Any]], model: str) -> str:
@@ -178,6 +205,8 @@ def main() -> None:
             "context_tokens": args.context_tokens,
         }
         args.expected.write_text(json.dumps({**fixture, "episodes": episodes}, indent=1) + "\n")
+    if args.cache_mode == "read_write":
+        record_runs(args.cache, config, [e for r in rows for e in r["episodes_out"]])
 
 
 if __name__ == "__main__":

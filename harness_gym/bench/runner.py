@@ -13,6 +13,11 @@ in ``workers`` processes at once. Learning curves (``LearningCurves``): every tr
 evaluated at ``BenchConfig.curve_points`` checkpoints on a small fixed episode set. ``timings`` holds the wall
 time of each phase (collect_s, evaluate_s, train_s, curves_s, statistics_s).
 
+Evaluation episodes (``EPISODES``): per setting, ``out/episodes/<env id>.jsonl`` keeps the records of the
+first ``BenchConfig.view_episodes`` evaluation episodes of every evaluated policy (in protocol order), and
+of all of them with a chat-LLM executor (the audit trail: step records with each call's cache key,
+latency, tokens and cache flag); ``harness-gym view OUT`` shows them.
+
 Off-policy evaluation (``off_policy_evaluation``): every trained acting policy is also valued from the
 buffer alone (FQE, IS, WIS, PDIS, DR; ``harness_gym.bench.ope``) and by playing it on the train tasks the
 buffer's episodes start from, so each estimator's error is measured against the simulator's truth.
@@ -104,12 +109,15 @@ class BenchConfig:
     keep_datasets: bool = False
     """Keep the buffers under ``out/datasets`` after the report (50-65 MB per setting at full size);
     by default they are removed: the report holds their statistics, and a rerun rebuilds them exactly."""
+    view_episodes: int = 5
+    """Evaluation episodes per policy and setting kept under ``out/episodes`` for ``harness-gym view``
+    (all of them with a chat-LLM executor)."""
 
     def content_key(self) -> dict[str, Any]:
         """The settings that change results; a resume with different ones is refused."""
         fields = asdict(self)
         scheduling = ("workers", "concurrency", "backend", "ray_address", "ray_tasks")
-        for name in ("out", "show_progress", *scheduling, "keep_datasets"):
+        for name in ("out", "show_progress", *scheduling, "keep_datasets", "view_episodes"):
             del fields[name]
         fields["executor"] = self.executor.content_key() if self.executor is not None else None
         return fields
@@ -149,6 +157,8 @@ def acting_policies(algorithm: Algorithm, trained: Trained, act: tuple[str, ...]
 
 CHECKPOINTS = "checkpoints"
 """Under ``out``: the bench manifest, finished settings and per-episode evaluation checkpoints."""
+EPISODES = "episodes"
+"""Under ``out``: per setting, the kept evaluation episodes' records (``<env id>.jsonl``)."""
 
 
 def episode_count(env_id: str, config: BenchConfig) -> int:
@@ -377,6 +387,12 @@ def run_setting(
     timings["collect_s"] = time.perf_counter() - start
     checkpoints = Path(config.out) / CHECKPOINTS / env_id
 
+    kept: dict[str, list[dict[str, Any]]] = {}
+
+    def keep(name: str, record: dict[str, Any]) -> None:
+        tick(1)
+        kept.setdefault(name, []).append({"policy": name, **record})
+
     def run_eval(policy: Any, name: str, seeds: tuple[int, ...], tag: str, fingerprint: str | None = None):
         return evaluate(
             policy,
@@ -387,7 +403,7 @@ def run_setting(
             engine=engine,
             checkpoint=checkpoints / tag,
             fingerprint=fingerprint,
-            on_episode=lambda record: tick(1),
+            on_episode=lambda record: keep(name, record),
             **env_kwargs,
         )
 
@@ -460,11 +476,29 @@ def run_setting(
                 **env_kwargs,
             ),
         }
+    write_episodes(config, env_id, kept)
     if executor is not None:
-        used = collected.usage if collected else dict.fromkeys(USAGE_KEYS, 0.0)
-        out["executor"] = {"collect": used, "evaluate": executor.stats()}
+        from harness_gym.evaluation.spend import calls_of, summarize_calls
+
+        used = {**collected.usage, **collected.spend} if collected else dict.fromkeys(USAGE_KEYS, 0.0)
+        calls = [c for records in kept.values() for r in records for c in calls_of(r.get("step_records", []))]
+        out["executor"] = {"collect": used, "evaluate": {**executor.stats(), **summarize_calls(calls)}}
     leave_training_profile()
     return out
+
+
+def write_episodes(config: BenchConfig, env_id: str, kept: dict[str, list[dict[str, Any]]]) -> str:
+    """``out/episodes/<env id>.jsonl``: per policy its first ``view_episodes`` evaluation records in
+    protocol order (seed, task, rollout), or all of them with a chat LLM; the file's path."""
+    path = Path(config.out) / EPISODES / f"{env_id}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    limit = None if config.executor is not None else config.view_episodes
+    with path.open("w", encoding="utf-8") as handle:
+        for records in kept.values():
+            ordered = sorted(records, key=lambda r: (r["seed"], r["task_id"], r["rollout"]))
+            for record in ordered[:limit]:
+                handle.write(json.dumps(record, default=float) + "\n")
+    return str(path)
 
 
 _PROGRESS: Any = None

@@ -106,6 +106,9 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"harness-gym bench: {exc}") from None
     timings = results["timings"]
     if config.executor is not None:
+        from harness_gym.evaluation.spend import spend_lines
+
+        model = f"{config.executor.model} @ {config.executor.base_url}"
         for env_id, setting in results["settings"].items():
             used = setting["executor"]
             print(
@@ -115,6 +118,13 @@ def run(args: argparse.Namespace) -> int:
                 f"{used['evaluate']['cache_hits']}, misses {used['collect']['cache_misses']:.0f} + "
                 f"{used['evaluate']['cache_misses']}"
             )
+            policies = setting["compare"]["policies"].values()
+            distinct = (sum(p["distinct_episodes"] for p in policies), sum(p["episodes"] for p in policies))
+            for part in ("collect", "evaluate"):
+                if "sent" in used[part]:
+                    print(f"  {part}:")
+                    episodes = distinct if part == "evaluate" else None
+                    print("\n".join("  " + line for line in spend_lines(used[part], model, episodes)))
     print(
         f"wrote {args.out}/ in {timings['total_s']:.0f}s (largest process {timings['peak_rss_mb']:.0f} MB; "
         "benchmarks/protocol.py measures all processes together)"

@@ -14,6 +14,7 @@ from harness_gym.cli.common import (
     add_executor_args,
     endpoint_errors,
     executor_config,
+    finish_run,
     first_line,
     print_usage,
 )
@@ -81,5 +82,7 @@ def run(args: argparse.Namespace) -> int:
         f"episodes {stats['episodes']}  steps {stats['steps']}  mean G {stats['mean_G']:.3f}  "
         f"buffer slack {stats['buffer_slack']:.3f}  mean HMS_norm {stats['mean_hms_norm']:+.3f}"
     )
-    print_usage(report.usage, config.executor)
+    print_usage(report.usage, config.executor, episodes=report.distinct, spend=report.spend)
+    outcome = {"env_id": args.env, "dataset_id": args.dataset_id, "episodes": report.outcome}
+    finish_run(args, config.executor, outcome)
     return 0

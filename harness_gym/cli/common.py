@@ -7,24 +7,40 @@ and ``harness-gym --help`` imports every command module.
 from __future__ import annotations
 
 import argparse
+import json
 
 from harness_gym.executors.cache import MODES as CACHE_MODES
 from harness_gym.executors.openai_executor import CACHE_MODE_ALIASES, OpenAIConfig
+from harness_gym.executors.prompts import STRUCTURED_MODES
 
 RESUME_HINT: list[str] = []
 """Where the running command keeps its resumable state, for the Ctrl-C message ``main`` prints."""
 
-_LLM_FLAGS = (
-    "model",
-    "base_url",
-    "temperature",
-    "max_tokens",
-    "context_tokens",
-    "max_concurrency",
-    "timeout",
-    "cache",
-    "fold_system",
-)
+OUTCOMES: list[dict] = []
+"""What the running command's episodes came to (``finish_run``), for ``harness-gym replay`` to compare."""
+
+_LLM_FLAGS: dict[str, str] = {
+    "model": "model",
+    "base_url": "base_url",
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "llm_seed": "seed",
+    "stop": "stop",
+    "max_tokens": "max_tokens",
+    "context_tokens": "context_tokens",
+    "reasoning_effort": "reasoning_effort",
+    "extra_body": "extra_body",
+    "structured": "structured",
+    "max_concurrency": "max_concurrency",
+    "timeout": "timeout_s",
+    "retries": "max_retries",
+    "deadline": "deadline_s",
+    "price_in": "price_in",
+    "price_out": "price_out",
+    "cache": "cache",
+    "fold_system": "fold_system",
+}
+"""Executor flags (argparse dest) -> the ``OpenAIConfig`` field each sets."""
 
 
 def first_line(doc: str | None) -> str:
@@ -33,8 +49,17 @@ def first_line(doc: str | None) -> str:
 
 
 def add_executor_args(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("executor (default: the embedded simulated LLM)")
+    group = parser.add_argument_group(
+        "executor (default: the embedded simulated LLM; docs/real-llm.md for vLLM, SGLang, Ollama, llama.cpp)"
+    )
     group.add_argument("--executor", default="simulated", choices=["simulated", "openai"])
+    group.add_argument(
+        "--config",
+        default=None,
+        metavar="TOML",
+        help="openai: every executor setting in one file (OpenAIConfig field names, top level or under "
+        "[executor]); flags override it; implies --executor openai",
+    )
     group.add_argument("--model", default=None, help="openai: model name (default $HARNESS_GYM_LLM_MODEL)")
     group.add_argument(
         "--base-url",
@@ -42,6 +67,17 @@ def add_executor_args(parser: argparse.ArgumentParser) -> None:
         help="openai: endpoint root, e.g. http://127.0.0.1:8000/v1 ($HARNESS_GYM_LLM_BASE_URL)",
     )
     group.add_argument("--temperature", type=float, default=None, help="openai: sampling temperature (0)")
+    group.add_argument("--top-p", type=float, default=None, help="openai: nucleus sampling (server default)")
+    group.add_argument(
+        "--llm-seed",
+        type=int,
+        default=None,
+        help="openai: seed sent with every request, at temperature 0 too (above 0 added to the per-call "
+        "seed); --seed stays the episodes' seed",
+    )
+    group.add_argument(
+        "--stop", action="append", default=None, metavar="TEXT", help="openai: a stop sequence (repeatable)"
+    )
     group.add_argument("--max-tokens", type=int, default=None, help="openai: reply length limit (1024)")
     group.add_argument(
         "--context-tokens",
@@ -51,12 +87,53 @@ def add_executor_args(parser: argparse.ArgumentParser) -> None:
         "--max-tokens of it is a truncated reply (default: rely on the server's refusal)",
     )
     group.add_argument(
+        "--reasoning-effort",
+        default=None,
+        help="openai: a reasoning model's thinking budget, e.g. low | medium | high (reasoning_effort)",
+    )
+    group.add_argument(
+        "--extra-body",
+        default=None,
+        metavar="JSON",
+        help='openai: a JSON object merged into every request, e.g. \'{"chat_template_kwargs": '
+        '{"enable_thinking": false}}\'',
+    )
+    group.add_argument(
+        "--structured",
+        default=None,
+        choices=STRUCTURED_MODES,
+        help="openai: ask for the reply as free text (off, parsed), as JSON with the artifact's schema "
+        "(json-schema: response_format) or as a function call (tools)",
+    )
+    group.add_argument(
         "--max-concurrency",
         type=int,
         default=None,
         help="openai: requests in flight per process (default: the larger of 4 and --concurrency)",
     )
-    group.add_argument("--timeout", type=float, default=None, help="openai: seconds per request (60)")
+    group.add_argument(
+        "--request-timeout",
+        "--timeout",
+        dest="timeout",
+        type=float,
+        default=None,
+        help="openai: seconds per request before it is closed and retried (300)",
+    )
+    group.add_argument(
+        "--retries", type=int, default=None, help="openai: retries per call (default: until --deadline)"
+    )
+    group.add_argument(
+        "--deadline",
+        type=float,
+        default=None,
+        help="openai: seconds one call may take over all its retries (600: a server restart is waited for)",
+    )
+    group.add_argument(
+        "--price-in", type=float, default=None, help="openai: USD per million prompt tokens sent (0)"
+    )
+    group.add_argument(
+        "--price-out", type=float, default=None, help="openai: USD per million completion tokens sent (0)"
+    )
     group.add_argument(
         "--fold-system",
         action="store_const",
@@ -67,9 +144,10 @@ def add_executor_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--cache", default=None, help="openai: response-cache SQLite file (record/replay)")
     group.add_argument(
         "--cache-mode",
-        default="read_write",
+        default=None,
         choices=[*CACHE_MODES, *CACHE_MODE_ALIASES],
-        help="record = read_write, replay = read_only (a miss is an error, no network)",
+        help="record = read_write (default), replay = read_only (a miss is an error, no network; without "
+        "--config, settings not given are taken from the cache)",
     )
 
 
@@ -103,31 +181,32 @@ def engine_config(args: argparse.Namespace):
 def executor_config(args: argparse.Namespace) -> OpenAIConfig | None:
     """The chat-LLM settings from the command line, or None for the simulated executor.
 
-    The API key is read from $HARNESS_GYM_LLM_API_KEY or $OPENAI_API_KEY only, never from a flag.
+    Lowest to highest precedence: in replay mode without ``--config``, the settings the cache recorded;
+    ``--config``'s file; the flags. The API key is read from $HARNESS_GYM_LLM_API_KEY or $OPENAI_API_KEY only,
+    never from a flag or a file.
     """
-    if args.executor == "simulated":
-        given = [f"--{name.replace('_', '-')}" for name in _LLM_FLAGS if getattr(args, name) is not None]
-        if given:
-            raise SystemExit(f"{', '.join(given)} only apply with --executor openai")
+    config_file = getattr(args, "config", None)
+    given = {field: getattr(args, f) for f, field in _LLM_FLAGS.items() if getattr(args, f) is not None}
+    if args.executor == "simulated" and config_file is None:
+        flags = [f"--{flag.replace('_', '-')}" for flag in _LLM_FLAGS if getattr(args, flag) is not None]
+        if args.cache_mode is not None:
+            flags.append("--cache-mode")
+        if flags:
+            raise SystemExit(f"{', '.join(flags)} only apply with --executor openai")
         return None
-    settings = {
-        "model": args.model,
-        "base_url": args.base_url,
-        "temperature": args.temperature,
-        "max_tokens": args.max_tokens,
-        "context_tokens": args.context_tokens,
-        "max_concurrency": args.max_concurrency,
-        "timeout_s": args.timeout,
-        "cache": args.cache,
-        "fold_system": args.fold_system,
-    }
-    concurrency = getattr(args, "concurrency", 1)
-    if args.max_concurrency is None and concurrency > OpenAIConfig.max_concurrency:
-        settings["max_concurrency"] = concurrency  # the client's bound never throttles --concurrency
     try:
-        config = OpenAIConfig(
-            cache_mode=args.cache_mode, **{k: v for k, v in settings.items() if v is not None}
-        ).resolved()
+        settings = OpenAIConfig.toml_settings(config_file) if config_file else {}
+        settings.update(given)
+        if args.cache_mode is not None:
+            settings["cache_mode"] = args.cache_mode
+        mode = CACHE_MODE_ALIASES.get(settings.get("cache_mode", ""), settings.get("cache_mode"))
+        if mode == "read_only" and settings.get("cache") and not config_file:
+            given = {k: v for k, v in settings.items() if k not in ("cache", "cache_mode")}
+            settings = {**recorded_settings(settings["cache"], given), **settings}
+        concurrency = getattr(args, "concurrency", 1)
+        if "max_concurrency" not in settings and concurrency > OpenAIConfig.max_concurrency:
+            settings["max_concurrency"] = concurrency  # the client's bound never throttles --concurrency
+        config = OpenAIConfig(**settings).resolved()
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
     if config.model is None or config.base_url is None:
@@ -138,21 +217,101 @@ def executor_config(args: argparse.Namespace) -> OpenAIConfig | None:
     return config
 
 
-def print_usage(usage: dict, config: OpenAIConfig | None) -> None:
+def recorded_settings(cache: str, given: dict | None = None) -> dict:
+    """The executor settings a response cache recorded that agree with ``given``: what a replay runs
+    with where nothing else says. Several such configurations, differing in a setting not given, are an
+    error naming the setting and its recorded values."""
+    from harness_gym.executors.cache import ResponseCache
+
+    given = given or {}
+    fields = set(OpenAIConfig.__dataclass_fields__)
+
+    def plain(value: object) -> object:
+        return list(value) if isinstance(value, tuple | list) else value
+
+    with ResponseCache(cache, "read_only") as opened:
+        found = [
+            {k: v for k, v in s.items() if k in fields}
+            for s in opened.settings()
+            if all(plain(s.get(k, v)) == plain(v) for k, v in given.items() if k in s)
+        ]
+    distinct = list({json.dumps(s, sort_keys=True): s for s in found}.values())
+    if len(distinct) > 1:
+        differ = sorted(
+            k for k in set().union(*distinct) if len({json.dumps(s.get(k)) for s in distinct}) > 1
+        )
+        described = "; ".join(
+            f"{k}: {', '.join(sorted({json.dumps(s.get(k)) for s in distinct}))}" for k in differ
+        )
+        raise ValueError(
+            f"{cache} recorded several executor configurations that differ in {described}: say which "
+            "(flags or --config)"
+        )
+    settings = dict(distinct[0]) if distinct else {}
+    if isinstance(settings.get("stop"), list):
+        settings["stop"] = tuple(settings["stop"])
+    return settings
+
+
+def print_usage(
+    usage: dict,
+    config: OpenAIConfig | None,
+    calls: list | None = None,
+    episodes: tuple | None = None,
+    spend: dict | None = None,
+) -> None:
+    """A chat LLM's spend (``spend.spend_lines``) from the runs' per-call records (or their ``spend``
+    summary), else its usage totals; ``episodes`` = (distinct, total) warns of copies."""
     if config is None:
         return
+    from harness_gym.evaluation.spend import spend_lines, summarize_calls
+
     cache = (
         f"cache {config.cache} ({config.cache_mode}): {usage['cache_hits']:.0f} hits, "
         f"{usage['cache_misses']:.0f} misses"
         if config.cache
         else "no response cache"
     )
-    print(
-        f"executor {config.model} @ {config.base_url}: {usage['executor_calls']:.0f} calls, "
-        f"{usage['prompt_tokens']:.0f} prompt + {usage['completion_tokens']:.0f} completion tokens, "
-        f"${usage['cost_usd']:.4f}; {usage.get('parse_failures', 0):.0f} parse failures, "
-        f"{usage.get('truncations', 0):.0f} truncated replies; {cache}"
-    )
+    if calls is None and spend is None:
+        print(
+            f"executor {config.model} @ {config.base_url}: {usage['executor_calls']:.0f} calls, "
+            f"{usage['prompt_tokens']:.0f} prompt + {usage['completion_tokens']:.0f} completion tokens, "
+            f"${usage['cost_usd']:.4f}; {usage.get('parse_failures', 0):.0f} parse failures, "
+            f"{usage.get('truncations', 0):.0f} truncated replies; {cache}"
+        )
+        return
+    summary = spend if spend is not None else summarize_calls(calls or [])
+    for line in spend_lines(summary, f"{config.model} @ {config.base_url}", episodes):
+        print(line)
+    print(f"executor {cache}")
+
+
+def episode_outcome(task_id: str, seed: int, final: dict) -> dict:
+    """One episode as a run's outcome records it: task, seed, G, actions and its trace (executor calls)."""
+    from harness_gym.evaluation.spend import episode_trace
+
+    steps = final["trajectory"]["steps"]
+    return {
+        "task_id": task_id,
+        "seed": int(seed),
+        "G": float(final["G"]),
+        "actions": [s["action"] for s in steps],
+        "trace": episode_trace(steps),
+    }
+
+
+def finish_run(args: argparse.Namespace, config: OpenAIConfig | None, outcome: dict) -> None:
+    """Keep what a command's episodes came to: in ``OUTCOMES``, and with a chat LLM recording into a
+    response cache also in the cache's ``runs`` table (the command line and the executor settings with
+    it), which ``harness-gym replay CACHE`` reruns and compares."""
+    outcome = {"command": args.command, **outcome}
+    OUTCOMES.append(outcome)
+    if config is None or config.cache is None or config.cache_mode != "read_write":
+        return
+    from harness_gym.executors.cache import ResponseCache
+
+    with ResponseCache(config.cache, "read_write") as cache:
+        cache.add_run(getattr(args, "argv", []), {**outcome, "executor": config.recorded()})
 
 
 def endpoint_errors() -> tuple[type[BaseException], ...]:

@@ -1,7 +1,9 @@
 """the evaluation protocol (tasks x 3 seeds x 3 rollouts)
 
 ``harness-gym evaluate``: a scripted policy by name or a saved d3rlpy learnable by path, on every task of a
-split; with ``--out`` or ``--checkpoint`` finished episodes are kept and the same command resumes.
+split; with ``--out`` or ``--checkpoint`` finished episodes are kept and the same command resumes. ``--out``
+holds one record per episode (``EpisodeResult`` fields, its usage, its episode id and its step records
+without prompts and replies, which the response cache holds by each call's key).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from harness_gym.cli.common import (
     endpoint_errors,
     engine_config,
     executor_config,
+    finish_run,
     first_line,
     make_policy,
     print_usage,
@@ -105,12 +108,27 @@ def run(args: argparse.Namespace) -> int:
 
     from harness_gym.evaluation.engine import ResumeError
     from harness_gym.evaluation.rollout import USAGE_KEYS
+    from harness_gym.evaluation.spend import calls_of
 
     usage = dict.fromkeys(USAGE_KEYS, 0.0)
+    calls: list[dict] = []
+    outcomes: dict[tuple, dict] = {}
+    records: dict[tuple, dict] = {}
 
     def on_episode(record: dict) -> None:
         for key in USAGE_KEYS:
             usage[key] += record["usage"][key]
+        steps = record.get("step_records", [])
+        calls.extend(calls_of(steps))
+        outcome = {
+            "task_id": record["task_id"],
+            "seed": record["episode_seed"],
+            "G": record["G"],
+            "actions": [s["action"] for s in steps],
+            "trace": record.get("trace"),
+        }
+        outcomes[(record["seed"], record["task_id"], record["rollout"])] = outcome
+        records[(record["task_id"], record["seed"], record["rollout"])] = record
         bar.update(1)
 
     n_tasks = len(gym.make(args.env, split=args.split).unwrapped.tasks)
@@ -146,10 +164,19 @@ def run(args: argparse.Namespace) -> int:
             f"cache {stats['cache_hits']} hits, "
             f"{stats['cache_misses']} misses"
         )
-    print_usage(usage, config)
+    from harness_gym.evaluation.spend import distinct_episodes
+
+    distinct = distinct_episodes((r.task_id, r.trace) for r in results)
+    print_usage(usage, config, calls, distinct)
+    if config is not None and config.temperature == 0 and EVAL_ROLLOUTS > 1:
+        print(
+            f"executor note: at temperature 0 the protocol's {EVAL_ROLLOUTS} rollouts per (task, seed) "
+            "differ only where the policy samples: a deterministic policy's are copies"
+        )
+    finish_run(args, config, {"env_id": args.env, "episodes": [outcomes[k] for k in sorted(outcomes)]})
     if args.out:
         with open(args.out, "w") as handle:
-            json.dump([r.to_dict() for r in results], handle, indent=1)
+            json.dump([records[r.key] for r in results], handle, indent=1)
         print(f"wrote {args.out}")
     if checkpoint is not None and (args.out or args.checkpoint is None):
         import shutil

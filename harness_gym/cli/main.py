@@ -16,10 +16,22 @@ import sys
 from collections.abc import Sequence
 
 from harness_gym._version import __version__
-from harness_gym.cli import bench, calibrate, collect, datasets, envs, evaluate, headroom, run, train, view
-from harness_gym.cli.common import RESUME_HINT
+from harness_gym.cli import (
+    bench,
+    calibrate,
+    collect,
+    datasets,
+    envs,
+    evaluate,
+    headroom,
+    replay,
+    run,
+    train,
+    view,
+)
+from harness_gym.cli.common import OUTCOMES, RESUME_HINT
 
-COMMANDS = (envs, run, collect, datasets, train, evaluate, bench, calibrate, view, headroom)
+COMMANDS = (envs, run, collect, datasets, train, evaluate, bench, calibrate, replay, view, headroom)
 """The command modules, in the order ``harness-gym --help`` lists them."""
 
 
@@ -46,8 +58,12 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
+    args.parse = parser.parse_args  # for commands that run other commands (replay)
     RESUME_HINT.clear()
+    OUTCOMES.clear()
     try:
         return args.func(args)
     except KeyboardInterrupt:

@@ -16,7 +16,9 @@ from harness_gym.cli.common import (
     add_executor_args,
     endpoint_errors,
     engine_config,
+    episode_outcome,
     executor_config,
+    finish_run,
     first_line,
     make_policy,
     print_usage,
@@ -67,9 +69,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _final_summary(item: object, final: dict) -> dict:
-    """What ``summarize`` reads of a final info (the step records stay in the worker)."""
-    return {key: final[key] for key in ("G", "hms_norm", "hms", "usage")}
+def _final_summary(item: tuple, final: dict) -> dict:
+    """What ``summarize`` and the spend summary read of a final info (the step records stay in the
+    worker): G, HMS, usage, the executor calls and the episode's outcome record."""
+    from harness_gym.evaluation.spend import calls_of
+
+    summary = {key: final[key] for key in ("G", "hms_norm", "hms", "usage")}
+    summary["calls"] = calls_of(final["trajectory"]["steps"])
+    summary["outcome"] = episode_outcome(final["task_id"], item[0], final)
+    return summary
 
 
 def _run_one(env_id: str, args: argparse.Namespace, config: OpenAIConfig | None) -> None:
@@ -115,17 +123,23 @@ def _run_one(env_id: str, args: argparse.Namespace, config: OpenAIConfig | None)
         stopped = len(finals) + len(by_item) + 1
         why = " ".join(str(exc).split())
         failure = f"harness-gym run: {env_id} episode {stopped}/{len(episodes)} stopped the run: {why}"
-    finals += [by_item[item] for item in rest if item in by_item]
+    played = list(zip(episodes, finals, strict=False)) + [(i, by_item[i]) for i in rest if i in by_item]
+    finals = [  # full final infos (the shown episode, --episodes-out) summarised as the slots do
+        dict(_final_summary(item, final), full=final) if "trajectory" in final else final
+        for item, final in played
+    ]
     if args.episodes_out:
         from harness_gym.bench.viewer import write_infos
 
-        write_infos(finals, args.episodes_out, append=True)
+        write_infos([f["full"] for f in finals], args.episodes_out, append=True)
     if failure is not None:
         if finals:
             print(f"summary of the {len(finals)} finished episode(s):")
             _print_summary(env_id, args, finals, config)
         raise SystemExit(failure)
     _print_summary(env_id, args, finals, config)
+    outcome = {"env_id": env_id, "episodes": [f["outcome"] for f in finals]}
+    finish_run(args, config, outcome)
 
 
 def _print_summary(env_id: str, args: argparse.Namespace, finals: list, config: OpenAIConfig | None) -> None:
@@ -139,5 +153,11 @@ def _print_summary(env_id: str, args: argparse.Namespace, finals: list, config: 
     print(f"{'event':<22} {'fired':>6} {'applicable':>10}")
     for event, rates in summary["events"].items():
         print(f"{event:<22} {rates['fired']:>6.1%} {rates['applicable']:>10.1%}")
-    print_usage(summary["usage"], config)
+    from harness_gym.evaluation.spend import distinct_episodes
+
+    calls = [call for final in finals for call in final["calls"]]
+    distinct = distinct_episodes((f["outcome"]["task_id"], f["outcome"]["trace"]) for f in finals)
+    print_usage(summary["usage"], config, calls, distinct)
+    if config is not None and config.temperature == 0 and args.protocol:
+        print("executor note: at temperature 0 the protocol's 3 rollouts per (task, seed) repeat each other")
     print()

@@ -15,7 +15,15 @@ observation ``k``):
   behaviour policy, NaN at row T); ``task_index`` (into metadata ``harness_task_ids``); ``behavior``
   (into ``harness_behaviors``); and, NaN / -1 except at row T: ``G``, ``hms_norm``, ``hms_fired`` and
   ``hms_applicable`` int8 (T+1, 7) in ``harness_hms_events`` order, ``rubric_score`` / ``rubric_max``
-  (T+1, K) in ``harness_rubric_criteria`` order (NaN for a criterion a task does not have).
+  (T+1, K) in ``harness_rubric_criteria`` order (NaN for a criterion a task does not have);
+- with a chat-LLM executor, action ``k``'s executor call in row ``k`` (row T and steps without a call:
+  empty key, -1): ``llm_cache_key`` (bytes, ``S64``: the response-cache key, which gives the prompt and
+  the reply), ``llm_prompt_tokens`` / ``llm_completion_tokens`` int64 and ``llm_error`` int8 (index into
+  metadata ``harness_llm_errors``; -1: the reply gave an artifact). What depends on the run rather than
+  on the episode (each call's latency, whether it was a cache hit, its cost) is kept beside the arrays,
+  in the dataset directory's ``AUDIT_FILE`` (JSON lines: episode, episode id, step, key, cached,
+  latency_s, tokens, cost_usd, kind), so the arrays stay identical for any scheduling. The cache's table
+  ``calls`` also maps each (episode id ``<env id>/<task id>/seed=<seed>/<behaviour>``, step) to its key.
 
 Behaviours (``--policy``) other than the scripted policies of ``harness_gym.policies.scripted``:
 
@@ -66,6 +74,7 @@ import gymnasium as gym
 import numpy as np
 
 from harness_gym._version import __version__
+from harness_gym.core.actions import Action
 from harness_gym.core.hms import EVENTS
 from harness_gym.core.state import LAYOUT_VERSION
 from harness_gym.core.task import SPLITS
@@ -78,6 +87,8 @@ from harness_gym.evaluation.reference_scores import (
     reference_table_version,
 )
 from harness_gym.evaluation.rollout import USAGE_KEYS, policy_rng
+from harness_gym.evaluation.spend import calls_of, distinct_episodes, episode_trace, summarize_calls
+from harness_gym.executors.base import REPLY_KINDS
 
 if TYPE_CHECKING:
     from gymnasium.envs.registration import EnvSpec
@@ -169,8 +180,13 @@ class CollectReport:
     resumed_episodes: int = 0
     seconds: float = 0.0
     usage: dict[str, float] = field(default_factory=dict)
-    """Executor calls, tokens, cost and response-cache hits/misses summed over the episodes run now,
-    the reference-score episodes included."""
+    """Executor calls, tokens, cost and response-cache hits/misses summed over the episodes run now."""
+    spend: dict[str, Any] = field(default_factory=dict)
+    """``spend.summarize_calls`` of the chat-LLM calls of the episodes run now (empty: simulated)."""
+    distinct: tuple[int, int] = (0, 0)
+    """(distinct, total) episodes of the dataset (``spend.distinct_episodes``)."""
+    outcome: list[dict[str, Any]] = field(default_factory=list)
+    """Per episode in dataset order: task, seed, G, actions and trace (what a replay must reproduce)."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -399,7 +415,7 @@ def rollout(
     seed = config.seed + plan.source
     task_index = plan.source % len(ids)
 
-    obs, info = env.reset(seed=seed, options={"task_id": ids[task_index]})
+    obs, info = env.reset(seed=seed, options={"task_id": ids[task_index], "episode_tag": plan.behavior})
     rng = policy_rng(seed)
     observations, masks = [obs], [info["action_mask"]]
     actions, logps, rewards, terms, truncs = [], [], [], [], []
@@ -461,7 +477,78 @@ def rollout(
         "infos/rubric_max": top,
         "usage": np.asarray([info["usage"][k] for k in USAGE_KEYS], dtype=np.float64),
         **{f"meta/{key}": np.asarray(value) for key, value in plan.metadata(config).items()},
+        **llm_arrays(info["trajectory"]["steps"], n),
     }
+
+
+LLM_ERRORS = tuple(REPLY_KINDS.values())
+"""``infos/llm_error`` indexes this (metadata ``harness_llm_errors``)."""
+AUDIT_FILE = "harness_calls.jsonl"
+"""In a chat-LLM dataset's directory: every executor call with what the run measured of it."""
+
+
+def llm_arrays(steps: Sequence[dict[str, Any]], n: int) -> dict[str, np.ndarray]:
+    """The per-step audit arrays of a chat-LLM episode (empty for a simulated executor's): ``infos/``
+    ones go into the dataset, ``audit/`` ones (run-dependent) into ``AUDIT_FILE``."""
+    calls = calls_of(steps)
+    if not calls:
+        return {}
+    key = np.full(n, b"", dtype="S64")
+    cached = np.full(n, -1, dtype=np.int8)
+    error = np.full(n, -1, dtype=np.int8)
+    latency, cost = np.full(n, np.nan), np.full(n, np.nan)
+    prompt, completion = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+    for call in calls:
+        row = int(call["step"]) - 1
+        key[row] = (call["key"] or "").encode()
+        cached[row] = int(bool(call["cached"]))
+        latency[row], cost[row] = call["latency_s"], call["cost_usd"]
+        prompt[row], completion[row] = call["prompt_tokens"], call["completion_tokens"]
+        error[row] = LLM_ERRORS.index(call["kind"]) if call["kind"] else -1
+    return {
+        "infos/llm_cache_key": key,
+        "infos/llm_prompt_tokens": prompt,
+        "infos/llm_completion_tokens": completion,
+        "infos/llm_error": error,
+        "audit/llm_cached": cached,
+        "audit/llm_latency_s": latency,
+        "audit/llm_cost_usd": cost,
+    }
+
+
+def calls_from_arrays(ep: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+    """The executor calls of a collected episode (``spend.calls_of``'s records) from its audit arrays."""
+    if "infos/llm_cache_key" not in ep:
+        return []
+    out = []
+    for row in np.flatnonzero(np.asarray(ep["audit/llm_cached"]) >= 0):
+        error = int(ep["infos/llm_error"][row])
+        out.append(
+            {
+                "step": int(row) + 1,
+                "key": bytes(ep["infos/llm_cache_key"][row]).decode(),
+                "cached": bool(ep["audit/llm_cached"][row]),
+                "latency_s": float(ep["audit/llm_latency_s"][row]),
+                "prompt_tokens": int(ep["infos/llm_prompt_tokens"][row]),
+                "completion_tokens": int(ep["infos/llm_completion_tokens"][row]),
+                "cost_usd": float(ep["audit/llm_cost_usd"][row]),
+                "kind": LLM_ERRORS[error] if error >= 0 else None,
+            }
+        )
+    return out
+
+
+def episode_trace_of(ep: dict[str, np.ndarray]) -> str | None:
+    """``spend.episode_trace`` of a collected episode, from its actions and audit arrays."""
+    if "infos/llm_cache_key" not in ep:
+        return None
+    names = [action.name for action in Action]
+    keys = [bytes(k).decode() or None for k in np.asarray(ep["infos/llm_cache_key"])[:-1]]
+    steps = [
+        {"action": names[int(a)], **({"executor_io": {"cache_key": k}} if k else {})}
+        for a, k in zip(ep["actions"], keys, strict=True)
+    ]
+    return episode_trace(steps)
 
 
 # -- checkpoints -----------------------------------------------------------------------------------
@@ -606,9 +693,11 @@ def collect(
             progress(len(done))
 
         fresh: dict[int, dict[str, np.ndarray]] = {}
+        calls: list[dict[str, Any]] = []
 
         def on_done(index: int, arrays: dict[str, np.ndarray]) -> None:
             nonlocal usage
+            calls.extend(calls_from_arrays(arrays))
             _save_episode(directory, index, arrays)
             fresh[index] = {key: np.asarray(value) for key, value in arrays.items()}  # as a reload gives
             usage = usage + arrays["usage"]
@@ -630,8 +719,23 @@ def collect(
         resumed_episodes=len(done),
         seconds=time.perf_counter() - start,
         usage=dict(zip(USAGE_KEYS, usage.tolist(), strict=True)),
+        spend=summarize_calls(calls) if config.executor is not None else {},
+        distinct=distinct_episodes((int(ep["infos/task_index"][0]), episode_trace_of(ep)) for ep in episodes),
+        outcome=[episode_outcome(config, i, ep) for i, ep in enumerate(episodes)],
     )
     return report
+
+
+def episode_outcome(config: CollectConfig, index: int, ep: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Episode ``index`` of a collection as a run's outcome records it (``cli.common.episode_outcome``)."""
+    names = [action.name for action in Action]
+    return {
+        "task_index": int(ep["infos/task_index"][0]),
+        "seed": int(ep["seed"]),
+        "G": float(ep["infos/G"][-1]),
+        "actions": [names[int(a)] for a in ep["actions"]],
+        "trace": episode_trace_of(ep),
+    }
 
 
 def _collected_episode(index: int, ep: dict[str, np.ndarray]) -> CollectedEpisode:
@@ -718,6 +822,7 @@ def _write_dataset(
                 "harness_hms_events": list(EVENTS),
                 "harness_rubric_criteria": list(domain.criteria),
                 "harness_behaviors": behaviors(config),
+                **({"harness_llm_errors": list(LLM_ERRORS)} if config.executor is not None else {}),
                 "harness_config": json.dumps(config.content_key(), sort_keys=True),
                 "harness_executor": json.dumps(describe(), sort_keys=True, default=str),
                 "harness_version": __version__,
@@ -727,6 +832,8 @@ def _write_dataset(
             }
         )
         del dataset
+        if config.executor is not None:
+            _write_audit(config, episodes, staging / config.dataset_id / AUDIT_FILE)
         _install(staging, root, config.dataset_id, target, config.overwrite)
 
 
@@ -747,6 +854,19 @@ def namespace_metadata(namespace: str) -> dict[str, str]:
         "description": f"Rollout datasets of {env}: per-step action masks and behaviour log-probabilities, "
         "the task, G, HMS events and rubric on the last row (harness-gym's dataset format).",
     }
+
+
+def _write_audit(config: CollectConfig, episodes: list[dict[str, np.ndarray]], path: Path) -> None:
+    """``AUDIT_FILE``: one JSON line per executor call of the dataset, in episode and step order."""
+    names = behaviors(config)
+    ids = task_ids(config.env_id, config.split)
+    with path.open("w", encoding="utf-8") as handle:
+        for index, ep in enumerate(episodes):
+            task = ids[int(ep["infos/task_index"][0])]
+            behavior = names[int(ep["infos/behavior"][0])]
+            episode_id = f"{config.env_id}/{task}/seed={int(ep['seed'])}/{behavior}"
+            for call in calls_from_arrays(ep):
+                handle.write(json.dumps({"episode": index, "episode_id": episode_id, **call}) + "\n")
 
 
 @contextlib.contextmanager

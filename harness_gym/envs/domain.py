@@ -22,7 +22,7 @@ from harness_gym.core.state import COUNT_CAPS, FEATURE_INDEX, HarnessState
 from harness_gym.core.task import Task, TaskFileError, packaged_task_file, read_jsonl
 from harness_gym.core.trajectory import StepRecord, artifact_hash
 from harness_gym.executors.base import (
-    TRUNCATED_REPLY,
+    REPLY_KINDS,
     ArtifactPool,
     Context,
     Executor,
@@ -31,6 +31,7 @@ from harness_gym.executors.base import (
     Feedback,
     Flawed,
     RequestKind,
+    error_kind,
 )
 from harness_gym.executors.profiles import DraftParams
 
@@ -86,15 +87,11 @@ class Episode:
     draft_version: int = 0
     feedback: Feedback | None = None
     steps: list[StepRecord] = field(default_factory=list)
-    executor_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    latency_s: float = 0.0
-    cache_hits: int = 0
-    cache_misses: int = 0
-    parse_failures: int = 0
-    truncations: int = 0
+    episode_id: str | None = None
+    """``<env id>/<task id>/seed=<seed>[/<tag>]`` (``trajectory["episode_id"]``): what audit records and
+    response-cache rows name the episode by."""
+    usage: dict[str, float] = field(default_factory=lambda: dict.fromkeys(EPISODE_USAGE_KEYS, 0))
+    """The episode's executor usage so far (``EPISODE_USAGE_KEYS``), the final info's ``usage``."""
     pending_io: dict[str, Any] | None = None
     """The latest executor call's audit record (``ExecutorResponse.io``), until the step records it."""
     pending_usage: dict[str, float] | None = None
@@ -102,38 +99,43 @@ class Episode:
 
     def ask(self, kind: RequestKind) -> ExecutorResponse:
         """One executor call about the current draft, with its usage added to the episode's."""
+        usage = self.usage
         request = ExecutorRequest(
             kind,
             self.task,
             self.context,
             self.draft,
             self.feedback,
-            sample_index=self.executor_calls,
+            sample_index=int(usage["executor_calls"]),
             revision=self.state.revisions,
+            episode=self.episode_id,
+            step=self.state.t + 1,
         )
         response = self.executor.complete(request, self.rng)
         self.pending_io = response.io
         if response.error is not None:
-            if response.error.startswith(TRUNCATED_REPLY):
-                self.truncations += 1
-            else:
-                self.parse_failures += 1
-        self.executor_calls += 1
-        self.prompt_tokens += response.usage.prompt_tokens
-        self.completion_tokens += response.usage.completion_tokens
-        self.cost_usd += response.usage.cost_usd
-        self.latency_s += response.usage.latency_s
+            usage[error_kind(response.error)] += 1
+        spent = response.usage
+        usage["executor_calls"] += 1
+        usage["prompt_tokens"] += spent.prompt_tokens
+        usage["completion_tokens"] += spent.completion_tokens
+        usage["cost_usd"] += spent.cost_usd
+        usage["latency_s"] += spent.latency_s
+        if response.cached is not None:
+            usage["cache_hits"] += response.cached
+            usage["cache_misses"] += not response.cached
+        if not response.cached:  # sent to the model (a simulated executor's calls all are)
+            usage["sent_calls"] += 1
+            usage["sent_prompt_tokens"] += spent.prompt_tokens
+            usage["sent_completion_tokens"] += spent.completion_tokens
         step = self.pending_usage
         if step is None:
             step = self.pending_usage = dict.fromkeys(STEP_USAGE_KEYS, 0)
         step["calls"] += 1
-        step["prompt_tokens"] += response.usage.prompt_tokens
-        step["completion_tokens"] += response.usage.completion_tokens
-        step["latency_s"] += response.usage.latency_s
+        step["prompt_tokens"] += spent.prompt_tokens
+        step["completion_tokens"] += spent.completion_tokens
+        step["latency_s"] += spent.latency_s
         step["cached"] += bool(response.cached)
-        if response.cached is not None:
-            self.cache_hits += response.cached
-            self.cache_misses += not response.cached
         return response
 
     def judge(self) -> tuple[bool, str | None]:
@@ -148,6 +150,24 @@ class Episode:
 
 STEP_USAGE_KEYS = ("calls", "prompt_tokens", "completion_tokens", "latency_s", "cached")
 """A step record's ``usage``: its executor calls, their tokens and seconds, and how many were cache hits."""
+
+EPISODE_USAGE_KEYS = (
+    "executor_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "latency_s",
+    "cache_hits",
+    "cache_misses",
+    "sent_calls",
+    "sent_prompt_tokens",
+    "sent_completion_tokens",
+    *REPLY_KINDS.values(),
+)
+"""An episode's ``usage``: every executor call with its tokens, the cost and seconds of those sent to the
+model, response-cache hits and misses, the calls sent (not replayed from a cache) with their tokens, and
+the executor errors by kind (``REPLY_KINDS``: parse_failures, truncations, no_content, tool_calls,
+refusals). A cache hit costs no money and no seconds."""
 
 
 BASE_MAX_ERRORS = 3

@@ -71,8 +71,10 @@ _COMMON_DOC = """
     one budget, so the ``TimeLimit`` and the environment truncate on the same, scored, step. The final
     ``info`` holds ``G``, ``rubric`` {{criterion: (score, max)}}, ``hms`` {{event: {{fired, applicable}}}},
     ``hms_norm``, ``termination_reason`` (``"submit"`` | ``"budget"``), ``cost``, ``usage`` (the
-    episode's executor calls, prompt and completion tokens, seconds, cache hits) and ``trajectory``
-    (every step record, JSON-serialisable; a step that called the executor has ``usage`` too).
+    episode's executor calls, prompt and completion tokens, cost, seconds, cache hits, the calls and
+    tokens sent to the model, executor errors by kind: ``harness_gym.envs.domain.EPISODE_USAGE_KEYS``)
+    and ``trajectory`` (every step record, JSON-serialisable; a step that called the executor has
+    ``usage`` too, and with a chat LLM ``executor_io``, the call's audit record).
 
     ## Information
 
@@ -94,7 +96,9 @@ _COMMON_DOC = """
       (``"weak"``, ``"default"``, ``"strong"``) or a JSON file (``harness-gym calibrate`` writes one);
       default ``$HARNESS_GYM_EXECUTOR_PROFILE`` or ``"default"`` (``harness_gym.executors.profiles``).
     - ``task_ids``: restrict the tasks drawn at reset to these ids (a string is one id);
-      ``reset(options={{"task_id": ...}})`` picks one.
+      ``reset(options={{"task_id": ...}})`` picks one; ``"episode_tag"`` (e.g. the policy's name) ends
+      the episode's id, ``trajectory["episode_id"]`` = ``<env id>/<task id>/seed=<seed>[/<tag>]``, by
+      which audit records and response-cache rows name it.
     - ``max_steps``: step budget (default per domain).
     - ``strict``: raise on illegal actions instead of counting them.
     - ``render_mode``: ``"ansi"`` renders the trajectory so far as text, ``"rgb_array"`` as a small
@@ -201,7 +205,13 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         else:
             raise ValueError(f"unknown task id {task_id!r} for {self.domain.env_id} split {self.split!r}")
         state = HarnessState(self.domain.name, self.max_steps, self.domain.cost_budget)
-        self._ep = Episode(task=task, state=state, rng=self.np_random, executor=self.executor)
+        episode_id = f"{self.domain.env_id}/{task.task_id}/seed={seed}"
+        tag = (options or {}).get("episode_tag")
+        if tag is not None:
+            episode_id += f"/{tag}"
+        self._ep = Episode(
+            task=task, state=state, rng=self.np_random, executor=self.executor, episode_id=episode_id
+        )
         self._final = None
         self._mask = self.domain.action_mask(self._ep)
         return state.vector(), {"action_mask": self._mask.copy(), "task_id": task.task_id}
@@ -378,17 +388,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             "hms_norm": hms_norm(events, self.hms_params),
             "termination_reason": "submit" if submitted else "budget",
             "cost": ep.state.cost,
-            "usage": {
-                "executor_calls": ep.executor_calls,
-                "prompt_tokens": ep.prompt_tokens,
-                "completion_tokens": ep.completion_tokens,
-                "cost_usd": ep.cost_usd,
-                "latency_s": ep.latency_s,
-                "cache_hits": ep.cache_hits,
-                "cache_misses": ep.cache_misses,
-                "parse_failures": ep.parse_failures,
-                "truncations": ep.truncations,
-            },
+            "usage": dict(ep.usage),
             "task_id": task.task_id,
             "difficulty": task.difficulty,
             "trajectory": {
@@ -397,6 +397,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
                 "difficulty": task.difficulty,
                 "max_steps": self.max_steps,
                 "executor": self.executor.name,
+                "episode_id": ep.episode_id,
                 "signals": dict(verdict.signals),
                 "steps": ep.steps,
             },

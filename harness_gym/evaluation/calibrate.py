@@ -1,8 +1,8 @@
-"""Measure an executor profile from any executor by designed probe episodes on the train split.
+"""Measure an executor profile from any executor by designed probe requests on the train split.
 
 This is how the simulator stands in for a particular LLM: point ``harness-gym calibrate`` at it (the
-simulated executor or an OpenAI-compatible endpoint), and it estimates every parameter of the
-simulated mechanism (``harness_gym.executors.profiles``) with a 95% confidence interval:
+simulated executor or an OpenAI-compatible endpoint), and it estimates the simulated mechanism's
+parameters (``harness_gym.executors.profiles``) with a 95% confidence interval:
 
 - ``p_correct[d]``: DRAFT with nothing gathered, on train tasks of difficulty d
 - ``informed_gain``: DRAFT after the harness gathered all it can (OBSERVE, then every RETRIEVE / CALL_TOOL)
@@ -17,16 +17,36 @@ simulated mechanism (``harness_gym.executors.profiles``) with a 95% confidence i
 
 Known-good and known-flawed drafts come from the task's artifact pool; an output counts as correct when
 the domain's verifier gives it full marks (G = 1). Rates get Wilson intervals; ``informed_gain`` and
-``fix_decay`` (ratios of rates) percentile-bootstrap intervals. ``flaw_weights`` are not measured: they
-are kept from the base profile.
+``fix_decay`` (ratios of rates) percentile-bootstrap intervals.
+
+A reply without an answer in the required form (any executor error: a parse failure, a truncated or
+empty reply, a tool call, a refusal) is never read as an answer. It counts as what the harness would do
+with it: no draft (a DRAFT probe is not correct), the draft unchanged (a REVISE neither fixes nor breaks
+nor re-flaws it); a judge reply without a verdict is left out of the judge's rates altogether, so a judge
+that never answers in form gives no TPR/FPR estimate at all. Every probe's share of such replies is
+reported (``Estimate.failed``).
+
+Every parameter of the profile's ``DraftParams`` and ``Mechanism`` that no probe measured (a field the
+probes do not cover, such as ``flaw_weights``, or one whose probes all went unanswered) keeps the base
+profile's value and is marked ``not measured (from <base profile>)`` (:func:`provenance`); the probe
+design reads the dataclasses' fields, so a field added to either is reported rather than silently
+filled.
+
+Probe requests are planned first (task order and draft choices from the seed) and then sent, each with
+a generator of its own, ``concurrency`` at a time: the estimates do not depend on the concurrency.
+:func:`validate_env` then checks the fitted profile where it matters: the Base harness on held-out train
+tasks, through the executor itself (measured G) and through the simulator with the fitted profile
+(predicted G), each with a bootstrap interval.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections import defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -40,10 +60,9 @@ from harness_gym.executors.base import Context, Executor, ExecutorRequest, Execu
 from harness_gym.executors.profiles import (
     DIFFICULTIES,
     FEEDBACK_KINDS,
+    PROFILE_ENV,
     DomainProfile,
-    DraftParams,
     ExecutorProfile,
-    Mechanism,
 )
 
 Z95 = 1.959963984540054
@@ -59,6 +78,17 @@ class Estimate:
     low: float
     high: float
     n: int
+    """Probes the estimate rests on (a judge's: the replies that gave a verdict)."""
+    failed: int = 0
+    """Probe requests whose reply held no answer in the required form (an executor error)."""
+    attempts: int | None = None
+    """Probe requests sent for it (None: ``n``)."""
+
+    @property
+    def failure_rate(self) -> float:
+        """Share of the probe requests that got no answer in form (NaN without requests)."""
+        sent = self.n if self.attempts is None else self.attempts
+        return self.failed / sent if sent else float("nan")
 
     def covers(self, truth: float) -> bool:
         return self.low - 1e-12 <= truth <= self.high + 1e-12
@@ -105,42 +135,80 @@ class _PassingJudge:
         return self.inner.complete(request, rng)
 
 
+@dataclass(frozen=True)
+class _Ask:
+    """One planned probe request."""
+
+    kind: str
+    task: Task
+    context: Context
+    draft: str | None = None
+    feedback: Feedback | None = None
+    revision: int = 0
+
+
 @dataclass
 class _Probe:
-    """What the probes share: the domain, the executor under test and the generator."""
+    """What the probes share: the domain, the executor under test, the seed and the concurrency."""
 
     domain: Domain
     executor: Executor
-    rng: np.random.Generator
+    seed: int
     max_steps: int
+    concurrency: int = 1
+    stage: int = 0
 
-    def episode(self, task: Task, context: Context, draft: str | None, executor: Executor | None = None):
+    def episode(
+        self, task: Task, context: Context, draft: str | None, rng: np.random.Generator, executor: Any = None
+    ) -> Episode:
         state = HarnessState(self.domain.name, self.max_steps, self.domain.cost_budget)
         return Episode(
             task=task,
             state=state,
-            rng=self.rng,
+            rng=rng,
             executor=executor or self.executor,
             context=context,
             draft=draft,
             draft_hash=None if draft is None else artifact_hash(draft),
         )
 
-    def ask(self, kind: str, task: Task, context: Context, draft: str | None = None, **kw: Any) -> str | None:
-        request = ExecutorRequest(kind, task, context, draft, **kw)  # type: ignore[arg-type]
-        response = self.executor.complete(request, self.rng)
-        return None if response.error is not None else response.text
+    def map(self, function: Callable[[int, Any], Any], items: Sequence[Any]) -> list[Any]:
+        """``function(i, item)`` over ``items``, ``concurrency`` at a time, results in order."""
+        if self.concurrency <= 1 or len(items) <= 1:
+            return [function(i, item) for i, item in enumerate(items)]
+        with ThreadPoolExecutor(self.concurrency) as pool:
+            return list(pool.map(function, range(len(items)), items))
+
+    def ask_all(self, asks: Sequence[_Ask]) -> list[str | None]:
+        """Each request's answer, or None when the reply held none (an executor error of any kind)."""
+        self.stage += 1
+        stage = self.stage
+
+        def one(i: int, ask: _Ask) -> str | None:
+            request = ExecutorRequest(
+                ask.kind,  # type: ignore[arg-type]
+                ask.task,
+                ask.context,
+                ask.draft,
+                ask.feedback,
+                revision=ask.revision,
+            )
+            response = self.executor.complete(request, np.random.default_rng([self.seed, stage, i]))
+            return None if response.error is not None else response.text
+
+        return self.map(one, asks)
 
     def correct(self, task: Task, text: str | None) -> bool:
         if text is None:
             return False
         if text == self.domain.pool(task).reference:
             return True
+        rng = np.random.default_rng(self.seed)
         verdict = VERIFIER_CACHE.get(
             "calibrate:G",
             task,
             text,
-            lambda: g_norm(self.domain.verdict(self.episode(task, Context(), text), text).rubric),
+            lambda: g_norm(self.domain.verdict(self.episode(task, Context(), text, rng), text).rubric),
         )
         return verdict >= 1.0 - 1e-9
 
@@ -148,9 +216,9 @@ class _Probe:
         """The pool's flawed variants that the verifier indeed scores below full marks."""
         return [f.source for f in self.domain.pool(task).flawed if not self.correct(task, f.source)]
 
-    def gathered(self, task: Task) -> Context:
+    def gathered(self, index: int, task: Task) -> Context:
         """OBSERVE, then every legal RETRIEVE and CALL_TOOL before any draft, as far as the budget allows."""
-        ep = self.episode(task, Context(), None)
+        ep = self.episode(task, Context(), None, np.random.default_rng([self.seed, 0, index]))
         self.domain.observe(ep)
         ep.context.observed = ep.state.observed = True
         for _ in range(self.max_steps - 3):
@@ -172,10 +240,9 @@ class _Probe:
 
     def structural_feedback(self, task: Task, context: Context, draft: str) -> Feedback | None:
         """The domain check's own issues about this draft (judge passing), or None when it sees none."""
-        ep = self.episode(
-            task, Context(context.observed, list(context.evidence), list(context.tool_results)), draft
-        )
-        ep.executor = _PassingJudge(self.executor)
+        context = Context(context.observed, list(context.evidence), list(context.tool_results))
+        rng = np.random.default_rng(self.seed)
+        ep = self.episode(task, context, draft, rng, executor=_PassingJudge(self.executor))
         outcome = self.domain.check(ep)
         issues = tuple(
             i for i in (outcome.feedback.issues if outcome.feedback else ()) if not i.startswith("judge")
@@ -189,6 +256,14 @@ def _cycle(tasks: Sequence[Task], n: int, rng: np.random.Generator) -> list[Task
     return order
 
 
+def _rate(hits: Sequence[bool], failed: int, attempts: int) -> Estimate:
+    return replace(wilson(int(sum(hits)), len(hits)), failed=failed, attempts=attempts)
+
+
+UNBOUNDED = frozenset({"informed_gain"})
+"""Parameters that are not probabilities (every other measured value is clipped to [0, 1])."""
+
+
 def calibrate_domain(
     domain: Domain,
     executor: Executor,
@@ -197,60 +272,39 @@ def calibrate_domain(
     seed: int = 0,
     base: DomainProfile | None = None,
     max_steps: int | None = None,
+    concurrency: int = 1,
 ) -> tuple[DomainProfile, dict[str, Estimate]]:
-    """Estimate one domain's profile from ``probes`` requests per probe kind on ``tasks``."""
+    """Estimate one domain's profile from ``probes`` requests per probe kind on ``tasks``.
+
+    Returns the fitted profile (measured values where a probe measured them, ``base``'s elsewhere, see
+    :func:`provenance`) and the estimates by parameter name."""
     if probes < 1:
         raise ValueError(f"probes must be at least 1, got {probes}")
     if not tasks:
         raise ValueError(f"no tasks to calibrate {domain.name} on")
-    rng = np.random.default_rng(seed)
-    probe = _Probe(domain, executor, rng, max_steps or domain.max_steps)
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    rng = np.random.default_rng(seed)  # the plan: task order and draft choices
+    probe = _Probe(domain, executor, seed, max_steps or domain.max_steps, concurrency)
     base = base or DomainProfile(draft=domain.draft_params)
     out: dict[str, Estimate] = {}
+    contexts = dict(zip((t.task_id for t in tasks), probe.map(probe.gathered, tasks), strict=True))
 
-    # first drafts, uninformed and informed
-    uninformed: dict[str, list[float]] = defaultdict(list)
-    for task in _cycle(tasks, probes * len(DIFFICULTIES), rng):
-        uninformed[task.difficulty].append(probe.correct(task, probe.ask("draft", task, Context())))
-    contexts = {task.task_id: probe.gathered(task) for task in tasks}
-    informed = []  # (difficulty index, informedness, correct)
-    for task in _cycle(tasks, probes * 2, rng):
-        context = contexts[task.task_id]
-        level = domain.informedness(task, context)
-        y = probe.correct(task, probe.ask("draft", task, context))
-        informed.append((DIFFICULTIES.index(task.difficulty), level, float(y)))
-    p_correct = {}
-    for d in DIFFICULTIES:
-        ys = uninformed.get(d, [])
-        out[f"p_correct[{d}]"] = est = wilson(int(sum(ys)), len(ys))
-        p_correct[d] = est.value if ys else base.draft.p_correct[d]
-
-    def gain(u_easy: np.ndarray, u_std: np.ndarray, u_hard: np.ndarray, inf: np.ndarray) -> float:
-        p = np.array([s.mean() if len(s) else np.nan for s in (u_easy, u_std, u_hard)])
-        p = np.where(np.isnan(p), [base.draft.p_correct[d] for d in DIFFICULTIES], p)
-        levels = inf[:, 1]
-        resid = inf[:, 2] - p[inf[:, 0].astype(int)]
-        denom = float((levels**2).sum())
-        return float((levels * resid).sum() / denom) if denom > 0 else float("nan")
-
-    samples = [np.asarray(uninformed.get(d, []), dtype=float) for d in DIFFICULTIES]
-    out["informed_gain"] = bootstrap(gain, [*samples, np.asarray(informed)], rng)
-
+    # -- the plan ----------------------------------------------------------------------------------
+    asks: list[_Ask] = []
+    uninformed = [(t, len(asks) + i) for i, t in enumerate(_cycle(tasks, probes * len(DIFFICULTIES), rng))]
+    asks += [_Ask("draft", t, Context()) for t, _ in uninformed]
+    informed = [(t, len(asks) + i) for i, t in enumerate(_cycle(tasks, probes * 2, rng))]
+    asks += [_Ask("draft", t, contexts[t.task_id]) for t, _ in informed]
     try:
         domain.tool_pool(tasks[0], Context())
         has_tools = True
     except NotImplementedError:
         has_tools = False
-    if has_tools:
-        hits = 0
-        for task in _cycle(tasks, probes, rng):
-            hits += probe.ask("tool", task, Context()) == domain.tool_pool(task, Context()).reference
-        out["p_tool_correct"] = wilson(hits, probes)
-
-    # revisions of known-flawed drafts, by feedback kind
-    fixed: dict[str, list[float]] = {kind: [] for kind in FEEDBACK_KINDS}
-    second: list[float] = []
-    unfixed_changed = []
+    tools = [(t, len(asks) + i) for i, t in enumerate(_cycle(tasks, probes, rng) if has_tools else [])]
+    asks += [_Ask("tool", t, Context()) for t, _ in tools]
+    revisions: dict[str, list[tuple[Task, str, int]]] = {kind: [] for kind in FEEDBACK_KINDS}
+    second: list[tuple[Task, int]] = []
     for task in _cycle(tasks, probes * 2, rng):
         flawed = probe.known_flawed(task)
         if not flawed:
@@ -263,75 +317,153 @@ def calibrate_domain(
             "none": None,
         }
         for kind, fb in feedback.items():
-            if kind == "localised" and fb is None:
-                continue  # a flaw the checks cannot see
-            if len(fixed[kind]) >= probes:
-                continue
-            text = probe.ask("revise", task, context, draft, feedback=fb)
-            ok = probe.correct(task, text)
-            fixed[kind].append(ok)
-            if not ok:
-                unfixed_changed.append(text is not None and text != draft)
+            if (kind == "localised" and fb is None) or len(revisions[kind]) >= probes:
+                continue  # a flaw the checks cannot see, or enough of this kind
+            revisions[kind].append((task, draft, len(asks)))
+            asks.append(_Ask("revise", task, context, draft, fb))
         if feedback["localised"] is not None and len(second) < probes:
-            text = probe.ask("revise", task, context, draft, feedback=feedback["localised"], revision=1)
-            second.append(probe.correct(task, text))
-    fix_estimates = {kind: wilson(int(sum(v)), len(v)) for kind, v in fixed.items()}
-    for kind in FEEDBACK_KINDS:
-        out[f"p_fix[{kind}]"] = fix_estimates[kind]
-    out["fix_decay"] = bootstrap(
-        lambda a, b: float(b.mean() / a.mean()) if len(a) and len(b) and a.mean() > 0 else float("nan"),
-        [np.asarray(fixed["localised"], dtype=float), np.asarray(second, dtype=float)],
-        rng,
-    )
-    out["p_reflaw"] = wilson(int(sum(unfixed_changed)), len(unfixed_changed))
-
-    # breaking the reference; the judge on known-good and known-flawed drafts
-    broken = alarms_good = alarms_bad = 0
-    judged_bad = 0
+            second.append((task, len(asks)))
+            asks.append(_Ask("revise", task, context, draft, feedback["localised"], revision=1))
+    references, judged_good, judged_bad = [], [], []
     for task in _cycle(tasks, probes, rng):
         pool = domain.pool(task)
         context = contexts[task.task_id]
-        broken += not probe.correct(task, probe.ask("revise", task, context, pool.reference))
-        alarms_good += _alarm(probe.ask("judge", task, context, pool.reference))
+        references.append((task, len(asks)))
+        asks.append(_Ask("revise", task, context, pool.reference))
+        judged_good.append(len(asks))
+        asks.append(_Ask("judge", task, context, pool.reference))
         flawed = probe.known_flawed(task)
         if flawed:
-            bad = flawed[int(rng.integers(len(flawed)))]
-            alarms_bad += _alarm(probe.ask("judge", task, context, bad))
-            judged_bad += 1
-    out["p_break"] = wilson(broken, probes)
-    out["judge_fpr"] = wilson(alarms_good, probes)
-    out["judge_tpr"] = wilson(alarms_bad, judged_bad)
+            judged_bad.append(len(asks))
+            asks.append(_Ask("judge", task, context, flawed[int(rng.integers(len(flawed)))]))
 
-    def value(name: str, fallback: float) -> float:
-        v = out[name].value if name in out else float("nan")
-        return float(min(1.0, max(0.0, v))) if np.isfinite(v) else fallback
+    # -- the requests, then the estimates ------------------------------------------------------------
+    answers = probe.ask_all(asks)
 
-    m = base.mechanism
-    profile = DomainProfile(
-        draft=DraftParams(
-            p_correct=p_correct,
-            informed_gain=out["informed_gain"].value
-            if np.isfinite(out["informed_gain"].value)
-            else base.draft.informed_gain,
-            flaw_weights=dict(base.draft.flaw_weights),
-            p_tool_correct=value("p_tool_correct", base.draft.p_tool_correct),
-        ),
-        mechanism=Mechanism(
-            p_fix={kind: value(f"p_fix[{kind}]", m.p_fix[kind]) for kind in FEEDBACK_KINDS},
-            p_break=value("p_break", m.p_break),
-            p_reflaw=value("p_reflaw", m.p_reflaw),
-            fix_decay=value("fix_decay", m.fix_decay),
-            judge_tpr=value("judge_tpr", m.judge_tpr),
-            judge_fpr=value("judge_fpr", m.judge_fpr),
-        ),
-        tokens_per_char=base.tokens_per_char,
+    def failures(indices: Sequence[int]) -> int:
+        return sum(answers[i] is None for i in indices)
+
+    by_difficulty: dict[str, list[tuple[Task, int]]] = defaultdict(list)
+    for task, i in uninformed:
+        by_difficulty[task.difficulty].append((task, i))
+    samples = []
+    for d in DIFFICULTIES:
+        ys = [probe.correct(t, answers[i]) for t, i in by_difficulty.get(d, [])]
+        indices = [i for _, i in by_difficulty.get(d, [])]
+        out[f"p_correct[{d}]"] = _rate(ys, failures(indices), len(indices))
+        samples.append(np.asarray(ys, dtype=float))
+    inf = np.asarray(
+        [
+            (
+                DIFFICULTIES.index(t.difficulty),
+                domain.informedness(t, contexts[t.task_id]),
+                probe.correct(t, answers[i]),
+            )
+            for t, i in informed
+        ],
+        dtype=float,
+    ).reshape(-1, 3)
+
+    def gain(u_easy: np.ndarray, u_std: np.ndarray, u_hard: np.ndarray, inf: np.ndarray) -> float:
+        p = np.array([s.mean() if len(s) else np.nan for s in (u_easy, u_std, u_hard)])
+        p = np.where(np.isnan(p), [base.draft.p_correct[d] for d in DIFFICULTIES], p)
+        levels = inf[:, 1]
+        resid = inf[:, 2] - p[inf[:, 0].astype(int)]
+        denom = float((levels**2).sum())
+        return float((levels * resid).sum() / denom) if denom > 0 else float("nan")
+
+    informed_failed = failures([i for _, i in informed])
+    out["informed_gain"] = replace(
+        bootstrap(gain, [*samples, inf], rng), failed=informed_failed, attempts=len(informed)
     )
-    return profile, out
+    if has_tools:
+        hits = [answers[i] == domain.tool_pool(t, Context()).reference for t, i in tools]
+        out["p_tool_correct"] = _rate(hits, failures([i for _, i in tools]), len(tools))
+
+    fixed: dict[str, list[bool]] = {}
+    unfixed_changed, unfixed_failed = [], 0
+    for kind in FEEDBACK_KINDS:
+        ys = []
+        for task, draft, i in revisions[kind]:
+            ok = probe.correct(task, answers[i])
+            ys.append(ok)
+            if not ok:  # a reply without an artifact leaves the draft as it was: not a new flaw
+                unfixed_changed.append(answers[i] is not None and answers[i] != draft)
+                unfixed_failed += answers[i] is None
+        fixed[kind] = ys
+        indices = [i for _, _, i in revisions[kind]]
+        out[f"p_fix[{kind}]"] = _rate(ys, failures(indices), len(indices))
+    again = [probe.correct(t, answers[i]) for t, i in second]
+    out["fix_decay"] = replace(
+        bootstrap(
+            lambda a, b: float(b.mean() / a.mean()) if len(a) and len(b) and a.mean() > 0 else float("nan"),
+            [np.asarray(fixed["localised"], dtype=float), np.asarray(again, dtype=float)],
+            rng,
+        ),
+        failed=failures([i for _, i in second]),
+        attempts=len(second),
+    )
+    out["p_reflaw"] = _rate(unfixed_changed, unfixed_failed, len(unfixed_changed))
+    # a REVISE of the reference without an artifact leaves the reference in place: not broken
+    broken = [answers[i] is not None and not probe.correct(t, answers[i]) for t, i in references]
+    out["p_break"] = _rate(broken, failures([i for _, i in references]), len(references))
+    # a judge reply without a verdict is no verdict: left out of the rates
+    good = [_alarm(answers[i]) for i in judged_good if answers[i] is not None]
+    bad = [_alarm(answers[i]) for i in judged_bad if answers[i] is not None]
+    out["judge_fpr"] = _rate(good, failures(judged_good), len(judged_good))
+    out["judge_tpr"] = _rate(bad, failures(judged_bad), len(judged_bad))
+    return fit(base, out), out
+
+
+def _measured(estimates: dict[str, Estimate], name: str) -> float | None:
+    """The estimate's value to fit, or None when it measured nothing."""
+    found = estimates.get(name)
+    if found is None or found.n == 0 or not np.isfinite(found.value):
+        return None
+    return float(found.value) if name in UNBOUNDED else float(min(1.0, max(0.0, found.value)))
+
+
+def _fields(params: Any) -> list[tuple[str, Any]]:
+    """``(field name, value)`` of a ``DraftParams`` or ``Mechanism``, in declaration order."""
+    return [(f.name, getattr(params, f.name)) for f in fields(params)]
+
+
+def fit(base: DomainProfile, estimates: dict[str, Estimate]) -> DomainProfile:
+    """``base`` with every parameter a probe measured replaced by its estimate: a float field ``name``
+    by estimate ``name``, a mapping field's key ``k`` by estimate ``name[k]``; everything else kept."""
+
+    def refit(params: Any) -> Any:
+        changes = {}
+        for name, value in _fields(params):
+            if isinstance(value, Mapping):
+                changes[name] = {
+                    k: v if (m := _measured(estimates, f"{name}[{k}]")) is None else m
+                    for k, v in value.items()
+                }
+            elif isinstance(value, float):
+                measured = _measured(estimates, name)
+                changes[name] = value if measured is None else measured
+        return replace(params, **changes)
+
+    return replace(base, draft=refit(base.draft), mechanism=refit(base.mechanism))
+
+
+def provenance(base: DomainProfile, estimates: dict[str, Estimate], base_name: str) -> dict[str, str]:
+    """Per parameter of the profile (mapping fields per key, an empty mapping as a whole):
+    ``"measured"`` or ``"not measured (from <base_name>)"``."""
+    out = {}
+    for params in (base.draft, base.mechanism):
+        for name, value in _fields(params):
+            names = [f"{name}[{k}]" for k in value] if isinstance(value, Mapping) and value else [name]
+            for key in names:
+                measured = _measured(estimates, key) is not None
+                out[key] = "measured" if measured else f"not measured (from {base_name})"
+    return out
 
 
 def _alarm(text: str | None) -> bool:
-    """A judge reply reports a problem unless it starts with PASS (``Episode.judge``'s reading)."""
-    return text is None or not text.strip().upper().startswith("PASS")
+    """A judge verdict reports a problem unless it starts with PASS (``Episode.judge``'s reading)."""
+    return text is not None and not text.strip().upper().startswith("PASS")
 
 
 def truth_of(profile: DomainProfile) -> dict[str, float]:
@@ -350,21 +482,87 @@ def truth_of(profile: DomainProfile) -> dict[str, float]:
     }
 
 
-def table(env_id: str, estimates: dict[str, Estimate]) -> str:
-    """The estimates as a fixed-width table."""
-    rows = [f"{env_id}", f"  {'parameter':<20} {'estimate':>8}  {'95% interval':<17} {'probes':>6}"]
+def _fmt(value: float) -> str:
+    return f"{value:6.3f}" if np.isfinite(value) else "   nan"
+
+
+def table(
+    env_id: str,
+    estimates: dict[str, Estimate],
+    sources: Mapping[str, str] | None = None,
+    values: Mapping[str, Any] | None = None,
+) -> str:
+    """The estimates as a fixed-width table: estimate, interval, probes and the share of probe replies
+    without an answer in form; with ``sources`` also every parameter no probe measured, marked so
+    (``values``: what the profile holds for them)."""
+    rows = [
+        f"{env_id}",
+        f"  {'parameter':<20} {'estimate':>8}  {'95% interval':<17} {'probes':>6}  {'no answer':>9}",
+    ]
     for name, e in estimates.items():
-        rows.append(f"  {name:<20} {e.value:>8.3f}  [{e.low:6.3f}, {e.high:6.3f}]  {e.n:>6}")
+        mark = ""
+        if sources is not None and sources.get(name, "measured") != "measured":
+            mark = f"  {sources[name]}"
+            if values is not None and name in values:
+                mark += f" = {values[name]}"
+        shown = (
+            f"{_fmt(e.value):>8}  [{_fmt(e.low)}, {_fmt(e.high)}]"
+            if e.n
+            else f"{'-':>8}  {'no estimate':<17}"
+        )
+        rows.append(f"  {name:<20} {shown}  {e.n:>6}  {e.failure_rate:>9.1%}{mark}")
+    for name, source in (sources or {}).items():
+        if name not in estimates and source != "measured":
+            shown = f" = {values[name]}" if values is not None and name in values else ""
+            rows.append(f"  {name:<20} {source}{shown}")
     return "\n".join(rows)
 
 
+def profile_values(profile: DomainProfile) -> dict[str, Any]:
+    """A profile's parameters under the names ``provenance`` uses."""
+    out: dict[str, Any] = {}
+    for params in (profile.draft, profile.mechanism):
+        for name, value in _fields(params):
+            if isinstance(value, Mapping) and value:
+                out.update({f"{name}[{k}]": v for k, v in value.items()})
+            else:
+                out[name] = dict(value) if isinstance(value, Mapping) else value
+    return out
+
+
+def holdout_split(tasks: Sequence[Task], fraction: float, seed: int = 0) -> tuple[list[str], list[str]]:
+    """``(probe task ids, held-out task ids)``: ``fraction`` of each difficulty's tasks held out (at
+    least one task stays on each side), chosen by ``seed``."""
+    if not 0.0 <= fraction < 1.0:
+        raise ValueError(f"the held-out fraction must lie in [0, 1), got {fraction}")
+    rng = np.random.default_rng([seed, 97])
+    held: list[str] = []
+    for d in DIFFICULTIES:
+        ids = sorted(t.task_id for t in tasks if t.difficulty == d)
+        rng.shuffle(ids)
+        k = min(len(ids) - 1, round(fraction * len(ids))) if fraction > 0 else 0
+        held += ids[: max(0, k)]
+    return [t.task_id for t in tasks if t.task_id not in held], [
+        t.task_id for t in tasks if t.task_id in held
+    ]
+
+
 def calibrate_env(
-    env_id: str, executor: Any = "simulated", executor_profile: Any = None, probes: int = 200, seed: int = 0
+    env_id: str,
+    executor: Any = "simulated",
+    executor_profile: Any = None,
+    probes: int = 200,
+    seed: int = 0,
+    task_ids: Sequence[str] | None = None,
+    concurrency: int = 1,
 ) -> tuple[DomainProfile, dict[str, Estimate]]:
-    """Calibrate one environment's domain on its train split with the executor ``gym.make`` would bind."""
+    """Calibrate one environment's domain on its train split (or ``task_ids`` of it) with the executor
+    ``gym.make`` would bind."""
     import gymnasium as gym
 
-    env = gym.make(env_id, split="train", executor=executor, executor_profile=executor_profile)
+    env = gym.make(
+        env_id, split="train", executor=executor, executor_profile=executor_profile, task_ids=task_ids
+    )
     inner = env.unwrapped
     try:
         return calibrate_domain(
@@ -375,9 +573,62 @@ def calibrate_env(
             seed=seed,
             base=replace(inner.executor_profile),
             max_steps=inner.max_steps,
+            concurrency=concurrency,
         )
     finally:
         env.close()
+
+
+def _mean_interval(values: Sequence[float], rng: np.random.Generator) -> Estimate:
+    return bootstrap(lambda g: float(g.mean()), [np.asarray(values, dtype=float)], rng)
+
+
+def validate_env(
+    env_id: str,
+    fitted: DomainProfile,
+    task_ids: Sequence[str],
+    executor: Any = "simulated",
+    executor_profile: Any = None,
+    seeds: Sequence[int] = (0, 1, 2),
+    predicted_rollouts: int = 5,
+    concurrency: int = 1,
+) -> dict[str, Any]:
+    """The Base harness on held-out train tasks, through ``executor`` (measured G) and through the
+    simulator with the fitted profile (predicted G, ``predicted_rollouts`` per task and seed), each mean
+    with a 95% bootstrap interval over its episodes."""
+    from harness_gym.envs.registry import env_class
+    from harness_gym.evaluation.engine import EngineConfig
+    from harness_gym.evaluation.protocol import evaluate
+    from harness_gym.policies.scripted import BasePolicy
+
+    domain = env_class(env_id).domain_cls.name
+    engine = EngineConfig(concurrency=concurrency)
+    common = {"split": "train", "seeds": tuple(seeds), "engine": engine, "task_ids": list(task_ids)}
+    measured = evaluate(
+        BasePolicy(env_id), env_id, rollouts=1, executor=executor, executor_profile=executor_profile, **common
+    )
+    profile = ExecutorProfile(name="fitted", domains={domain: fitted})
+    predicted = evaluate(
+        BasePolicy(env_id), env_id, rollouts=predicted_rollouts, executor_profile=profile, **common
+    )
+    rng = np.random.default_rng([0, 11])
+    return {
+        "tasks": len(task_ids),
+        "measured": _mean_interval([r.G for r in measured], rng),
+        "measured_episodes": len(measured),
+        "predicted": _mean_interval([r.G for r in predicted], rng),
+        "predicted_episodes": len(predicted),
+    }
+
+
+def validation_line(check: Mapping[str, Any]) -> str:
+    m, p = check["measured"], check["predicted"]
+    return (
+        f"  validation, Base G on {check['tasks']} held-out train tasks: measured {m.value:.3f} "
+        f"[{m.low:.3f}, {m.high:.3f}] ({check['measured_episodes']} episodes), predicted by the fitted "
+        f"profile {p.value:.3f} [{p.low:.3f}, {p.high:.3f}] "
+        f"({check['predicted_episodes']} simulated episodes)"
+    )
 
 
 def calibrate_profile(
@@ -388,16 +639,94 @@ def calibrate_profile(
     seed: int = 0,
     name: str = "calibrated",
     log: Callable[[str], None] = print,
-) -> tuple[ExecutorProfile, dict[str, dict[str, Estimate]]]:
-    """Calibrate several environments into one profile, printing each one's table through ``log``."""
+    concurrency: int = 1,
+    holdout: float = 0.25,
+    validation_seeds: Sequence[int] = (0, 1, 2),
+) -> tuple[ExecutorProfile, dict[str, dict[str, Any]]]:
+    """Calibrate several environments into one profile, printing each one's table through ``log``.
+
+    ``holdout`` of each environment's train tasks are kept out of the probes and play the validation
+    (:func:`validate_env`; 0 skips it). Returns the profile and, per environment, its report:
+    ``estimates`` and ``parameters`` (value, interval, probes, share without an answer, ``source``:
+    measured or not) and ``validation``; JSON-ready (:func:`report_json`)."""
+    import gymnasium as gym
+
     from harness_gym.envs.registry import env_class
 
-    domains, all_estimates = {}, {}
+    domains, reports = {}, {}
     for env_id in env_ids:
-        profile, estimates = calibrate_env(env_id, executor, executor_profile, probes=probes, seed=seed)
+        env = gym.make(env_id, split="train", executor_profile=executor_profile)
+        base = env.unwrapped.executor_profile
+        base_name = (
+            str(executor_profile or os.environ.get(PROFILE_ENV) or "default")
+            if not isinstance(executor_profile, ExecutorProfile)
+            else executor_profile.name
+        )
+        probe_ids, held = holdout_split(env.unwrapped.tasks, holdout, seed)
+        env.close()
+        profile, estimates = calibrate_env(
+            env_id,
+            executor,
+            executor_profile,
+            probes=probes,
+            seed=seed,
+            task_ids=probe_ids,
+            concurrency=concurrency,
+        )
+        sources = provenance(base, estimates, base_name)
+        values = profile_values(profile)
+        log(table(env_id, estimates, sources, values))
+        report: dict[str, Any] = {"estimates": estimates, "sources": sources, "values": values}
+        if held:
+            check = validate_env(
+                env_id, profile, held, executor, executor_profile, validation_seeds, concurrency=concurrency
+            )
+            log(validation_line(check))
+            report["validation"] = check
         domains[env_class(env_id).domain_cls.name] = profile
-        all_estimates[env_id] = estimates
-        log(table(env_id, estimates))
+        reports[env_id] = report
     executor_name = getattr(executor, "model", None) or str(executor)
     notes = f"harness-gym calibrate: {probes} probes per kind, seed {seed}, executor {executor_name}"
-    return ExecutorProfile(name=name, domains=domains, notes=notes), all_estimates
+    return ExecutorProfile(name=name, domains=domains, notes=notes), reports
+
+
+def _estimate_json(e: Estimate) -> dict[str, Any]:
+    def finite(v: float) -> float | None:
+        return float(v) if e.n and np.isfinite(v) else None  # no probe, no estimate and no interval
+
+    return {
+        "value": finite(e.value),
+        "low": finite(e.low),
+        "high": finite(e.high),
+        "probes": e.n,
+        "no_answer": e.failed,
+        "no_answer_rate": float(e.failure_rate) if np.isfinite(e.failure_rate) else None,
+    }
+
+
+def report_json(reports: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """``calibrate_profile``'s reports as JSON: per environment, per parameter its ``source`` (measured
+    or ``not measured (from PROFILE)``), the value the profile holds and, where probed, the estimate."""
+    out: dict[str, Any] = {}
+    for env_id, report in reports.items():
+        estimates, sources, values = report["estimates"], report["sources"], report["values"]
+        parameters = {}
+        for name in dict.fromkeys([*sources, *estimates]):
+            entry: dict[str, Any] = {
+                "source": sources.get(name, "measured"),
+                "profile_value": values.get(name),
+            }
+            if name in estimates:
+                entry.update(_estimate_json(estimates[name]))
+            parameters[name] = entry
+        out[env_id] = {"parameters": parameters}
+        if "validation" in report:
+            check = report["validation"]
+            out[env_id]["validation"] = {
+                "held_out_tasks": check["tasks"],
+                "measured_base_G": _estimate_json(check["measured"]),
+                "measured_episodes": check["measured_episodes"],
+                "predicted_base_G": _estimate_json(check["predicted"]),
+                "predicted_episodes": check["predicted_episodes"],
+            }
+    return out

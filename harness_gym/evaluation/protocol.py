@@ -1,10 +1,17 @@
 """Evaluation protocol and the statistics behind the paper's tables.
 
 ``evaluate`` runs a policy through every held-out task x seed x rollout (the paper's 180 episodes per
-domain) and keeps one ``EpisodeResult`` per episode. ``compare`` turns the results of several policies
-into what the tables report: mean G, the paired change against Base with a bootstrap interval and a
-permutation p-value, the HMS change, each event's rate base -> policy, and the AW-BC / AW-FC lifts.
+domain) and keeps one ``EpisodeResult`` per episode (its JSON record also holds the episode's usage and
+step records without prompts and replies: ``spend.compact_steps``). ``compare`` turns the results of
+several policies into what the tables report: mean G, the paired change against Base with a bootstrap
+interval and a permutation p-value, the HMS change, each event's rate base -> policy, and the AW-BC /
+AW-FC lifts.
 Pairs are the same (task, seed, rollout), which ``protocol_episodes`` gives the same episode seed.
+When some episodes are copies of others (``spend.episode_trace``: a chat LLM at temperature 0 with a
+deterministic policy repeats an episode call for call over seeds and rollouts), the interval and the
+test resample whole tasks instead of pairs (``clusters``), so copies never count as independent draws;
+``compare`` says which it did (``"resampled"``: ``"pairs"`` or ``"tasks"``) and how many episodes
+were distinct.
 
 The finite-buffer theory (paper section 4) is checked on a rollout buffer by ``finite_buffer_check``:
 with ``w = exp(A / beta)`` and ``q = w / sum(w)``, the outcome shift ``E_q[G] - E_mu[G]`` never exceeds
@@ -30,6 +37,7 @@ from harness_gym.evaluation.engine import Checkpoints, EngineConfig
 from harness_gym.evaluation.engine import run as run_engine
 from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
 from harness_gym.evaluation.rollout import USAGE_KEYS, EpisodeJob, protocol_episodes
+from harness_gym.evaluation.spend import compact_steps, distinct_episodes, episode_trace
 
 CBS = "CheckBeforeSubmit"
 EARLY_SUBMIT = "EarlySubmit"
@@ -62,6 +70,9 @@ class EpisodeResult:
     applicable: tuple[bool, ...]
     steps: int
     termination_reason: str
+    trace: str | None = None
+    """The episode's outcome name with a chat LLM (``spend.episode_trace``): equal traces of one task
+    are copies. None with the simulated executor."""
 
     @property
     def key(self) -> PairKey:
@@ -89,12 +100,14 @@ class EpisodeResult:
             applicable=tuple(bool(x) for x in data["applicable"]),
             steps=int(data["steps"]),
             termination_reason=str(data["termination_reason"]),
+            trace=data.get("trace"),
         )
 
 
 def _episode_result(env_id: str, name: str, item: tuple, final: Mapping[str, Any]) -> dict[str, Any]:
     """An engine item ``(episode_seed, task_id, seed, rollout)`` and its final info as a JSON record."""
     episode_seed, task_id, seed, rollout = item
+    steps = final["trajectory"]["steps"]
     record = EpisodeResult(
         env_id=env_id,
         policy=name,
@@ -106,10 +119,14 @@ def _episode_result(env_id: str, name: str, item: tuple, final: Mapping[str, Any
         hms_norm=float(final["hms_norm"]),
         fired=tuple(bool(final["hms"][e]["fired"]) for e in EVENTS),
         applicable=tuple(bool(final["hms"][e]["applicable"]) for e in EVENTS),
-        steps=len(final["trajectory"]["steps"]),
+        steps=len(steps),
         termination_reason=str(final["termination_reason"]),
+        trace=episode_trace(steps),
     ).to_dict()
     record["usage"] = {key: final["usage"][key] for key in USAGE_KEYS}  # beside the result, for reports
+    record["episode_id"] = final["trajectory"].get("episode_id")
+    record["rubric"] = {name: list(value) for name, value in final["rubric"].items()}
+    record["step_records"] = compact_steps(steps)  # the audit trail; prompts and replies by cache key
     return record
 
 
@@ -218,21 +235,37 @@ _CHUNK = 2_000_000
 """Resampling works in blocks of about this many numbers to bound memory for large samples."""
 
 
+def _clustered(d: np.ndarray, clusters: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Per cluster the sum of the differences and the pair count (each pair its own cluster if None)."""
+    if clusters is None:
+        return d, np.ones_like(d)
+    if len(clusters) != d.size:
+        raise ValueError(f"{len(clusters)} cluster labels for {d.size} pairs")
+    _, inverse = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)
+    return np.bincount(inverse, weights=d), np.bincount(inverse).astype(float)
+
+
 def paired_bootstrap_ci(
     base: Sequence[float],
     other: Sequence[float],
     n_boot: int = 10_000,
     level: float = 0.95,
     rng: np.random.Generator | int | None = None,
+    clusters: Sequence[Any] | None = None,
 ) -> Interval:
-    """Percentile bootstrap interval of mean(other - base), resampling whole pairs."""
+    """Percentile bootstrap interval of mean(other - base), resampling whole pairs, or whole clusters of
+    pairs (e.g. tasks) when ``clusters`` labels each pair."""
     d = _paired_differences(base, other)
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must lie in (0, 1), got {level}")
-    gen, n = _rng(rng), d.size
+    sums, counts = _clustered(d, clusters)
+    gen, n = _rng(rng), sums.size
     rows = max(1, _CHUNK // n)
     means = np.concatenate(
-        [d[gen.integers(0, n, size=(min(rows, n_boot - i), n))].mean(axis=1) for i in range(0, n_boot, rows)]
+        [
+            sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+            for idx in (gen.integers(0, n, size=(min(rows, n_boot - i), n)) for i in range(0, n_boot, rows))
+        ]
     )
     alpha = (1.0 - level) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha])
@@ -244,17 +277,20 @@ def paired_permutation_p(
     other: Sequence[float],
     n_perm: int = 10_000,
     rng: np.random.Generator | int | None = None,
+    clusters: Sequence[Any] | None = None,
 ) -> float:
-    """Two-sided sign-flip test of mean(other - base) = 0; ``(1 + #{|T*| >= |T|}) / (1 + n_perm)``."""
+    """Two-sided sign-flip test of mean(other - base) = 0; ``(1 + #{|T*| >= |T|}) / (1 + n_perm)``.
+    With ``clusters``, all pairs of a cluster flip together."""
     d = _paired_differences(base, other)
-    gen, n = _rng(rng), d.size
+    sums, _ = _clustered(d, clusters)
+    gen, n = _rng(rng), sums.size
     observed = abs(d.mean())
     tol = 1e-12 * max(1.0, float(np.abs(d).max()))
     rows = max(1, _CHUNK // n)
     extreme = 0
     for i in range(0, n_perm, rows):
         signs = gen.integers(0, 2, size=(min(rows, n_perm - i), n)) * 2 - 1
-        extreme += int(np.count_nonzero(np.abs((signs * d).mean(axis=1)) >= observed - tol))
+        extreme += int(np.count_nonzero(np.abs((signs * sums).sum(axis=1) / d.size) >= observed - tol))
     return (1 + extreme) / (1 + n_perm)
 
 
@@ -477,14 +513,16 @@ def _paired_effect(
     n_boot: int,
     n_perm: int,
     level: float,
+    by_task: bool = False,
 ) -> dict[str, float]:
     gb, go = [r.G for r in base], [r.G for r in other]
-    ci = paired_bootstrap_ci(gb, go, n_boot=n_boot, level=level, rng=rng)
+    clusters = [r.task_id for r in base] if by_task else None
+    ci = paired_bootstrap_ci(gb, go, n_boot=n_boot, level=level, rng=rng, clusters=clusters)
     return {
         "delta_G": ci.estimate,
         "ci_low": ci.low,
         "ci_high": ci.high,
-        "p_value": paired_permutation_p(gb, go, n_perm=n_perm, rng=rng),
+        "p_value": paired_permutation_p(gb, go, n_perm=n_perm, rng=rng, clusters=clusters),
         "delta_hms": float(np.mean([r.hms_norm for r in other]) - np.mean([r.hms_norm for r in base])),
     }
 
@@ -508,6 +546,11 @@ def compare(
     if base not in results_by_policy:
         raise KeyError(f"base policy {base!r} not among {sorted(results_by_policy)}")
     tables = {name: _by_key(name, res) for name, res in results_by_policy.items()}
+    distinct = {
+        name: distinct_episodes((r.task_id, r.trace) for r in res)[0]
+        for name, res in results_by_policy.items()
+    }
+    by_task = any(distinct[name] < len(res) for name, res in results_by_policy.items())
     env_ids = {r.env_id for res in results_by_policy.values() for r in res}
     if len(env_ids) > 1:
         raise PairingError(f"results come from several environments: {sorted(env_ids)}")
@@ -522,12 +565,13 @@ def compare(
             "G": float(np.mean([r.G for r in o])),
             "base_G": float(np.mean([r.G for r in b])),
             "hms_norm": float(np.mean([r.hms_norm for r in o])),
+            "distinct_episodes": distinct[name],
         }
         if name == base:
             entry.update(delta_G=0.0, ci_low=None, ci_high=None, p_value=None, delta_hms=0.0)
         else:
             rng = _policy_rng(rng_seed, base, name)
-            entry.update(_paired_effect(b, o, rng, n_boot, n_perm, level))
+            entry.update(_paired_effect(b, o, rng, n_boot, n_perm, level, by_task))
         entry["events"] = {
             e: {
                 "base": base_rates[e]["fired"],
@@ -545,7 +589,7 @@ def compare(
             if other not in tables or other == aw:
                 continue
             o, a = _pair(other, tables[other], aw, tables[aw])
-            effect = _paired_effect(o, a, _policy_rng(rng_seed, other, aw), n_boot, n_perm, level)
+            effect = _paired_effect(o, a, _policy_rng(rng_seed, other, aw), n_boot, n_perm, level, by_task)
             lifts[label] = {
                 "aw": aw,
                 "other": other,
@@ -564,6 +608,7 @@ def compare(
         "n_boot": n_boot,
         "n_perm": n_perm,
         "rng_seed": rng_seed,
+        "resampled": "tasks" if by_task else "pairs",
         "policies": policies,
         "lifts": lifts,
     }

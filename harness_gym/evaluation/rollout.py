@@ -11,18 +11,9 @@ import gymnasium as gym
 import numpy as np
 
 from harness_gym.core.hms import EVENTS
+from harness_gym.envs.domain import EPISODE_USAGE_KEYS
 
-USAGE_KEYS = (
-    "executor_calls",
-    "prompt_tokens",
-    "completion_tokens",
-    "cost_usd",
-    "latency_s",
-    "cache_hits",
-    "cache_misses",
-    "parse_failures",
-    "truncations",
-)
+USAGE_KEYS = EPISODE_USAGE_KEYS
 """The executor usage an episode's final ``info["usage"]`` reports."""
 
 
@@ -57,10 +48,15 @@ def policy_rng(seed: int) -> np.random.Generator:
 
 
 def run_episode(env: gym.Env, policy: _Policy, *, seed: int, task_id: str | None = None) -> dict[str, Any]:
-    """One episode: the env on ``reset(seed=seed)``, the policy on ``policy_rng(seed)``; the final info."""
-    options = {"task_id": task_id} if task_id is not None else None
+    """One episode: the env on ``reset(seed=seed)``, the policy on ``policy_rng(seed)``; the final info.
+
+    The policy's ``name`` (if it has one) tags the episode's id (``trajectory["episode_id"]``)."""
+    options: dict[str, Any] = {} if task_id is None else {"task_id": task_id}
+    name = getattr(policy, "name", None)
+    if isinstance(name, str):
+        options["episode_tag"] = name
     start_episode(policy)
-    obs, info = env.reset(seed=seed, options=options)
+    obs, info = env.reset(seed=seed, options=options or None)
     rng = policy_rng(seed)
     while True:
         action = policy.act(obs, info["action_mask"], rng)

@@ -88,6 +88,10 @@ class ExecutorRequest:
     """How many executor calls preceded this one in the episode (part of a response-cache key)."""
     revision: int = 0
     """How many REVISE calls preceded this one in the episode."""
+    episode: str | None = None
+    """The episode's id (``trajectory["episode_id"]``), for audit records; never part of a request."""
+    step: int = 0
+    """The step (1-based ``t`` of its step record) this call belongs to, for audit records."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,28 @@ class Usage:
 
 TRUNCATED_REPLY = "truncated reply"
 """How an executor error caused by a reply cut at ``max_tokens`` begins (other errors are format errors)."""
+
+REPLY_KINDS: dict[str, str] = {
+    "parse failure": "parse_failures",
+    TRUNCATED_REPLY: "truncations",
+    "no content": "no_content",
+    "tool call": "tool_calls",
+    "refused": "refusals",
+}
+"""How an executor error begins -> the usage counter it adds to. ``parse failure``: a reply without an
+artifact in the required form; ``truncated reply``: cut at ``max_tokens`` (a reasoning model that ran out
+mid-thought, with empty content, included) or leaving no room in the context; ``no content``: an empty
+reply, or a reply with no choice at all; ``tool call``: ``tool_calls`` where text was asked for;
+``refused``: a refusal or a content filter. Each is a failure signal for one step, never a stopped run."""
+
+
+def error_kind(error: str) -> str:
+    """The usage counter (``REPLY_KINDS`` value) of an executor error; unknown prefixes are parse
+    failures."""
+    for prefix, counter in REPLY_KINDS.items():
+        if error.startswith(prefix):
+            return counter
+    return "parse_failures"
 
 
 @dataclass(frozen=True)

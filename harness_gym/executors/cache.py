@@ -1,14 +1,25 @@
 """Record/replay response cache for LLM executors (DESIGN.md §5), on stdlib ``sqlite3`` only.
 
-A cache entry is keyed by ``ResponseCache.key(model, base_url, messages, params, sample_index)``: the
-sha256 of a canonical JSON (sorted keys, no whitespace) of those values, so dict key order never
-matters and any change to any of them gives a new key. A ``sample_index`` of None leaves it out of the
-key: executors pass None for greedy (temperature 0) calls, so equal prompts share one entry.
+A cache entry is keyed by ``ResponseCache.key(model, messages, params, sample_index)``: the sha256 of a
+canonical JSON (sorted keys, no whitespace) of those values, so dict key order never matters and any
+change to any of them gives a new key. The endpoint's URL is not part of it: the same model behind
+another URL (a moved server, a load balancer) answers the same requests from the cache. A
+``sample_index`` of None leaves it out of the key: executors pass None for greedy (temperature 0) calls,
+so equal prompts share one entry.
 
-Each entry also stores the request it answers (model, base URL, messages, params, as JSON) and the
-reply's ``finish_reason``, so a recorded run can be audited and a replay miss can say what changed
-(:meth:`ResponseCache.explain_miss`). Files written before these columns existed are upgraded in place
-when opened for writing and read as they are when replayed.
+Each entry also stores the request it answers (model, base URL, messages, params, as JSON), the reply's
+``finish_reason``, reasoning (``reasoning_content``), tool calls or refusal, the call's latency and the
+episode and step that first asked for it; table ``calls`` maps every (episode, step) recorded to its key,
+so one episode's conversation can be read back from the cache alone (:meth:`ResponseCache.conversation`);
+table ``settings`` keeps every executor configuration that recorded into the file and ``runs`` the
+commands that did, which ``harness-gym replay`` reruns. A replay miss says what changed
+(:meth:`ResponseCache.explain_miss`).
+
+Files from earlier versions are upgraded in place when opened for writing: missing columns and tables
+are added, and keys of version 1 (which held the base URL) are recomputed from the request stored with
+them (:func:`upgrade`; identical requests recorded behind two URLs keep the first entry). Opened
+read-only (replay), such a file is read as it is, its version-1 keys looked up through their version-2
+equivalents.
 
 Modes:
 
@@ -56,8 +67,27 @@ CREATE TABLE IF NOT EXISTS responses (
     request TEXT
 )
 """
-_ADDED_COLUMNS = {"finish_reason": "TEXT", "request": "TEXT"}
+_ADDED_COLUMNS = {
+    "finish_reason": "TEXT",
+    "request": "TEXT",
+    "reasoning": "TEXT",
+    "extra": "TEXT",
+    "latency_s": "REAL",
+    "episode": "TEXT",
+    "step": "INTEGER",
+}
 """Columns newer than the first schema: added to old files opened for writing."""
+_TABLES = (
+    "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS calls (episode TEXT NOT NULL, step INTEGER NOT NULL, key TEXT NOT NULL, "
+    "PRIMARY KEY (episode, step))",
+    "CREATE TABLE IF NOT EXISTS settings (hash TEXT PRIMARY KEY, settings TEXT NOT NULL, "
+    "created_at REAL NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS runs (id INTEGER PRIMARY KEY AUTOINCREMENT, created_at REAL NOT NULL, "
+    "argv TEXT NOT NULL, outcome TEXT)",
+)
+KEY_VERSION = 2
+"""1: the key held the base URL; 2: it does not (model, messages, params, sample index only)."""
 
 
 class CacheError(Exception):
@@ -88,6 +118,15 @@ class CachedResponse:
     cost_usd: float = 0.0
     finish_reason: str | None = None
     """The endpoint's ``finish_reason``; ``length`` marks a reply cut at ``max_tokens``."""
+    reasoning: str | None = None
+    """A reasoning model's thinking, when the server returns it apart from the content."""
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    """The reply's ``tool_calls``, as sent."""
+    refusal: str | None = None
+    no_choice: bool = False
+    """The endpoint's reply held no choice at all."""
+    latency_s: float = field(default=0.0, compare=False)
+    """Seconds the endpoint took when this reply was recorded."""
     hit: bool = field(default=False, compare=False)
     """Set by :meth:`ResponseCache.fetch`: True when the response came from the cache."""
 
@@ -97,6 +136,63 @@ def _canonical_json(value: Any) -> str:
         return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"response-cache key parts must be plain JSON values: {exc}") from exc
+
+
+def _key_version(conn: sqlite3.Connection) -> int:
+    """The file's key version: 1 for files from before the ``meta`` table existed."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone() is None:
+        return 1
+    row = conn.execute("SELECT value FROM meta WHERE name = 'key_version'").fetchone()
+    return int(row[0]) if row is not None else 1
+
+
+def _rekeyed(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """(stored key, its version-2 key) of every version-1 row with a stored request, oldest first."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(responses)")}
+    if "request" not in columns:
+        return []
+    pairs = []
+    for key, request in conn.execute("SELECT key, request FROM responses ORDER BY created_at, key"):
+        if not request:
+            continue
+        r = json.loads(request)
+        new = ResponseCache.key(r["model"], r["messages"], r.get("params"), r.get("sample_index"))
+        pairs.append((key, new))
+    return pairs
+
+
+def _upgrade(conn: sqlite3.Connection) -> None:
+    """Bring a file opened for writing to the current schema and key version, in one transaction."""
+    with conn:
+        conn.execute(_SCHEMA)
+        have = {row[1] for row in conn.execute("PRAGMA table_info(responses)")}
+        for name, kind in _ADDED_COLUMNS.items():
+            if name not in have:
+                conn.execute(f"ALTER TABLE responses ADD COLUMN {name} {kind}")
+        version = _key_version(conn)
+        for statement in _TABLES:
+            conn.execute(statement)
+        if version < KEY_VERSION:
+            for old, new in _rekeyed(conn):
+                if old == new:
+                    continue
+                taken = conn.execute("SELECT 1 FROM responses WHERE key = ?", (new,)).fetchone()
+                if taken:  # the same request recorded behind another URL: the first entry stays
+                    conn.execute("DELETE FROM responses WHERE key = ?", (old,))
+                else:
+                    conn.execute("UPDATE responses SET key = ? WHERE key = ?", (new, old))
+        conn.execute(
+            "INSERT OR REPLACE INTO meta (name, value) VALUES ('key_version', ?)", (str(KEY_VERSION),)
+        )
+
+
+def upgrade(path: str | os.PathLike[str]) -> int:
+    """Upgrade a response-cache file in place (schema and key version); returns the rows it holds.
+
+    Deterministic: the same file gives the same result, with no model and no network. Opening a file
+    for writing does the same."""
+    with ResponseCache(path, "read_write") as cache:
+        return len(cache)
 
 
 def _locked(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -129,6 +225,8 @@ class ResponseCache:
         self._conn: sqlite3.Connection | None = None
         self._pid: int | None = None
         self._columns: set[str] = set()
+        self._aliases: dict[str, str] = {}
+        """Version-2 key -> the version-1 key it is stored under (old files replayed read-only)."""
         self._lock = threading.RLock()
         if mode == "off":
             return
@@ -142,16 +240,14 @@ class ResponseCache:
     @staticmethod
     def key(
         model: str,
-        base_url: str | None,
         messages: Sequence[Mapping[str, Any]] | str,
         params: Mapping[str, Any] | None,
         sample_index: int | None,
     ) -> str:
-        """sha256 hex of the canonical JSON of (model, base_url, messages, sampling params, sample_index);
-        a None ``sample_index`` is left out (greedy calls: equal requests, one entry)."""
+        """sha256 hex of the canonical JSON of (model, messages, request params, sample_index); a None
+        ``sample_index`` is left out (greedy calls: equal requests, one entry). No endpoint URL."""
         payload = {
             "model": model,
-            "base_url": base_url,
             "messages": messages,
             "params": dict(params or {}),
         }
@@ -200,6 +296,8 @@ class ResponseCache:
                         conn.close()
                         raise CacheError(f"{self.path} is not a response cache (no 'responses' table)")
                     self._columns = self._table_columns(conn)
+                    if _key_version(conn) < KEY_VERSION:
+                        self._aliases = {new: old for old, new in _rekeyed(conn)}
                 else:
                     conn = sqlite3.connect(
                         os.fspath(self.path), timeout=_BUSY_TIMEOUT_S, check_same_thread=False
@@ -207,12 +305,7 @@ class ResponseCache:
                     conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
                     conn.execute("PRAGMA journal_mode = WAL")
                     conn.execute("PRAGMA synchronous = NORMAL")
-                    with conn:
-                        conn.execute(_SCHEMA)
-                        have = self._table_columns(conn)
-                        for name, kind in _ADDED_COLUMNS.items():
-                            if name not in have:
-                                conn.execute(f"ALTER TABLE responses ADD COLUMN {name} {kind}")
+                    _upgrade(conn)
                     self._columns = self._table_columns(conn)
                 return conn
             except sqlite3.OperationalError as exc:
@@ -275,15 +368,26 @@ class ResponseCache:
     @_locked
     def _lookup(self, key: str) -> CachedResponse | None:
         conn = self._connection()
+        columns = ", ".join(self._column(c) for c in ("finish_reason", "reasoning", "extra", "latency_s"))
         row = conn.execute(
-            "SELECT text, prompt_tokens, completion_tokens, cost_usd, "
-            f"{self._column('finish_reason')} FROM responses WHERE key = ?",
-            (key,),
+            f"SELECT text, prompt_tokens, completion_tokens, cost_usd, {columns} "
+            "FROM responses WHERE key = ?",
+            (self._aliases.get(key, key),),
         ).fetchone()
         if row is None:
             return None
+        extra = json.loads(row[6]) if row[6] else {}
         return CachedResponse(
-            text=row[0], prompt_tokens=row[1], completion_tokens=row[2], cost_usd=row[3], finish_reason=row[4]
+            text=row[0],
+            prompt_tokens=row[1],
+            completion_tokens=row[2],
+            cost_usd=row[3],
+            finish_reason=row[4],
+            reasoning=row[5],
+            tool_calls=tuple(extra.get("tool_calls", ())),
+            refusal=extra.get("refusal"),
+            no_choice=bool(extra.get("no_choice", False)),
+            latency_s=float(row[7] or 0.0),
         )
 
     @_locked
@@ -293,7 +397,10 @@ class ResponseCache:
             return None
         row = (
             self._connection()
-            .execute(f"SELECT {self._column('request')} FROM responses WHERE key = ?", (key,))
+            .execute(
+                f"SELECT {self._column('request')} FROM responses WHERE key = ?",
+                (self._aliases.get(key, key),),
+            )
             .fetchone()
         )
         return json.loads(row[0]) if row is not None and row[0] else None
@@ -310,10 +417,16 @@ class ResponseCache:
 
     @_locked
     def put(
-        self, key: str, response: CachedResponse, model: str = "", request: Mapping[str, Any] | None = None
+        self,
+        key: str,
+        response: CachedResponse,
+        model: str = "",
+        request: Mapping[str, Any] | None = None,
+        episode: str | None = None,
+        step: int | None = None,
     ) -> bool:
-        """Store ``response`` (and the ``request`` it answers) under ``key`` unless an entry exists (first
-        writer wins).
+        """Store ``response`` (and the ``request`` it answers, asked at ``step`` of ``episode``) under
+        ``key`` unless an entry exists (first writer wins).
 
         Returns True when this call stored it. ``off``: a no-op returning False. ``read_only``: an error.
         """
@@ -321,11 +434,21 @@ class ResponseCache:
             return False
         if self.mode == "read_only":
             raise CacheError(f"response cache {self.path} is read_only (replay); storing is forbidden")
+        extra = {
+            name: value
+            for name, value in (
+                ("tool_calls", list(response.tool_calls)),
+                ("refusal", response.refusal),
+                ("no_choice", response.no_choice),
+            )
+            if value
+        }
         conn = self._connection()
         with conn:
             cur = conn.execute(
                 "INSERT OR IGNORE INTO responses (key, model, text, prompt_tokens, completion_tokens, "
-                "cost_usd, created_at, finish_reason, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "cost_usd, created_at, finish_reason, request, reasoning, extra, latency_s, episode, step) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key,
                     model,
@@ -336,6 +459,11 @@ class ResponseCache:
                     time.time(),
                     response.finish_reason,
                     None if request is None else _canonical_json(request),
+                    response.reasoning,
+                    _canonical_json(extra) if extra else None,
+                    float(response.latency_s),
+                    episode,
+                    step,
                 ),
             )
         stored = cur.rowcount == 1
@@ -343,22 +471,39 @@ class ResponseCache:
             self._stores += 1
         return stored
 
+    @_locked
+    def note_call(self, episode: str, step: int, key: str) -> None:
+        """Record that ``step`` of ``episode`` asked for ``key`` (``read_write`` only; a rerun of the same
+        episode overwrites its rows)."""
+        if self.mode != "read_write":
+            return
+        conn = self._connection()
+        with conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO calls (episode, step, key) VALUES (?, ?, ?)", (episode, step, key)
+            )
+
     def fetch(
         self,
         key: str,
         compute: Callable[[], CachedResponse],
         model: str | None = None,
         request: Mapping[str, Any] | None = None,
+        episode: str | None = None,
+        step: int | None = None,
     ) -> CachedResponse:
         """The cached response for ``key``, or ``compute()`` per the mode (see the module docstring).
 
-        ``model`` and ``request`` are stored alongside a new entry; on a replay miss the ``request`` is
-        compared with the stored ones and the error says what differs (:meth:`explain_miss`).
+        ``model`` and ``request`` are stored alongside a new entry, and (``episode``, ``step``) in table
+        ``calls``; on a replay miss the ``request`` is compared with the stored ones and the error says
+        what differs (:meth:`explain_miss`).
         """
         if self.mode == "off":
             with self._lock:
                 self._misses += 1
             return compute()
+        if episode is not None and step is not None:
+            self.note_call(episode, step, key)
         found = self.get(key)
         if found is not None:
             return replace(found, hit=True)
@@ -369,25 +514,27 @@ class ResponseCache:
                 error.args = (f"{error.args[0]}; {why}",)
             raise error
         response = compute()
-        if self.put(key, response, model=model or "", request=request):
+        if self.put(key, response, model=model or "", request=request, episode=episode, step=step):
             return response
         # Another process stored this key between our miss and our insert: first writer wins.
         return self._lookup(key) or response
 
     def explain_miss(self, request: Mapping[str, Any]) -> str:
-        """What sets ``request`` apart from the recorded ones: a changed model, base URL or sampling
-        parameter (named with the recorded and the requested values), or a prompt never recorded."""
+        """What sets ``request`` apart from the recorded ones: a changed model or request parameter
+        (named with the recorded and the requested values), or a prompt never recorded."""
         recorded = [json.loads(row[0]) for row in self._rows(self._column("request")) if row[0]]
         if not recorded:
             return ""
         changes = []
-        for field_name in ("model", "base_url"):
+        for field_name in ("model",):
             seen = sorted({str(r.get(field_name)) for r in recorded})
             if str(request.get(field_name)) not in seen:
                 was = ", ".join(map(repr, seen))
                 changes.append(f"{field_name} {request.get(field_name)!r} (recorded: {was})")
-        params = {k: v for k, v in dict(request.get("params") or {}).items() if k != "seed"}
-        for name, value in params.items():
+        params = dict(request.get("params") or {})
+        names = {k for r in recorded for k in dict(r.get("params") or {})} | set(params)
+        for name in sorted(names - {"seed"} if request.get("sample_index") is not None else names):
+            value = params.get(name)
             seen_values = sorted({repr(dict(r.get("params") or {}).get(name)) for r in recorded})
             if repr(value) not in seen_values:
                 changes.append(f"{name} {value!r} (recorded: {', '.join(seen_values)})")
@@ -399,6 +546,91 @@ class ResponseCache:
                 "differ from the recording"
             )
         return "a recorded request has these messages but another sample index or seed"
+
+    # -------------------------------------------------- settings, runs, episodes
+
+    def _has_table(self, name: str) -> bool:
+        found = (
+            self._connection()
+            .execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+            .fetchone()
+        )
+        return found is not None
+
+    @_locked
+    def record_settings(self, settings: Mapping[str, Any]) -> None:
+        """Keep an executor configuration that records into this file (``read_write`` only)."""
+        if self.mode != "read_write":
+            return
+        text = _canonical_json(dict(settings))
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        conn = self._connection()
+        with conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO settings (hash, settings, created_at) VALUES (?, ?, ?)",
+                (digest, text, time.time()),
+            )
+
+    @_locked
+    def settings(self) -> list[dict[str, Any]]:
+        """The executor configurations that recorded into this file, oldest first."""
+        if self.mode == "off" or not self._has_table("settings"):
+            return []
+        rows = self._connection().execute("SELECT settings FROM settings ORDER BY created_at, hash")
+        return [json.loads(row[0]) for row in rows.fetchall()]
+
+    @_locked
+    def add_run(self, argv: Sequence[str], outcome: Mapping[str, Any] | None = None) -> int | None:
+        """Keep a command that recorded into this file (``harness-gym replay`` reruns it); its id."""
+        if self.mode != "read_write":
+            return None
+        conn = self._connection()
+        with conn:
+            cur = conn.execute(
+                "INSERT INTO runs (created_at, argv, outcome) VALUES (?, ?, ?)",
+                (
+                    time.time(),
+                    _canonical_json(list(argv)),
+                    None if outcome is None else _canonical_json(outcome),
+                ),
+            )
+        return cur.lastrowid
+
+    @_locked
+    def runs(self) -> list[dict[str, Any]]:
+        """The recorded commands, oldest first: ``{"id", "argv", "outcome"}``."""
+        if self.mode == "off" or not self._has_table("runs"):
+            return []
+        rows = self._connection().execute("SELECT id, argv, outcome FROM runs ORDER BY id").fetchall()
+        return [{"id": i, "argv": json.loads(a), "outcome": json.loads(o) if o else None} for i, a, o in rows]
+
+    @_locked
+    def conversation(self, episode: str) -> list[dict[str, Any]]:
+        """Every recorded call of ``episode`` (its ``trajectory["episode_id"]``), by step: ``{"step",
+        "key", "request", "reply", "reasoning", "finish_reason"}``."""
+        if self.mode == "off" or not self._has_table("calls"):
+            return []
+        rows = (
+            self._connection()
+            .execute(
+                f"SELECT c.step, c.key, r.{self._column('request')}, r.text, r.{self._column('reasoning')}, "
+                f"r.{self._column('finish_reason')} FROM calls c LEFT JOIN responses r ON r.key = c.key "
+                "WHERE c.episode = ? ORDER BY c.step",
+                (episode,),
+            )
+            .fetchall()
+        )
+        return [
+            {
+                "step": step,
+                "key": key,
+                "request": json.loads(request) if request else None,
+                "reply": text,
+                "reasoning": reasoning,
+                "finish_reason": finish,
+            }
+            for step, key, request, text, reasoning, finish in rows
+        ]
 
     # ------------------------------------------------------------- reporting
 

@@ -7,15 +7,19 @@ Configuration falls back to environment variables: ``HARNESS_GYM_LLM_BASE_URL``,
 ``HARNESS_GYM_LLM_MODEL`` and ``HARNESS_GYM_LLM_API_KEY`` (then ``OPENAI_API_KEY``). The key is optional,
 since local servers usually need none.
 
-Transient failures (HTTP 408/429/5xx, timeouts, connection errors) are retried with exponential backoff
-and full jitter; a ``Retry-After`` header is honoured, capped at ``max_backoff_s``. Each retry is logged
-(one ``WARNING`` line on the ``harness_gym.executors.openai_client`` logger) as it happens, and
-``deadline_s`` bounds one call's total time over all its attempts, so a hung endpoint cannot stall a run
-forever. Everything else fails fast with an :class:`LLMError`. Concurrent calls from many threads are
-bounded by a semaphore.
+Transient failures (HTTP 408/429/5xx, a malformed response body, timeouts, connection errors) are
+retried with exponential backoff and full jitter until the call's deadline (``deadline_s``, 10 minutes by
+default: long enough for a server that restarts and reloads its weights); a ``Retry-After`` header is
+honoured, capped at ``max_backoff_s``. Each retry is logged (one ``WARNING`` line on the
+``harness_gym.executors.openai_client`` logger) as it happens. Everything else (HTTP 400, 401, 404, a bad
+URL) fails fast with an :class:`LLMError`. Concurrent calls from many threads are bounded by a semaphore;
+a timed-out request's connection is closed before its slot is freed, so a server that aborts work on a
+closed connection (vLLM, SGLang) never holds more requests of this client than ``max_concurrency``.
 
-``finish_reason`` is passed through: ``"length"`` means the reply was cut at ``max_tokens`` (the
-executor treats such a reply as an error, never as an artifact).
+A well-formed reply is returned as it came, whatever its shape (:class:`ChatResult`): text, or empty
+content with the reasoning a reasoning model wrote (``reasoning_content``), or ``tool_calls``, or a
+refusal, or no choice at all. What each shape means for an episode is the executor's business
+(``openai_executor.reply_kind``): none of them stops a run.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 ENV_BASE_URL = "HARNESS_GYM_LLM_BASE_URL"
@@ -63,12 +67,27 @@ class LLMError(RuntimeError):
 
 @dataclass(frozen=True)
 class ChatResult:
+    """The first choice of a reply, as the endpoint sent it."""
+
     text: str
+    """``choices[0].message.content``; empty when the reply has none (see the other fields)."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
     finish_reason: str | None = None
-    """As the endpoint reported it: ``stop``, ``length`` (cut at ``max_tokens``), ... or None."""
+    """As the endpoint reported it: ``stop``, ``length`` (cut at ``max_tokens``), ``content_filter``,
+    ``tool_calls``, ... or None."""
+    reasoning: str | None = None
+    """What a reasoning model thought before answering (vLLM / SGLang ``reasoning_content``, or
+    ``reasoning``), if the server returns it separately."""
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    """``choices[0].message.tool_calls`` as sent (function name and JSON-encoded arguments)."""
+    refusal: str | None = None
+    """``choices[0].message.refusal``, if the model refused."""
+    no_choice: bool = False
+    """The reply held no choice at all (an empty or missing ``choices`` list)."""
+    latency_s: float = field(default=0.0, compare=False)
+    """Seconds from sending the successful attempt to reading its reply."""
 
     @property
     def truncated(self) -> bool:
@@ -131,11 +150,12 @@ def _as_int(value: Any) -> int:
 class OpenAIChatClient:
     """Client for an OpenAI-compatible ``/chat/completions`` endpoint.
 
-    ``max_retries`` counts retries after the first attempt (so at most ``max_retries + 1`` requests).
-    The backoff before retry ``k`` (0-based) is ``uniform(0, min(max_backoff_s, backoff_s * 2**k))``
-    drawn from ``rng``; a server's ``Retry-After`` replaces it, capped at ``max_backoff_s``.
-    ``deadline_s`` caps one :meth:`chat` call's total time (attempts, backoff and waiting for a slot
-    included): no retry starts past it and each attempt's timeout is cut to what is left.
+    ``max_retries`` counts retries after the first attempt (so at most ``max_retries + 1`` requests);
+    None (the default) retries until the deadline. The backoff before retry ``k`` (0-based) is
+    ``uniform(0, min(max_backoff_s, backoff_s * 2**k))`` drawn from ``rng``; a server's ``Retry-After``
+    replaces it, capped at ``max_backoff_s``. ``deadline_s`` caps one :meth:`chat` call's total time
+    (attempts, backoff and waiting for a slot included): no retry starts past it and each attempt's
+    timeout is cut to what is left.
     """
 
     def __init__(
@@ -145,9 +165,9 @@ class OpenAIChatClient:
         api_key: str | None = None,
         temperature: float = 0.0,
         max_tokens: int = DEFAULT_MAX_TOKENS,
-        timeout_s: float = 60,
-        max_retries: int = 5,
-        backoff_s: float = 0.5,
+        timeout_s: float = 300.0,
+        max_retries: int | None = None,
+        backoff_s: float = 1.0,
         max_concurrency: int = 4,
         price_per_1k_prompt: float = 0.0,
         price_per_1k_completion: float = 0.0,
@@ -166,8 +186,8 @@ class OpenAIChatClient:
             missing.append(f"model (pass model= or set {ENV_MODEL})")
         if missing:
             raise LLMError("OpenAIChatClient is missing " + " and ".join(missing))
-        if max_retries < 0:
-            raise ValueError("max_retries must be >= 0")
+        if max_retries is not None and max_retries < 0:
+            raise ValueError("max_retries must be >= 0 (or None: until the deadline)")
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be >= 1")
         if timeout_s <= 0:
@@ -210,8 +230,14 @@ class OpenAIChatClient:
 
     # -- public -----------------------------------------------------------------------------------------
 
-    def chat(self, messages: list[dict], seed: int | None = None) -> ChatResult:
-        """Send ``messages`` and return the first choice's text with usage and cost."""
+    def chat(
+        self, messages: list[dict], seed: int | None = None, extra: dict[str, Any] | None = None
+    ) -> ChatResult:
+        """Send ``messages`` and return the first choice with usage, cost and latency.
+
+        ``extra`` adds request fields (``top_p``, ``stop``, ``response_format``, ``tools``,
+        ``reasoning_effort``, a server's own fields, ...); it may override ``temperature`` and
+        ``max_tokens`` but never ``model`` or ``messages``."""
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -220,9 +246,9 @@ class OpenAIChatClient:
         }
         if seed is not None:
             payload["seed"] = int(seed)
+        payload.update({k: v for k, v in (extra or {}).items() if k not in ("model", "messages")})
         body = json.dumps(payload).encode("utf-8")
-        raw = self._post_with_retries(body)
-        return self._parse(raw)
+        return self._post_with_retries(body)
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         return (
@@ -238,11 +264,13 @@ class OpenAIChatClient:
         with self._rng_lock:
             return self._rng.uniform(0.0, ceiling)
 
-    def _post_with_retries(self, body: bytes) -> bytes:
+    def _post_with_retries(self, body: bytes) -> ChatResult:
         start = time.monotonic()
         last: _Retryable | None = None
         attempts = 0
-        for attempt in range(self.max_retries + 1):
+        attempt = -1
+        while self.max_retries is None or attempt < self.max_retries:
+            attempt += 1
             if attempt:
                 assert last is not None
                 wait = self._backoff(attempt - 1, last.retry_after)
@@ -255,10 +283,10 @@ class OpenAIChatClient:
                         url=self.url,
                     )
                 log.warning(
-                    "LLM endpoint %s: retry %d/%d in %.2fs after %s",
+                    "LLM endpoint %s: retry %d/%s in %.2fs after %s",
                     self.url,
                     attempt,
-                    self.max_retries,
+                    "-" if self.max_retries is None else self.max_retries,
                     wait,
                     last.reason,
                 )
@@ -276,7 +304,9 @@ class OpenAIChatClient:
                     )
                 try:
                     timeout = min(self.timeout_s, max(0.001, self.deadline_s - (time.monotonic() - start)))
-                    return self._post_once(body, timeout)
+                    sent = time.monotonic()
+                    result = self._parse(self._post_once(body, timeout))
+                    return replace(result, latency_s=time.monotonic() - sent)
                 finally:
                     self._semaphore.release()
             except _Retryable as exc:
@@ -333,38 +363,37 @@ class OpenAIChatClient:
             raise _Retryable(f"protocol error ({type(exc).__name__}: {exc})") from exc
 
     def _parse(self, raw: bytes) -> ChatResult:
+        """The reply's first choice; a body that is not a JSON object is retried (``_Retryable``)."""
         try:
             data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise LLMError(f"malformed JSON response from {self.url}: {_excerpt(raw)}", url=self.url) from exc
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise _Retryable(f"malformed JSON response: {_excerpt(raw)}") from None
         if not isinstance(data, dict):
-            raise LLMError(
-                f"malformed JSON response from {self.url}: expected an object, got {type(data).__name__}",
-                url=self.url,
-            )
-        choices = data.get("choices")
-        if not isinstance(choices, list) or not choices:
-            raise LLMError(
-                f"response from {self.url} has no choices: {_excerpt(json.dumps(data))}", url=self.url
-            )
-        first = choices[0]
-        message = first.get("message") if isinstance(first, dict) else None
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, str):
-            raise LLMError(
-                f"response from {self.url} is missing choices[0].message.content: "
-                f"{_excerpt(json.dumps(first))}",
-                url=self.url,
-            )
-        finish_reason = first.get("finish_reason")
+            raise _Retryable(f"malformed JSON response: expected an object, got {type(data).__name__}")
         usage = data.get("usage")
         usage = usage if isinstance(usage, dict) else {}
         prompt_tokens = _as_int(usage.get("prompt_tokens"))
         completion_tokens = _as_int(usage.get("completion_tokens"))
+        cost = self.cost(prompt_tokens, completion_tokens)
+        choices = data.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices else None
+        if not isinstance(first, dict):
+            return ChatResult("", prompt_tokens, completion_tokens, cost, no_choice=True)
+        message = first.get("message")
+        message = message if isinstance(message, dict) else {}
+        content = message.get("content", first.get("text"))  # ``text``: a completions-style choice
+        reasoning = message.get("reasoning_content", message.get("reasoning"))
+        tool_calls = message.get("tool_calls")
+        refusal = message.get("refusal")
+        finish_reason = first.get("finish_reason")
+        calls = tuple(c for c in tool_calls if isinstance(c, dict)) if isinstance(tool_calls, list) else ()
         return ChatResult(
-            text=content,
+            text=content if isinstance(content, str) else "",
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
-            cost_usd=self.cost(prompt_tokens, completion_tokens),
+            cost_usd=cost,
             finish_reason=finish_reason if isinstance(finish_reason, str) else None,
+            reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
+            tool_calls=calls,
+            refusal=refusal if isinstance(refusal, str) and refusal else None,
         )

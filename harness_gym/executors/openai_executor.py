@@ -4,38 +4,56 @@ The domain's :class:`~harness_gym.executors.prompts.Prompts` turns each request 
 each reply into an artifact; this module only moves them between the environment, the response cache and
 the endpoint. What it guarantees:
 
-- a reply without an artifact of the required form, or one cut at ``max_tokens``
-  (``finish_reason == "length"``: "truncated reply"), is an executor error the harness sees (a failure
-  signal in the episode), never an exception and never an artifact;
+- every well-formed reply is an outcome of one step, never a stopped run: an artifact, or an executor
+  error of one counted kind (``harness_gym.executors.base.REPLY_KINDS``): a reply without an artifact in
+  the required form (``parse failure``); one cut at ``max_tokens`` (``finish_reason == "length"``, a
+  reasoning model that ran out mid-thought with empty content included: ``truncated reply``); an empty
+  reply or one with no choice (``no content``); ``tool_calls`` where text was asked for (``tool call``);
+  a refusal or content filter (``refused``);
 - a prompt too long for the model's context is never answered silently: a server that refuses it
   (HTTP 400: llama.cpp, vLLM, OpenAI) stops the run with an error saying so; with
   ``context_tokens`` set, every call must also leave ``max_tokens`` of room in that context by the
   usage the endpoint reports (``prompt_tokens + max_tokens <= context_tokens``), else its reply is a
   "truncated reply" executor error: that catches servers that cut an over-long prompt silently (Ollama
   keeps only its ``num_ctx`` tokens) or shorten the reply's budget to what is left (llama.cpp);
-- an endpoint that stays down after the client's retries, or a miss while replaying a cache, *is* an
-  exception (:class:`~harness_gym.executors.openai_client.LLMError`,
+- an endpoint that stays down past the call's deadline (retries with backoff, 10 minutes by default),
+  or a miss while replaying a cache, *is* an exception
+  (:class:`~harness_gym.executors.openai_client.LLMError`,
   :class:`~harness_gym.executors.cache.CacheMissError`): a silently failed call would corrupt a dataset;
 - replaying a recorded cache (``cache_mode="read_only"``) reproduces the recorded episodes exactly, with
-  no network: cache keys depend only on the model, base URL, messages and sampling parameters. At
-  temperature 0 (greedy) that is all, so equal prompts share one entry; above 0 the call's index in its
-  episode and a per-call seed drawn from the environment's generator join the key, so episodes sample
-  independently and still replay identically;
+  no network: cache keys depend only on the model, the messages and the request's parameters (never the
+  endpoint's URL). At temperature 0 (greedy) that is all, so equal prompts share one entry; above 0 the
+  call's index in its episode and a per-call seed drawn from the environment's generator join the key,
+  so episodes sample independently and still replay identically;
 - every call leaves an audit record (``ExecutorResponse.io``, the step record's ``executor_io``): the
-  messages sent, the raw reply, its ``finish_reason``, the cache key and the error if any.
+  messages sent, the raw reply and its reasoning, ``finish_reason``, the model, the cache key and whether
+  it was a hit, the latency, the tokens and cost, and the error if any;
+- money and seconds are what was sent: a reply replayed from the cache costs nothing and takes no time
+  (its tokens still count, as cached, in the episode's ``usage``).
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import os
 import threading
-from dataclasses import asdict, dataclass, replace
+import tomllib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from harness_gym.executors.base import TRUNCATED_REPLY, DomainView, ExecutorRequest, ExecutorResponse, Usage
+from harness_gym.executors.base import (
+    REPLY_KINDS,
+    TRUNCATED_REPLY,
+    DomainView,
+    ExecutorRequest,
+    ExecutorResponse,
+    Usage,
+)
 from harness_gym.executors.cache import MODES, CachedResponse, ResponseCache
 from harness_gym.executors.openai_client import (
     DEFAULT_MAX_TOKENS,
@@ -43,22 +61,37 @@ from harness_gym.executors.openai_client import (
     ENV_MODEL,
     OpenAIChatClient,
 )
-from harness_gym.executors.prompts import ParseError, Prompts
+from harness_gym.executors.prompts import STRUCTURED_MODES, ParseError, Prompts
 
 CACHE_MODE_ALIASES = {"record": "read_write", "replay": "read_only"}
 """Command-line friendly names of the response-cache modes."""
+
+_SCHEDULING = ("max_concurrency", "cache", "cache_mode")
+"""Settings that never change a reply (left out of what a cache records of a run)."""
 
 
 @dataclass(frozen=True)
 class OpenAIConfig:
     """Settings of an :class:`OpenAIExecutor`: plain values, so they pickle into worker processes and
-    go into dataset metadata. The API key is never part of it (argument or environment only)."""
+    go into dataset metadata. The API key is never part of it (argument or environment only).
+
+    Every field can come from a TOML file (:meth:`from_toml`, ``--config run.toml``), top level or
+    under ``[executor]``, with the field names below."""
 
     model: str | None = None
     """Model name as the endpoint knows it; default ``$HARNESS_GYM_LLM_MODEL``."""
     base_url: str | None = None
-    """Endpoint root, e.g. ``http://127.0.0.1:8000/v1``; default ``$HARNESS_GYM_LLM_BASE_URL``."""
+    """Endpoint root, e.g. ``http://127.0.0.1:8000/v1``; default ``$HARNESS_GYM_LLM_BASE_URL``. Not part
+    of a cache key: the same model behind another URL replays the same recording."""
     temperature: float = 0.0
+    top_p: float | None = None
+    """Nucleus sampling; ``None`` sends none (the server's default)."""
+    seed: int | None = None
+    """Sent with every request: at temperature 0 as it is (servers whose greedy decoding still varies,
+    e.g. with batching, then vary less), above 0 added to the per-call seed drawn from the environment's
+    generator. ``None``: no seed at temperature 0, the per-call seed above it."""
+    stop: tuple[str, ...] = ()
+    """Stop sequences (a string is one)."""
     max_tokens: int = DEFAULT_MAX_TOKENS
     """Completion budget per call; a reply that reaches it is a "truncated reply" executor error."""
     context_tokens: int | None = None
@@ -66,22 +99,37 @@ class OpenAIConfig:
     ``num_ctx``), if known: a call whose reported ``prompt_tokens`` plus ``max_tokens`` exceeds it is a
     "truncated reply" executor error (the server may have cut the prompt or the reply). Needs an endpoint
     that reports usage; ``None`` checks nothing beyond the server's own refusal."""
-    timeout_s: float = 60.0
-    """Per request; a timed-out request is retried."""
+    reasoning_effort: str | None = None
+    """A reasoning model's thinking budget (``low`` / ``medium`` / ``high``, as OpenAI's and vLLM's
+    ``reasoning_effort`` take it); servers with another knob take it through ``extra_body``."""
+    extra_body: str | None = None
+    """A JSON object merged into every request, for what a server takes beyond the standard fields
+    (e.g. ``{"chat_template_kwargs": {"enable_thinking": false}}`` for Qwen3 on vLLM or SGLang,
+    ``{"top_k": 20}``); a mapping is stored as its canonical JSON."""
+    structured: str = "off"
+    """``off`` (free text, parsed), ``json-schema`` (the reply's JSON schema as ``response_format``) or
+    ``tools`` (the reply as the arguments of a function call); ``harness_gym.executors.prompts``."""
+    timeout_s: float = 300.0
+    """Per request; a timed-out request is closed (the server may abort it) and retried."""
     deadline_s: float = 600.0
-    """Bound on one call's total time over all its retries (a hung endpoint ends the run)."""
+    """Bound on one call's total time over all its retries: a server that restarts and reloads its
+    weights within it is waited for; one down for longer ends the run."""
     fold_system: bool = False
     """Send the system prompt as the head of the first user message instead of a ``system`` message,
     for chat templates that drop or reject the system role."""
-    max_retries: int = 5
-    """Retries after the first attempt on 408/429/5xx, timeouts and connection errors."""
-    backoff_s: float = 0.5
-    """Base of the exponential backoff (full jitter)."""
+    max_retries: int | None = None
+    """Retries after the first attempt on 408/429/5xx, malformed bodies, timeouts and connection errors;
+    ``None``: until ``deadline_s``."""
+    backoff_s: float = 1.0
+    """Base of the exponential backoff (full jitter): retry k waits up to ``backoff_s * 2**k``."""
+    max_backoff_s: float = 30.0
+    """Cap on one wait between retries (a ``Retry-After`` header included)."""
     max_concurrency: int = 4
     """Requests in flight at once per process (shared by every env of the process)."""
-    price_per_1k_prompt: float = 0.0
-    """USD per 1,000 prompt tokens, for the cost accounting."""
-    price_per_1k_completion: float = 0.0
+    price_in: float = 0.0
+    """USD per million prompt tokens sent (cache hits cost nothing)."""
+    price_out: float = 0.0
+    """USD per million completion tokens sent."""
     cache: str | None = None
     """Response-cache SQLite file; ``None`` calls the endpoint every time."""
     cache_mode: str = "read_write"
@@ -102,6 +150,59 @@ class OpenAIConfig:
             )
         if mode == "read_only" and self.cache is None:
             raise ValueError("cache mode 'read_only' (replay) needs a cache file")
+        if self.structured not in STRUCTURED_MODES:
+            raise ValueError(
+                f"unknown structured mode {self.structured!r}; expected one of {', '.join(STRUCTURED_MODES)}"
+            )
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if self.top_p is not None and not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must lie in (0, 1], got {self.top_p}")
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
+        for name in ("price_in", "price_out"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        stop = (self.stop,) if isinstance(self.stop, str) else tuple(self.stop)
+        object.__setattr__(self, "stop", stop)
+        if self.extra_body is not None:
+            body = self.extra_body
+            if isinstance(body, str):
+                try:
+                    body = json.loads(body)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"extra_body is not JSON: {exc}") from None
+            if not isinstance(body, Mapping):
+                raise ValueError(f"extra_body must be a JSON object, got {type(body).__name__}")
+            object.__setattr__(self, "extra_body", json.dumps(dict(body), sort_keys=True))
+
+    @classmethod
+    def from_toml(cls, path: str | os.PathLike[str], **overrides: Any) -> OpenAIConfig:
+        """The settings in a TOML file (top level, or its ``[executor]`` table), ``overrides`` on top; a
+        key that is no field is a ``ValueError`` naming it."""
+        return cls(**{**cls.toml_settings(path), **overrides})
+
+    @classmethod
+    def toml_settings(cls, path: str | os.PathLike[str]) -> dict[str, Any]:
+        """The settings a TOML file gives (only those it names), checked as :meth:`from_toml` does."""
+        try:
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ValueError(f"cannot read executor settings {os.fspath(path)!r}: {exc}") from None
+        data = data.get("executor", data)
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(
+                f"{os.fspath(path)}: unknown executor setting(s) {', '.join(unknown)}; known: "
+                + ", ".join(sorted(known))
+            )
+        if isinstance(data.get("extra_body"), Mapping):
+            data["extra_body"] = json.dumps(data["extra_body"], sort_keys=True)
+        if isinstance(data.get("stop"), list):
+            data["stop"] = tuple(data["stop"])
+        cls(**data)  # a bad value is named now
+        return dict(data)
 
     def resolved(self) -> OpenAIConfig:
         """This config with the model and base URL filled in from the environment where unset."""
@@ -114,16 +215,47 @@ class OpenAIConfig:
     def content_key(self) -> dict[str, Any]:
         """The settings that change what the executor replies (dataset resume checks compare them)."""
         resolved = self.resolved()
+        optional = {
+            "context_tokens": self.context_tokens,
+            "top_p": self.top_p,
+            "seed": self.seed,
+            "stop": list(self.stop) or None,
+            "reasoning_effort": self.reasoning_effort,
+            "extra_body": self.extra_body,
+            "structured": None if self.structured == "off" else self.structured,
+        }
         return {
             "executor": "openai",
             "model": resolved.model,
-            "base_url": resolved.base_url,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "fold_system": self.fold_system,
-            # only when set, so keys written before the option existed still match
-            **({"context_tokens": self.context_tokens} if self.context_tokens is not None else {}),
+            # only when set, so keys written before an option existed still match
+            **{name: value for name, value in optional.items() if value is not None},
         }
+
+    def recorded(self) -> dict[str, Any]:
+        """What a response cache keeps of this configuration (``ResponseCache.settings``): every setting
+        but the cache itself and the scheduling, so a replay can take them all from the file."""
+        data = asdict(self.resolved())
+        for name in _SCHEDULING:
+            del data[name]
+        data["stop"] = list(self.stop)
+        return data
+
+    def request_params(self) -> dict[str, Any]:
+        """The request fields every call sends beside the model and messages (the seed and the structured
+        output's schema are added per call)."""
+        params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        if self.top_p is not None:
+            params["top_p"] = self.top_p
+        if self.stop:
+            params["stop"] = list(self.stop)
+        if self.reasoning_effort is not None:
+            params["reasoning_effort"] = self.reasoning_effort
+        if self.extra_body is not None:
+            params.update(json.loads(self.extra_body))
+        return params
 
 
 class OpenAIExecutor:
@@ -157,13 +289,13 @@ class OpenAIExecutor:
             deadline_s=c.deadline_s,
             max_retries=c.max_retries,
             backoff_s=c.backoff_s,
+            max_backoff_s=c.max_backoff_s,
             max_concurrency=c.max_concurrency,
-            price_per_1k_prompt=c.price_per_1k_prompt,
-            price_per_1k_completion=c.price_per_1k_completion,
         )
         self.cache = ResponseCache(c.cache, c.cache_mode if c.cache is not None else "off")
+        self.cache.record_settings(c.recorded())
         self.prompts: Prompts | None = None
-        self._counts = {"requests": 0, "api_calls": 0, "parse_failures": 0, "truncations": 0}
+        self._counts = {"requests": 0, "api_calls": 0, **dict.fromkeys(REPLY_KINDS.values(), 0)}
         self._lock = threading.Lock()
 
     def for_domain(self, domain: DomainView) -> OpenAIExecutor:
@@ -184,8 +316,8 @@ class OpenAIExecutor:
         }
 
     def stats(self) -> dict[str, int]:
-        """Counters of this process: requests, endpoint calls, parse failures, truncated replies, cache
-        hits/misses."""
+        """Counters of this process: requests, endpoint calls, executor errors by kind (parse failures,
+        truncated replies, no content, tool calls, refusals), cache hits/misses."""
         with self._lock:
             counts = dict(self._counts)
         cache = self.cache.stats()
@@ -204,63 +336,124 @@ class OpenAIExecutor:
     def complete(self, request: ExecutorRequest, rng: np.random.Generator) -> ExecutorResponse:
         if self.prompts is None:
             raise RuntimeError("OpenAIExecutor is not bound to a domain: pass it to gym.make(..., executor=)")
+        config = self.config
         messages = self.prompts.messages(request)
-        if self.config.fold_system:
+        if config.structured != "off":
+            note = self.prompts.structured_note(request, config.structured)
+            messages[-1] = {**messages[-1], "content": f"{messages[-1]['content']}\n{note}"}
+        if config.fold_system:
             messages = fold_system(messages)
         seed = int(rng.integers(2**31 - 1))  # drawn every call so the env's random stream never depends on it
-        params: dict[str, Any] = {
-            "temperature": self.config.temperature,
-            "max_tokens": self.config.max_tokens,
-        }
+        params = config.request_params()
         sample_index: int | None = None  # greedy: equal prompts, equal replies, one cache entry
-        if self.config.temperature > 0:
-            params["seed"] = seed
+        if config.temperature > 0:
+            params["seed"] = (seed + (config.seed or 0)) % (2**31 - 1)
             sample_index = request.sample_index
-        model, base_url = self.client.model, self.client.base_url
-        key = ResponseCache.key(model, base_url, messages, params, sample_index)
+        elif config.seed is not None:
+            params["seed"] = config.seed
+        if config.structured != "off":
+            name, schema = self.prompts.reply_schema(request)
+            if config.structured == "json-schema":
+                params["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": name, "schema": schema},
+                }
+            else:
+                function = {"name": name, "description": "Submit your reply.", "parameters": schema}
+                params["tools"] = [{"type": "function", "function": function}]
+                params["tool_choice"] = {"type": "function", "function": {"name": name}}
+        model = self.client.model
+        key = ResponseCache.key(model, messages, params, sample_index)
         stored_request = {
             "model": model,
-            "base_url": base_url,
+            "base_url": self.client.base_url,
             "messages": messages,
             "params": params,
             "sample_index": sample_index,
         }
         reply = self.cache.fetch(
-            key, lambda: self._call(messages, params.get("seed")), model, request=stored_request
+            key,
+            lambda: self._call(messages, params),
+            model,
+            request=stored_request,
+            episode=request.episode,
+            step=request.step,
         )
         cached = reply.hit if self.cache.mode != "off" else None
-        usage = Usage(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd)
+        sent = not cached
+        cost = (reply.prompt_tokens * config.price_in + reply.completion_tokens * config.price_out) / 1e6
+        usage = Usage(
+            reply.prompt_tokens,
+            reply.completion_tokens,
+            cost if sent else 0.0,
+            reply.latency_s if sent else 0.0,
+        )
+        artifact, error = self._read(request, reply)
+        with self._lock:
+            self._counts["requests"] += 1
+            if error is not None:
+                self._counts[REPLY_KINDS[error.split(":", 1)[0]]] += 1
         io: dict[str, Any] = {
             "messages": messages,
             "reply": reply.text,
+            "reasoning_content": reply.reasoning,
             "finish_reason": reply.finish_reason,
-            "cache_key": key if self.cache.mode != "off" else None,
-            "error": None,
+            "model": model,
+            "cache_key": key,
+            "cached": cached,
+            "latency_s": usage.latency_s,
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "cost_usd": usage.cost_usd,
+            "error": error,
         }
-        with self._lock:
-            self._counts["requests"] += 1
-        error: str | None = None
-        artifact = reply.text
-        overflow = self._context_overflow(reply)
-        if overflow is not None:
-            error = f"{TRUNCATED_REPLY}: {overflow}"
-            with self._lock:
-                self._counts["truncations"] += 1
-        elif reply.finish_reason == "length":
-            error = f"{TRUNCATED_REPLY}: cut off at max_tokens={self.config.max_tokens}"
-            with self._lock:
-                self._counts["truncations"] += 1
-        else:
-            try:
-                artifact = self.prompts.parse(request, reply.text)
-            except ParseError as exc:
-                error = f"parse failure: {exc}"
-                with self._lock:
-                    self._counts["parse_failures"] += 1
-        io["error"] = error
+        if reply.tool_calls:
+            io["tool_calls"] = list(reply.tool_calls)
         if error is not None:
             return ExecutorResponse(text=reply.text, usage=usage, error=error, cached=cached, io=io)
         return ExecutorResponse(text=artifact, usage=usage, cached=cached, io=io)
+
+    def _read(self, request: ExecutorRequest, reply: CachedResponse) -> tuple[str, str | None]:
+        """``(artifact, None)``, or ``(reply text, executor error)`` whose prefix is its kind."""
+        assert self.prompts is not None
+        structured = self.config.structured
+        if reply.no_choice:
+            return reply.text, "no content: the reply held no choice"
+        if reply.refusal is not None or reply.finish_reason == "content_filter":
+            why = reply.refusal or "the server's content filter stopped the reply"
+            return reply.text, f"refused: {' '.join(why.split())[:200]}"
+        overflow = self._context_overflow(reply)
+        if overflow is not None:
+            return reply.text, f"{TRUNCATED_REPLY}: {overflow}"
+        if reply.finish_reason == "length":
+            mid_thought = reply.reasoning and not reply.text.strip()
+            thinking = " while still reasoning (no answer yet)" if mid_thought else ""
+            return reply.text, f"{TRUNCATED_REPLY}: cut off at max_tokens={self.config.max_tokens}{thinking}"
+        text = reply.text
+        if reply.tool_calls:
+            if structured != "tools":
+                names = ", ".join(str((c.get("function") or {}).get("name", "?")) for c in reply.tool_calls)
+                return reply.text, f"tool call: the reply called {names} instead of answering in text"
+            arguments = (reply.tool_calls[0].get("function") or {}).get("arguments")
+            try:
+                obj = json.loads(arguments) if isinstance(arguments, str) else arguments
+                text = self.prompts.structured_text(request, obj)
+            except (json.JSONDecodeError, ParseError) as exc:
+                return reply.text, f"parse failure: the function call's arguments do not fit ({exc})"
+        elif not text.strip():
+            thought = f" (its reasoning holds {len(reply.reasoning)} characters)" if reply.reasoning else ""
+            return reply.text, f"no content: the reply is empty{thought}"
+        elif structured == "json-schema":
+            try:
+                text = self.prompts.structured_text(request, json.loads(text))
+            except json.JSONDecodeError:
+                pass  # a server that ignored response_format: read the text as free text
+            except ParseError as exc:
+                return reply.text, f"parse failure: {exc}"
+        try:
+            return self.prompts.parse(request, text), None
+        except ParseError as exc:
+            return reply.text, f"parse failure: {exc}"
 
     def _context_overflow(self, reply: CachedResponse) -> str | None:
         """Why the call broke the ``context_tokens`` rule, or None."""
@@ -273,8 +466,8 @@ class OpenAIExecutor:
             "or the reply: gather less, lower max_tokens or give the server a larger context"
         )
 
-    def _call(self, messages: list[dict[str, str]], seed: int | None) -> CachedResponse:
-        result = self.client.chat(messages, seed=seed)  # LLMError once retries are spent
+    def _call(self, messages: list[dict[str, str]], params: dict[str, Any]) -> CachedResponse:
+        result = self.client.chat(messages, extra=params)  # LLMError once the deadline has passed
         with self._lock:
             self._counts["api_calls"] += 1
         return CachedResponse(
@@ -283,6 +476,11 @@ class OpenAIExecutor:
             result.completion_tokens,
             result.cost_usd,
             finish_reason=result.finish_reason,
+            reasoning=result.reasoning,
+            tool_calls=result.tool_calls,
+            refusal=result.refusal,
+            no_choice=result.no_choice,
+            latency_s=result.latency_s,
         )
 
 

@@ -25,6 +25,12 @@ which the domain then writes in its canonical form, never what the verifier pays
   lines wins over prose, and a label given twice keeps its last value. Every label is required.
 - Judgements (:func:`parse_judgement`): the first line starting with PASS or FAIL in any case.
 - A reply cut at ``max_tokens`` is never read (see ``openai_executor``).
+
+Structured output (``OpenAIConfig.structured``): with ``json-schema`` the request carries the reply's JSON
+schema as ``response_format`` (vLLM, SGLang, llama.cpp and OpenAI constrain decoding to it), with
+``tools`` as the one function the model must call. :meth:`Prompts.reply_schema` gives the schema of a
+request (each domain's ``artifact_schema`` / ``tool_schema``), and :meth:`Prompts.structured_text` turns
+the object back into the text the same parsers read, so the artifact's canonical form has one source.
 """
 
 from __future__ import annotations
@@ -77,6 +83,27 @@ def is_harness_error(text: str) -> bool:
 
 class ParseError(ValueError):
     """The reply holds no artifact in the required form; the message says what was expected."""
+
+
+STRUCTURED_MODES = ("off", "json-schema", "tools")
+"""How replies are asked for: free text (parsed), a JSON schema as ``response_format``, or a function
+call whose arguments are the reply."""
+
+
+def object_schema(properties: dict[str, Any]) -> dict[str, Any]:
+    """A JSON schema of an object with exactly ``properties``, all required (the strict form OpenAI's
+    structured outputs and vLLM's guided decoding both take)."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+STRING = {"type": "string"}
+STRINGS = {"type": "array", "items": STRING}
+JUDGE_SCHEMA = object_schema({"verdict": {"type": "string", "enum": ["PASS", "FAIL"]}, "reason": STRING})
 
 
 def fenced_blocks(reply: str, languages: Sequence[str] | None = None) -> list[str]:
@@ -308,6 +335,22 @@ class Prompts:
         model follows what it read last. ``None``: the instruction says enough."""
         return None
 
+    def artifact_schema(self, task: Task) -> dict[str, Any]:
+        """The JSON schema of an artifact reply in structured mode (default: the text in ``artifact``)."""
+        return object_schema({"artifact": STRING})
+
+    def artifact_text(self, task: Task, obj: dict[str, Any]) -> str:
+        """A structured artifact reply as the text :meth:`artifact` reads."""
+        return str(obj["artifact"])
+
+    def tool_schema(self, task: Task) -> dict[str, Any]:
+        """The JSON schema of a tool-call reply in structured mode (default: the call's text)."""
+        return object_schema({"call": STRING})
+
+    def tool_call_text(self, task: Task, obj: dict[str, Any]) -> str:
+        """A structured tool-call reply as the text :meth:`tool_call` reads."""
+        return str(obj["call"])
+
     # -- the protocol --------------------------------------------------------------------------------
     def messages(self, request: ExecutorRequest) -> list[Message]:
         """System + one user message holding everything the harness gathered for this request."""
@@ -344,6 +387,39 @@ class Prompts:
         if request.kind == "tool":
             return self.tool_call(request.task, reply)
         return self.artifact(request.task, reply)
+
+    def reply_schema(self, request: ExecutorRequest) -> tuple[str, dict[str, Any]]:
+        """``(name, JSON schema)`` of the reply a request wants in structured mode."""
+        if request.kind == "judge":
+            return "submit_verdict", JUDGE_SCHEMA
+        if request.kind == "tool":
+            return "submit_tool_call", self.tool_schema(request.task)
+        return "submit_artifact", self.artifact_schema(request.task)
+
+    def structured_text(self, request: ExecutorRequest, obj: Any) -> str:
+        """A structured reply (the decoded JSON object) as the text :meth:`parse` reads; ParseError when
+        it lacks a field or has the wrong shape."""
+        if not isinstance(obj, dict):
+            raise ParseError(f"the structured reply is not a JSON object but {type(obj).__name__}")
+        try:
+            if request.kind == "judge":
+                verdict = str(obj["verdict"]).strip().upper()
+                return "PASS" if verdict == "PASS" else f"FAIL: {obj.get('reason') or 'no reason given'}"
+            if request.kind == "tool":
+                return self.tool_call_text(request.task, obj)
+            return self.artifact_text(request.task, obj)
+        except ParseError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            why = f"{type(exc).__name__}: {exc}"
+            raise ParseError(f"the structured reply does not fit its schema ({why})") from None
+
+    def structured_note(self, request: ExecutorRequest, mode: str) -> str:
+        """What the request says about the reply's form in structured mode (appended to its last message)."""
+        name, schema = self.reply_schema(request)
+        if mode == "tools":
+            return f"Reply by calling the function `{name}`: its arguments are your reply."
+        return "Reply with one JSON object matching this JSON schema:\n" + json.dumps(schema)
 
     def _instruction(self, request: ExecutorRequest) -> str:
         text = {

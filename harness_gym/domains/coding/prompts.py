@@ -13,7 +13,7 @@ import textwrap
 
 from harness_gym.core.task import Task
 from harness_gym.domains.coding.verifier import describe_test
-from harness_gym.executors.prompts import ParseError, Prompts, fenced_blocks
+from harness_gym.executors.prompts import STRING, ParseError, Prompts, fenced_blocks, object_schema
 
 _PYTHON = ("python", "py", "python3")
 _CODE_START = re.compile(r"^(?:import\s|from\s+\S+\s+import\s|(?:async\s+)?def\s|class\s|@)")
@@ -70,6 +70,12 @@ class CodingPrompts(Prompts):
             f"{task.prompt}\n\nStarter code:\n```python\n{payload['starter_code'].rstrip()}\n```\n\n"
             f"Visible tests (more hidden tests decide the score):\n```python\n{tests}\n```"
         )
+
+    def artifact_schema(self, task: Task) -> dict:
+        return object_schema({"code": STRING})
+
+    def artifact_text(self, task: Task, obj: dict) -> str:
+        return f"```python\n{obj['code']}\n```"
 
     def artifact(self, task: Task, reply: str) -> str:
         name = task.payload["function_name"]

@@ -20,7 +20,14 @@ from harness_gym.core.task import Task
 from harness_gym.domains.dbbench.engine import columns_of, run_sql, using_backend
 from harness_gym.domains.dbbench.verifier import parse_answer
 from harness_gym.domains.prompts import SettingPrompts
-from harness_gym.executors.prompts import ParseError, fenced_blocks, labelled_fields
+from harness_gym.executors.prompts import (
+    STRING,
+    STRINGS,
+    ParseError,
+    fenced_blocks,
+    labelled_fields,
+    object_schema,
+)
 
 _SQL = ("sql", "mysql", "sqlite")
 _KEYWORD = re.compile(r"(SELECT|INSERT|UPDATE|DELETE|WITH|REPLACE)\b", re.I)
@@ -60,6 +67,15 @@ class DBBenchPrompts(SettingPrompts):
         """A fenced statement on the task's table (its name is in the task), placeholders for the rest."""
         table = task.payload["record"]["table"]["table_name"]
         return f"```sql\nSELECT <columns> FROM `{table}` WHERE <condition>\n```"
+
+    def artifact_schema(self, task: Task) -> dict:
+        """One statement in ``sql``, or (for a question) the values in ``final_answer`` and ``sql`` empty."""
+        return object_schema({"sql": STRING, "final_answer": STRINGS})
+
+    def artifact_text(self, task: Task, obj: dict) -> str:
+        if obj.get("final_answer"):
+            return "Final Answer: " + json.dumps([str(v) for v in obj["final_answer"]], ensure_ascii=False)
+        return f"```sql\n{obj['sql']}\n```"
 
     def task_text(self, task: Task, observed: bool) -> str:
         if not observed:

@@ -14,7 +14,13 @@ from datetime import date
 from harness_gym.core.task import Task
 from harness_gym.domains.knowledge_work.generate import Values, render
 from harness_gym.domains.prompts import SettingPrompts, with_id
-from harness_gym.executors.prompts import required_fields, required_json_object
+from harness_gym.executors.prompts import (
+    STRING,
+    STRINGS,
+    object_schema,
+    required_fields,
+    required_json_object,
+)
 
 
 class KnowledgeWorkPrompts(SettingPrompts):
@@ -30,6 +36,22 @@ class KnowledgeWorkPrompts(SettingPrompts):
         """The task's own "Shape of the report" (same placeholder values)."""
         example = Values(1234.0, "First Last", date(2000, 1, 31), ("MEMO-000", "TABLE-000"), "none")
         return render(task.payload["format"], example)
+
+    def artifact_schema(self, task: Task) -> dict:
+        """The report's fields under its labels (a JSON report's keys in lower case, its figure a number
+        and its sources a list, as the task's own JSON reports write them)."""
+        fmt = task.payload["format"]
+        if fmt["style"] != "json":
+            return object_schema({label: STRING for _, label in fmt["fields"]})
+        kinds = {"figure": {"type": "number"}, "sources": STRINGS}
+        return object_schema({label.lower(): kinds.get(role, STRING) for role, label in fmt["fields"]})
+
+    def artifact_text(self, task: Task, obj: dict) -> str:
+        fmt = task.payload["format"]
+        if fmt["style"] == "json":
+            return json.dumps({label.lower(): obj[label.lower()] for _, label in fmt["fields"]})
+        glue = ": " if fmt["style"] == "colon" else " = "
+        return "\n".join(f"{label}{glue}{obj[label]}" for _, label in fmt["fields"])
 
     def artifact(self, task: Task, reply: str) -> str:
         fmt = task.payload["format"]

@@ -15,7 +15,13 @@ from harness_gym.core.task import Task
 from harness_gym.domains.long_memory.generate import show_date
 from harness_gym.domains.long_memory.verifier import FORMATS
 from harness_gym.domains.prompts import SettingPrompts, required_tags, with_id
-from harness_gym.executors.prompts import ParseError, required_fields, required_json_object
+from harness_gym.executors.prompts import (
+    STRING,
+    ParseError,
+    object_schema,
+    required_fields,
+    required_json_object,
+)
 
 _LABELS: dict[str, tuple[str, ...]] = {
     "kv": ("ANSWER", "SOURCE"),
@@ -47,6 +53,13 @@ class LongMemoryPrompts(SettingPrompts):
     def artifact_form(self, task: Task) -> str:
         """The task's layout with placeholders (``sNN``: no real session id to copy)."""
         return FORMATS[task.payload["answer_format"]].render("your answer", "sNN")
+
+    def artifact_schema(self, task: Task) -> dict:
+        return object_schema({"answer": STRING, "source": STRING})
+
+    def artifact_text(self, task: Task, obj: dict) -> str:
+        """The answer in the task's layout (``verifier.FORMATS``)."""
+        return FORMATS[task.payload["answer_format"]].render(str(obj["answer"]), str(obj["source"]))
 
     def artifact(self, task: Task, reply: str) -> str:
         layout = task.payload["answer_format"]

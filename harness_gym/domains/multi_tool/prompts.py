@@ -13,7 +13,15 @@ from typing import ClassVar
 
 from harness_gym.core.task import Task
 from harness_gym.domains.multi_tool.verifier import AnswerSpec
-from harness_gym.executors.prompts import ParseError, Prompts, json_objects, required_fields
+from harness_gym.executors.prompts import (
+    STRING,
+    STRINGS,
+    ParseError,
+    Prompts,
+    json_objects,
+    object_schema,
+    required_fields,
+)
 
 
 class MultiToolPrompts(Prompts):
@@ -40,6 +48,21 @@ class MultiToolPrompts(Prompts):
         if kind == "tool":
             return '{"tool": "calculator", "args": {"expression": "(2 + 3) * 4"}}'
         return f"{AnswerSpec.from_payload(task.payload).example()}\nTOOLS: <tool>, <tool>"
+
+    def artifact_schema(self, task: Task) -> dict:
+        """The answer under the task's label and the tools used."""
+        return object_schema({task.payload["answer"]["label"]: STRING, "tools": STRINGS})
+
+    def artifact_text(self, task: Task, obj: dict) -> str:
+        label = task.payload["answer"]["label"]
+        return f"{label}: {obj[label]}\nTOOLS: {', '.join(str(t) for t in obj['tools'])}"
+
+    def tool_schema(self, task: Task) -> dict:
+        """One call: the tool's name and its arguments (an object whose keys depend on the tool)."""
+        return object_schema({"tool": STRING, "args": {"type": "object"}})
+
+    def tool_call_text(self, task: Task, obj: dict) -> str:
+        return json.dumps({"tool": obj["tool"], "args": obj["args"]})
 
     def artifact(self, task: Task, reply: str) -> str:
         labels = (task.payload["answer"]["label"], "TOOLS")

@@ -12,7 +12,7 @@ import re
 from harness_gym.core.task import Task
 from harness_gym.domains.planning.world import make_world
 from harness_gym.domains.prompts import SettingPrompts
-from harness_gym.executors.prompts import ParseError, fenced_blocks
+from harness_gym.executors.prompts import STRINGS, ParseError, fenced_blocks, object_schema
 
 _DECORATION = re.compile(r"^(?:[\s>*_`]|[-+\u2022]\s|\d+\s*[.):]\s|step\s*\d+\s*[.):\-]\s*)*", re.I)
 _TRAILER = re.compile(r"\s*(?:(?:#|//|--|->|-\s|[\u2192\u2014\u2013(]).*)?$")
@@ -39,6 +39,13 @@ class PlanningPrompts(SettingPrompts):
 
     def artifact_form(self, task: Task) -> str | None:
         return _EXAMPLES.get(task.payload["kind"])
+
+    def artifact_schema(self, task: Task) -> dict:
+        """The plan's actions, one string each."""
+        return object_schema({"plan": STRINGS})
+
+    def artifact_text(self, task: Task, obj: dict) -> str:
+        return "\n".join(str(step) for step in obj["plan"])
 
     def _actions(self, task: Task) -> tuple[str, ...]:
         payload = task.payload

@@ -12,7 +12,13 @@ import json
 from harness_gym.core.task import Task
 from harness_gym.domains.prompts import SettingPrompts, required_tags, with_id
 from harness_gym.domains.research.verifier import FORMATS
-from harness_gym.executors.prompts import required_fields, required_json_object
+from harness_gym.executors.prompts import (
+    STRING,
+    STRINGS,
+    object_schema,
+    required_fields,
+    required_json_object,
+)
 
 
 class ResearchPrompts(SettingPrompts):
@@ -31,6 +37,14 @@ class ResearchPrompts(SettingPrompts):
         if fmt.kind == "tags":
             return "<answer>your answer</answer>\n<sources>doc-NNN doc-NNN</sources>"
         return fmt.render("your answer", ["doc-NNN", "doc-NNN"])
+
+    def artifact_schema(self, task: Task) -> dict:
+        return object_schema({"answer": STRING, "sources": STRINGS})
+
+    def artifact_text(self, task: Task, obj: dict) -> str:
+        """The answer and cited ids in the task's layout (``verifier.FORMATS``)."""
+        sources = [str(s) for s in obj["sources"]]
+        return FORMATS[task.payload["format"]].render(str(obj["answer"]), sources)
 
     def artifact(self, task: Task, reply: str) -> str:
         fmt = FORMATS[task.payload["format"]]

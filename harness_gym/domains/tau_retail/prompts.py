@@ -17,7 +17,7 @@ from harness_gym.core.task import Task
 from harness_gym.domains.prompts import SettingPrompts
 from harness_gym.domains.tau_retail.tools import FUNCTIONS
 from harness_gym.domains.tau_retail.verifier import render_plan
-from harness_gym.executors.prompts import ParseError, json_objects
+from harness_gym.executors.prompts import STRING, ParseError, json_objects, object_schema
 
 POLICY = """Store policy (the write tools enforce it; a write that breaks it fails):
 - Act only for the customer making the request, on their own orders; look records up before writing.
@@ -61,6 +61,14 @@ class TauRetailPrompts(SettingPrompts):
             '{"calls": [{"name": "<tool>", "kwargs": {"<argument>": "<value>"}}, '
             '{"name": "respond", "kwargs": {"content": "<message to the customer>"}}]}'
         )
+
+    def artifact_schema(self, task: Task) -> dict:
+        """The plan: calls of a tool's name with its keyword arguments (keys depend on the tool)."""
+        call = object_schema({"name": STRING, "kwargs": {"type": "object"}})
+        return object_schema({"calls": {"type": "array", "items": call}})
+
+    def artifact_text(self, task: Task, obj: dict) -> str:
+        return json.dumps({"calls": obj["calls"]})
 
     def task_text(self, task: Task, observed: bool) -> str:
         if not observed:
