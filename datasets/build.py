@@ -76,7 +76,7 @@ def main() -> None:
                     f"({time.perf_counter() - start:.1f}s)",
                     flush=True,
                 )
-    write_documents(entries)
+    write_documents(manifest.load(MANIFEST) if MANIFEST.exists() else entries)  # as read back from the file
 
 
 if __name__ == "__main__":
