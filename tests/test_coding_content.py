@@ -497,3 +497,15 @@ def test_subclasses_are_encoded_as_their_builtin_base_and_the_rest_is_refused():
     for malformed in ({"float": 1}, {"tuple": [1], "set": []}, {"set": [[1]]}, {"what": []}):
         with pytest.raises(values.Unsupported):
             values.decode(malformed)
+
+
+def test_unit_tests_credit_only_hidden_tests_with_unseen_inputs(tasks):
+    for task in tasks:
+        payload = task.payload
+        assert verifier.credited_tests(payload) == payload["hidden_tests"], task.task_id
+    payload = dict(tasks[0].payload)
+    seen = payload["visible_tests"][0]
+    payload["hidden_tests"] = [*payload["hidden_tests"], {**seen}]
+    assert verifier.credited_tests(payload) == tasks[0].payload["hidden_tests"]  # a repeat earns nothing
+    with pytest.raises(ValueError, match="every hidden test repeats an input the prompt shows"):
+        verifier.credited_tests({**payload, "hidden_tests": [seen]})

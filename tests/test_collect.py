@@ -93,6 +93,7 @@ def test_round_trip_with_plain_minari(tmp_path, monkeypatch):
     assert len(task_ids) == 80 and meta["harness_split"] == "train" and meta["harness_env_id"] == PLANNING
     assert meta["harness_behaviors"] == ["base", "exploratory"] and meta["algorithm_name"] == "mixed"
     assert (meta["ref_min_score"], meta["ref_max_score"]) == reference_scores(PLANNING)  # the env id's
+    assert meta["harness_sandbox"] == "none"  # planning runs no model-written code
     for i, ep in enumerate(episodes):
         t = len(ep.actions)
         assert ep.observations.shape == (t + 1, 31) and ep.infos["action_mask"].shape == (t + 1, 7)

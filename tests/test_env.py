@@ -11,11 +11,24 @@ from gymnasium.utils.env_checker import check_env
 
 import harness_gym
 from harness_gym import FEATURES, Action, InvalidActionError
+from harness_gym.envs.env import MAX_ARTIFACT_CHARS
 from harness_gym.evaluation.rollout import run_episode
+from harness_gym.executors.base import ExecutorRequest, ExecutorResponse
 from harness_gym.policies.scripted import BasePolicy, RandomPolicy
+from harness_gym.sandbox.detect import wanted
 
 ENV_IDS = harness_gym.ENV_IDS
-FINAL_KEYS = {"G", "rubric", "hms", "hms_norm", "termination_reason", "cost", "usage", "trajectory"}
+FINAL_KEYS = {
+    "G",
+    "rubric",
+    "hms",
+    "hms_norm",
+    "termination_reason",
+    "cost",
+    "usage",
+    "sandbox",
+    "trajectory",
+}
 
 
 @pytest.fixture(params=ENV_IDS)
@@ -77,6 +90,7 @@ def test_final_info_and_rewards(env_id):
             if not done:
                 assert reward == 0.0
         assert set(info) >= FINAL_KEYS
+        assert info["sandbox"] == (wanted() if env.unwrapped.domain.runs_code else None)
         assert reward == info["G"]
         assert info["termination_reason"] == ("submit" if terminated else "budget")
         json.dumps(info["trajectory"])  # JSON-serialisable
@@ -165,6 +179,37 @@ def test_bad_arguments_are_named(env_id):
         gym.make(env_id, executor="gpt")
     with pytest.raises(TypeError, match="executor must be"):
         gym.make(env_id, executor=42)
+    for keyword, value, message in [
+        ("max_steps", 2.5, "max_steps must be an int or None, got 2.5"),
+        ("max_steps", True, "max_steps must be an int or None, got True"),
+        ("split", 1, "split must be a str"),
+        ("task_ids", [1], "task_ids must be a task id, a list of task ids or None"),
+        ("strict", "yes", "strict must be a bool"),
+        ("hms_params", 0.3, "hms_params must be an HMSParams or a dict"),
+    ]:
+        with pytest.raises(TypeError, match=message):
+            gym.make(env_id, **{keyword: value})
+    with pytest.raises(ValueError, match=r"unknown hms_params key\(s\) \['threshold'\]"):
+        gym.make(env_id, hms_params={"threshold": 0.3})
+    assert gym.make(env_id, hms_params={"check_window": 5}).unwrapped.hms_params.check_window == 5
+
+
+def test_step_takes_only_an_int_in_the_space_and_reset_only_known_options(env_id):
+    env = gym.make(env_id)
+    env.reset(seed=0)
+    for action in (3.0, True, np.bool_(True), np.array(1), np.array([1]), "1", None):
+        with pytest.raises(TypeError, match=r"action must be an int in Discrete\(7\)"):
+            env.step(action)
+    with pytest.raises(ValueError, match=r"action 7 is not in Discrete\(7\)"):
+        env.step(7)
+    env.step(np.int64(Action.OBSERVE))
+    env.step(int(Action.OBSERVE))
+    with pytest.raises(TypeError, match="options must be a dict or None, got str"):
+        env.reset(options="x")
+    with pytest.raises(ValueError, match=r"unknown reset option\(s\) \['task'\]"):
+        env.reset(options={"task": "x"})
+    with pytest.raises(TypeError, match=r"options\['task_id'\] must be a str"):
+        env.reset(options={"task_id": 3})
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
@@ -203,3 +248,25 @@ def test_env_docstring_documents_every_section_and_feature(env_id):
     ):
         assert section in doc, section
     assert all(f"`{name}`" in doc for name in FEATURES)
+
+
+class _Oversized:
+    """Drafts one character more than an environment takes."""
+
+    name = "oversized"
+
+    def complete(self, request: ExecutorRequest, rng: np.random.Generator) -> ExecutorResponse:
+        return ExecutorResponse(text="x" * (MAX_ARTIFACT_CHARS + 1))
+
+
+def test_a_draft_over_the_size_bound_is_an_executor_error_and_scores_nothing(env_id):
+    env = gym.make(env_id, executor=_Oversized())
+    env.reset(seed=0)
+    env.step(Action.OBSERVE)
+    _, _, _, _, info = env.step(Action.DRAFT)
+    step = info["trajectory"]["steps"][-1] if "trajectory" in info else env.unwrapped._ep.steps[-1]
+    assert "over the bound of 65,536" in json.dumps(step)
+    assert env.unwrapped._ep.draft is None
+    _, reward, terminated, _, info = env.step(Action.SUBMIT)
+    assert terminated and reward == info["G"]
+    assert all(score == 0.0 for name, (score, _) in info["rubric"].items() if name != "cost_compliance")

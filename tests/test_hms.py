@@ -259,3 +259,13 @@ def test_hms_norm_penalises_early_submit_and_handles_nothing_applicable():
     events = {"EarlySubmit": {"fired": True, "applicable": True}, "X": {"fired": True, "applicable": False}}
     assert hms_norm(events, HMSParams(weights={"EarlySubmit": -1.0, "X": 1.0})) == -1.0
     assert hms_norm({"X": {"fired": False, "applicable": False}}, HMSParams(weights={"X": 1.0})) == 0.0
+
+
+def test_hms_params_from_a_mapping_refuse_unknown_keys_and_wrong_types():
+    assert HMSParams.from_mapping({"check_window": 4}).check_window == 4
+    with pytest.raises(ValueError, match=r"unknown hms_params key\(s\) \['early_submit'\]"):
+        HMSParams.from_mapping({"early_submit": 0.3})
+    with pytest.raises(ValueError, match=r"check_window must be a non-negative int, got 2\.5"):
+        HMSParams(check_window=2.5)
+    with pytest.raises(ValueError, match=r"claim_support must be a non-negative number, got .0\.7."):
+        HMSParams(claim_support="0.7")

@@ -18,7 +18,7 @@ from gymnasium.utils.env_checker import check_env
 
 import harness_gym  # noqa: F401  (registers the ids)
 from harness_gym import Action
-from harness_gym.domains.coding.verifier import artifact_scores, structural_check
+from harness_gym.domains.coding.verifier import artifact_scores, credited_tests, structural_check
 from harness_gym.domains.humaneval import source
 from harness_gym.domains.humaneval.source import CallTest, HumanEvalFileError, Problem
 from harness_gym.executors.base import ExecutorRequest, ExecutorResponse
@@ -255,3 +255,18 @@ def test_random_action_sequences_keep_invariants(tasks):
                 assert 0.0 <= info["G"] <= 1.0 and reward == info["G"]
                 break
             assert reward == 0.0
+
+
+def test_hidden_asserts_that_repeat_a_docstring_example_carry_no_credit(tasks):
+    shown_total = 0
+    for task in tasks:
+        payload = task.payload
+        shown = [t["args"] for t in payload["visible_tests"]] + payload.get("shown_inputs", [])
+        credited = credited_tests(payload)
+        assert credited, task.task_id
+        assert all(t.get("args") not in shown for t in credited), task.task_id
+        shown_total += sum(1 for t in payload["hidden_tests"] if t.get("args") in shown)
+    assert shown_total > 200  # many of check()'s asserts repeat an example
+    unique = next(t.payload for t in tasks if t.payload["source_task_id"] == "HumanEval/34")
+    derived = {"args": [[123, 0, 9, 3, 3, 2, 5, 3, 5]], "expected": [0, 2, 3, 5, 9, 123]}
+    assert credited_tests(unique) == [derived]  # its one assert repeats the example: one is derived

@@ -11,6 +11,7 @@ from harness_gym.core.task import read_jsonl, write_jsonl
 from harness_gym.domains.generation import POOL_MAX, POOL_MIN
 from harness_gym.domains.planning import generate
 from harness_gym.domains.planning.world import (
+    MAX_PLAN_STEPS,
     SearchLimitError,
     artifact_scores,
     check_payload,
@@ -449,3 +450,11 @@ def test_entity_names_differ_between_template_families(records: list[dict[str, A
     train = set().union(*(_entities(r) for r in records if r["split"] == "train"))
     held_out = set().union(*(_entities(r) for r in records if r["split"] == "eval"))
     assert not train & held_out
+
+
+def test_a_plan_over_the_length_bound_is_not_validated_and_earns_nothing() -> None:
+    long_plan = BLOCKS_PLAN + "\nmove(a, table)\nmove(a, c)" * (MAX_PLAN_STEPS // 2)
+    report = validate(blocks(), long_plan)
+    assert report.format_errors == (f"the plan has {MAX_PLAN_STEPS + 2} steps, over the bound of 200",)
+    assert all(score == 0.0 for score, _ in artifact_scores(blocks(), long_plan).values())
+    assert validate(blocks(), "\n".join([*BLOCKS_PLAN.splitlines()] * 100)).parsed_steps == 200

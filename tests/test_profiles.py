@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import gymnasium as gym
@@ -9,7 +10,13 @@ import pytest
 
 import harness_gym  # noqa: F401  (registers the ids)
 from harness_gym.envs.registry import env_class, executor_profile
-from harness_gym.executors.profiles import PROFILE_ENV, PROFILE_NAMES, ExecutorProfile, Mechanism
+from harness_gym.executors.profiles import (
+    PROFILE_ENV,
+    PROFILE_NAMES,
+    ExecutorProfile,
+    Mechanism,
+    ProfileError,
+)
 
 
 def test_named_profiles_share_the_base_fitted_draft_params_and_differ_in_mechanism():
@@ -59,3 +66,38 @@ def test_bad_profiles_are_named(tmp_path):
     only_coding = ExecutorProfile("only-coding", {"coding": partial.domain("coding")})
     with pytest.raises(ValueError, match="no parameters for domain 'planning'"):
         gym.make("HarnessPlanning-v0", executor_profile=only_coding)
+
+
+def test_a_dict_profile_is_accepted_and_malformed_ones_are_named_in_one_line(tmp_path):
+    data = executor_profile("weak").to_dict()
+    env = gym.make("HarnessPlanning-v0", executor_profile=data)
+    assert env.unwrapped.executor.profile == executor_profile("weak").domain("planning")
+    wrong_type = json.loads(json.dumps(data))
+    wrong_type["domains"]["planning"]["draft"]["p_tool_correct"] = "high"
+    cases = [
+        (wrong_type, "p_tool_correct must lie in \\[0, 1\\], got 'high'"),
+        ({**data, "domains": [1]}, "not an executor profile"),
+        ({"domains": {}}, "missing key 'name'"),
+    ]
+    for bad, message in cases:
+        with pytest.raises(ProfileError, match=message):
+            gym.make("HarnessPlanning-v0", executor_profile=bad)
+        path = tmp_path / "bad.json"
+        path.write_text(json.dumps(bad))
+        with pytest.raises(ProfileError, match=message):
+            gym.make("HarnessPlanning-v0", executor_profile=str(path))
+    path.write_text(json.dumps(data)[:100])  # truncated
+    with pytest.raises(ProfileError, match="cannot read executor profile"):
+        gym.make("HarnessPlanning-v0", executor_profile=path)
+    with pytest.raises(TypeError, match="executor_profile must be a profile, a dict, a name or a path"):
+        gym.make("HarnessPlanning-v0", executor_profile=3)
+
+
+def test_the_cli_names_a_malformed_profile_in_one_line(tmp_path, capsys):
+    from harness_gym.cli.main import main
+
+    path = tmp_path / "bad.json"
+    path.write_text('{"name": "x", "domains": {"planning": {"draft": {"p_tool_correct": 2}}}}')
+    assert main(["run", "--env", "HarnessPlanning-v0", "--executor-profile", str(path)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "bad.json" in err and "not an executor profile" in err

@@ -23,8 +23,12 @@ import pytest
 
 from harness_gym.sandbox import SandboxLimits, SandboxResult, run_python
 from harness_gym.sandbox import runner as sandbox
+from harness_gym.sandbox.detect import wanted
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux only")
+
+BOUNDARY = wanted() == "namespaces"
+"""The operating-system boundary is in force (else ``HARNESS_GYM_SANDBOX=process``: the in-process layer)."""
 
 # Roomy limits for tests that are not about time, so that a heavily loaded CI machine cannot make them flaky.
 ROOMY = SandboxLimits(wall_time_s=30.0, cpu_time_s=30)
@@ -60,6 +64,13 @@ def _wait_dead(pids: list[int], timeout: float = 3.0) -> list[int]:
         if not living or time.monotonic() > end:
             return living
         time.sleep(0.02)
+
+
+def _wait_gone(find, timeout: float = 10.0) -> list[int]:
+    end = time.monotonic() + timeout
+    while (living := find()) and time.monotonic() < end:
+        time.sleep(0.05)
+    return living
 
 
 def _group_members(pgid: int) -> list[int]:
@@ -236,27 +247,46 @@ def test_works_without_pidfd_support(monkeypatch: pytest.MonkeyPatch) -> None:
 # --- time -------------------------------------------------------------------------------------------------
 
 
-def test_infinite_loop_times_out_and_process_group_is_killed() -> None:
-    """The grandchild proves the whole group is killed, not just the process we started."""
-    limits = SandboxLimits(wall_time_s=1.0, cpu_time_s=60, max_processes=1)
-    result = run(
-        """
-        import os, time
+def _marked_sleeper(marker: str) -> str:
+    """Code that replaces a forked child by a sleeping interpreter whose command line carries ``marker``
+    (so that it can be found from outside, where a sandbox's own PIDs mean nothing) and waits until it
+    runs."""
+    return f"""
+        import os, sys, time
         child = os.fork()
         if child == 0:
-            time.sleep(60)
-            os._exit(0)
+            os.execv(sys.executable, [sys.executable, '-S', '-c',
+                     "open('started', 'w').close(); import time; time.sleep(60)", {marker!r}])
+        while not os.path.exists('started'):
+            time.sleep(0.01)
         print(os.getpid(), child, flush=True)
-        while True:
-            pass
-        """,
-        limits=limits,
-    )
+        """
+
+
+def _marked(marker: str) -> list[int]:
+    """Live processes whose command line holds ``marker``."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if marker.encode() in Path(f"/proc/{entry}/cmdline").read_bytes() and _alive(int(entry)):
+                found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def test_infinite_loop_times_out_and_process_group_is_killed() -> None:
+    """The grandchild proves the whole group is killed, not just the process we started."""
+    marker = f"harness-sandbox-test-{uuid.uuid4().hex}"
+    limits = SandboxLimits(wall_time_s=2.0, cpu_time_s=60, max_processes=1)
+    result = run(_marked_sleeper(marker) + "\n        while True:\n            pass\n", limits=limits)
     assert result.timed_out and result.returncode is None and not result.ok
     pids = [int(p) for p in result.stdout.split()]
-    assert len(pids) == 2
-    assert _wait_dead(pids) == []
-    assert _group_members(pids[0]) == []
+    assert len(pids) == 2  # the sleeper ran
+    assert _wait_gone(lambda: _marked(marker)) == []
+    if not BOUNDARY:  # behind the boundary these are the sandbox's own PIDs
+        assert _wait_dead(pids) == []
+        assert _group_members(pids[0]) == []
 
 
 def test_cpu_limit_kills_busy_loop() -> None:
@@ -266,18 +296,13 @@ def test_cpu_limit_kills_busy_loop() -> None:
 
 
 def test_background_process_does_not_outlive_a_normal_exit() -> None:
-    result = run(
-        """
-        import os, time
-        if os.fork() == 0:
-            time.sleep(60)
-            os._exit(0)
-        print(os.getpid(), flush=True)
-        """,
-        limits=roomy(max_processes=1),
-    )
+    marker = f"harness-sandbox-test-{uuid.uuid4().hex}"
+    result = run(_marked_sleeper(marker), limits=roomy(max_processes=1))
     assert result.ok, result.stderr  # in particular it did not wait for the 60 s sleeper
-    assert _wait_dead(_group_members(int(result.stdout))) == []
+    assert len(result.stdout.split()) == 2  # the sleeper ran
+    assert _wait_gone(lambda: _marked(marker)) == []
+    if not BOUNDARY:
+        assert _wait_dead(_group_members(int(result.stdout.split()[0]))) == []
 
 
 # --- memory, processes, output --------------------------------------------------------------------------
@@ -522,10 +547,9 @@ def test_only_the_stdlib_and_its_own_directory_are_readable(target: str) -> None
         if os.path.isdir(target) == ("read(1)" in attack):
             continue  # files are opened, directories listed
         result = run(attack)
-        assert result.returncode == 1 and "PermissionError: sandbox:" in result.stderr, (
-            attack,
-            result.stderr,
-        )
+        refused = "PermissionError: sandbox:" in result.stderr
+        absent = BOUNDARY and "FileNotFoundError" in result.stderr  # behind the boundary: not there at all
+        assert result.returncode == 1 and (refused or absent), (attack, result.stderr)
 
 
 def test_the_standard_library_and_its_own_proc_entry_stay_readable() -> None:

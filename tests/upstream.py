@@ -9,7 +9,11 @@ from typing import Any
 
 import pytest
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED_DATA = Path(
+    os.environ.get("HARNESS_GYM_UPSTREAM_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
+)
+"""``$HARNESS_GYM_UPSTREAM_DATA``, else ``shared/data`` beside the repository (``harness-gym doctor`` looks
+there too)."""
 
 
 def upstream_path(name: str) -> Path:

@@ -830,6 +830,8 @@ def _header(results: Mapping[str, Any]) -> str:
     timings = results.get("timings") or {}
     lines = ["# harness-gym bench report", ""]
     lines.append(f"Settings: {', '.join(e for e, _ in settings) or DASH}.")
+    if results.get("sandbox") not in (None, "none"):
+        lines.append(f"Model-written code ran under sandbox: {results['sandbox']}.")
     if timings:
         parts = [
             f"{k} {v:.1f}" if isinstance(v, int | float) and not isinstance(v, bool) else f"{k} {v}"

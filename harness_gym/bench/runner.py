@@ -40,13 +40,14 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from harness_gym.envs.registry import ENV_IDS
+from harness_gym.envs.registry import ENV_IDS, env_class
 from harness_gym.evaluation.engine import EngineConfig, check_manifest, write_atomic
 from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
 from harness_gym.evaluation.rollout import USAGE_KEYS
 from harness_gym.executors.openai_executor import OpenAIConfig
 from harness_gym.policies.algorithms import ACT_MODES, Algorithm, Trained, TrainingData
 from harness_gym.policies.algorithms import get as get_algorithm
+from harness_gym.sandbox import require
 
 
 @dataclass(frozen=True)
@@ -538,6 +539,9 @@ def run(config: BenchConfig) -> dict[str, Any]:
     if config.ray_tasks < 1:
         raise ValueError(f"ray_tasks must be at least 1, got {config.ray_tasks}")
     config.engine  # noqa: B018  (an EngineError names a bad concurrency, backend or Ray address)
+    # refused here, in one line, if a setting runs model-written code and the boundary cannot be had
+    runs_code = any(env_class(env_id).domain_cls.runs_code for env_id in config.settings)
+    sandbox = require().mode if runs_code else "none"
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
     checkpoints = out / CHECKPOINTS
@@ -586,7 +590,7 @@ def run(config: BenchConfig) -> dict[str, Any]:
         bar.close()
         pool.join()
     settings = {env_id: done[env_id] for env_id in config.settings}
-    results: dict[str, Any] = {"config": asdict(config), "settings": settings}
+    results: dict[str, Any] = {"config": asdict(config), "sandbox": sandbox, "settings": settings}
     # IQM etc. across settings x seeds (rliable); the bench's n_boot, capped to bound the time it takes
     from harness_gym.evaluation.aggregate import POI_REPS, REPS, summarize
 

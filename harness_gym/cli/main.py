@@ -21,6 +21,7 @@ from harness_gym.cli import (
     calibrate,
     collect,
     datasets,
+    doctor,
     envs,
     evaluate,
     headroom,
@@ -31,7 +32,7 @@ from harness_gym.cli import (
 )
 from harness_gym.cli.common import OUTCOMES, RESUME_HINT
 
-COMMANDS = (envs, run, collect, datasets, train, evaluate, bench, calibrate, replay, view, headroom)
+COMMANDS = (envs, run, collect, datasets, train, evaluate, bench, calibrate, replay, view, headroom, doctor)
 """The command modules, in the order ``harness-gym --help`` lists them."""
 
 
@@ -53,8 +54,19 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from harness_gym.datasets.files import DatasetError
     from harness_gym.evaluation.model_files import ModelError
     from harness_gym.executors.cache import CacheError
+    from harness_gym.executors.profiles import ProfileError
+    from harness_gym.sandbox import SandboxUnavailable
 
-    return (CacheError, CollectError, DatasetError, ModelError, TaskFileError, OSError)
+    return (
+        CacheError,
+        CollectError,
+        DatasetError,
+        ModelError,
+        ProfileError,
+        SandboxUnavailable,
+        TaskFileError,
+        OSError,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,7 +15,7 @@ argument away.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 EVENTS: tuple[str, ...] = (
@@ -52,6 +52,39 @@ class HMSParams:
     check_window: int = 3
     """StopWhenSufficient: the sufficient CHECK must lie within this many steps before SUBMIT."""
     weights: Mapping[str, float] = field(default_factory=_default_weights)
+
+    def __post_init__(self) -> None:
+        for name, kind in (("revision_window", int), ("check_window", int)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, kind) or value < 0:
+                raise ValueError(f"hms_params {name} must be a non-negative int, got {value!r}")
+        for name in (
+            "early_submit_threshold",
+            "early_submit_quality",
+            "sufficient_coverage",
+            "claim_support",
+            "valid_tool_rate",
+        ):
+            _check_number(name, getattr(self, name))
+        if not isinstance(self.weights, Mapping):
+            raise ValueError(f"hms_params weights must be a mapping event -> weight, got {self.weights!r}")
+        for event, weight in self.weights.items():
+            _check_number(f"weights[{event!r}]", weight, low=None)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> HMSParams:
+        """Parameters from a mapping of field names; an unknown key is refused (one line)."""
+        known = [f.name for f in fields(cls)]
+        unknown = sorted(str(key) for key in data if key not in known)
+        if unknown:
+            raise ValueError(f"unknown hms_params key(s) {unknown}; known: {', '.join(known)}")
+        return cls(**data)
+
+
+def _check_number(name: str, value: Any, low: float | None = 0.0) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or (low is not None and value < low):
+        bound = "a non-negative number" if low is not None else "a number"
+        raise ValueError(f"hms_params {name} must be {bound}, got {value!r}")
 
 
 @dataclass(frozen=True)

@@ -825,6 +825,7 @@ def _write_dataset(
                 **({"harness_llm_errors": list(LLM_ERRORS)} if config.executor is not None else {}),
                 "harness_config": json.dumps(config.content_key(), sort_keys=True),
                 "harness_executor": json.dumps(describe(), sort_keys=True, default=str),
+                "harness_sandbox": env.unwrapped.sandbox or "none",
                 "harness_version": __version__,
                 "harness_layout_version": LAYOUT_VERSION,
                 "harness_reference_table_version": reference_table_version(),

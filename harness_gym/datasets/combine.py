@@ -120,6 +120,8 @@ def combine(
             requirements=[f"harness-gym=={__version__}"],
         )
         keep = {key: value for key, value in metas[0].items() if key.startswith("harness_")}
+        sandboxes = [meta.get("harness_sandbox", "none") for meta in metas]
+        keep["harness_sandbox"] = "process" if "process" in sandboxes else sandboxes[0]  # the weakest
         configs = [json.loads(meta["harness_config"]) for meta in metas]
         dataset.storage.update_metadata(
             {

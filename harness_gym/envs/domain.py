@@ -247,6 +247,10 @@ class Domain(ABC):
     domain needs its own (HumanEval's datasets must not mix with coding's)."""
     prompts_cls: ClassVar[type[Prompts] | None] = None
     """How a chat LLM executor is prompted here and its replies parsed (``<domain>/prompts.py``)."""
+    runs_code: ClassVar[bool] = False
+    """Whether the verifier runs model-written code (in ``harness_gym.sandbox``): an environment then
+    requires the isolation in force when it is made (a one-line refusal where the boundary cannot be had)
+    and records it in every final info as ``sandbox``."""
 
     def __init__(self, **kwargs: Any) -> None:
         if kwargs:

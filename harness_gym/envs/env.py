@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import gymnasium as gym
@@ -19,6 +19,7 @@ from harness_gym.envs.domain import Domain, Episode, Outcome, artifact_hash
 from harness_gym.executors.base import Executor, RequestKind
 from harness_gym.executors.profiles import ExecutorProfile, for_domain
 from harness_gym.executors.simulated import SimulatedExecutor
+from harness_gym.sandbox import require
 
 if TYPE_CHECKING:
     from harness_gym.executors.openai_executor import OpenAIConfig
@@ -72,9 +73,10 @@ _COMMON_DOC = """
     ``info`` holds ``G``, ``rubric`` {{criterion: (score, max)}}, ``hms`` {{event: {{fired, applicable}}}},
     ``hms_norm``, ``termination_reason`` (``"submit"`` | ``"budget"``), ``cost``, ``usage`` (the
     episode's executor calls, prompt and completion tokens, cost, seconds, cache hits, the calls and
-    tokens sent to the model, executor errors by kind: ``harness_gym.envs.domain.EPISODE_USAGE_KEYS``)
-    and ``trajectory`` (every step record, JSON-serialisable; a step that called the executor has
-    ``usage`` too, and with a chat LLM ``executor_io``, the call's audit record).
+    tokens sent to the model, executor errors by kind: ``harness_gym.envs.domain.EPISODE_USAGE_KEYS``),
+    ``sandbox`` (the isolation model-written code ran under: ``"namespaces"``, ``"process"``, or None
+    where the domain runs none) and ``trajectory`` (every step record, JSON-serialisable; a step that
+    called the executor has ``usage`` too, and with a chat LLM ``executor_io``, the call's audit record).
 
     ## Information
 
@@ -107,6 +109,39 @@ _COMMON_DOC = """
 """
 
 
+MAX_ARTIFACT_CHARS = 65_536
+"""The largest draft an environment takes, in characters, in every domain: about 30 times the longest
+reference artifact of the shipped tasks. A longer reply is an executor error (the draft is not replaced),
+so no verifier ever sees one (a 160,000-line plan took seconds to validate)."""
+
+RESET_OPTIONS = ("task_id", "episode_tag")
+"""The keys ``reset(options=...)`` takes (both strings); any other is refused."""
+
+_KEYWORD_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "split": ((str,), "a str"),
+    "task_ids": ((str, list, tuple), "a task id, a list of task ids or None"),
+    "max_steps": ((int, np.integer), "an int or None"),
+    "strict": ((bool,), "a bool"),
+    "render_mode": ((str,), "a str or None"),
+}
+
+
+def _check_types(**given: Any) -> None:
+    """One-line TypeError for a ``gym.make`` keyword of the wrong type (a bool is not an int)."""
+    for name, value in given.items():
+        types, what = _KEYWORD_TYPES[name]
+        if value is None and name != "split" and name != "strict":
+            continue
+        items = [value] if isinstance(value, str) else value
+        wrong = isinstance(value, bool) and bool not in types
+        if (
+            wrong
+            or not isinstance(value, types)
+            or (name == "task_ids" and not all(isinstance(x, str) for x in items))
+        ):
+            raise TypeError(f"{name} must be {what}, got {value!r}")
+
+
 class HarnessEnv(gym.Env[np.ndarray, np.int64]):
     """A frozen LLM executor inside a harness whose structural operations the agent chooses.
 
@@ -129,7 +164,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         self,
         split: str = "train",
         executor: str | Executor | OpenAIConfig = "simulated",
-        executor_profile: ExecutorProfile | str | None = None,
+        executor_profile: ExecutorProfile | Mapping[str, Any] | str | None = None,
         task_ids: Sequence[str] | None = None,
         max_steps: int | None = None,
         strict: bool = False,
@@ -137,7 +172,17 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         hms_params: HMSParams | None = None,
         **domain_kwargs: Any,
     ) -> None:
+        _check_types(
+            split=split, task_ids=task_ids, max_steps=max_steps, strict=strict, render_mode=render_mode
+        )
+        if isinstance(hms_params, Mapping):
+            hms_params = HMSParams.from_mapping(hms_params)
+        elif hms_params is not None and not isinstance(hms_params, HMSParams):
+            raise TypeError(f"hms_params must be an HMSParams or a dict, got {type(hms_params).__name__}")
         self.domain = self.domain_cls(**domain_kwargs)
+        self.sandbox: str | None = require().mode if self.domain.runs_code else None
+        """The isolation model-written code runs under here (``namespaces`` or ``process``; None: the
+        domain runs none)."""
         self.executor_profile = for_domain(executor_profile, self.domain_cls)
         self.tasks: list[Task] = self._select_tasks(split, task_ids)
         self.split = split
@@ -197,6 +242,15 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+        unknown = sorted(str(key) for key in (options or {}) if key not in RESET_OPTIONS)
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; known: {', '.join(RESET_OPTIONS)}")
+        for key in RESET_OPTIONS:
+            value = (options or {}).get(key)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"options[{key!r}] must be a str, got {type(value).__name__}")
         task_id = (options or {}).get("task_id")
         if task_id is None:
             task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
@@ -222,11 +276,10 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             raise RuntimeError("call reset() before step()")
         if self._final is not None:
             raise RuntimeError("the episode has ended; call reset()")
-        try:
-            a = int(action)
-        except (TypeError, ValueError):
-            a = -1
-        if not 0 <= a < N_ACTIONS or a != action:
+        if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer):
+            raise TypeError(f"action must be an int in Discrete({N_ACTIONS}), got {type(action).__name__}")
+        a = int(action)
+        if not 0 <= a < N_ACTIONS:
             raise ValueError(f"action {action!r} is not in Discrete({N_ACTIONS})")
         state = ep.state
         legal = bool(self._mask[a])
@@ -352,10 +405,14 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             # whether the text changed, and into what, never shows in the observation.
             ep.feedback = None
             state.checked_draft = state.tested_draft = False
-        if response.error is not None:
+        error = response.error
+        if error is None and len(response.text) > MAX_ARTIFACT_CHARS:
+            size = len(response.text)
+            error = f"the draft has {size:,} characters, over the bound of {MAX_ARTIFACT_CHARS:,}"
+        if error is not None:
             state.errors += 1
             state.unresolved_failure = True
-            return Outcome(text=f"executor error: {response.error}", failure=True, issues=(response.error,))
+            return Outcome(text=f"executor error: {error}", failure=True, issues=(error,))
         new_hash = artifact_hash(response.text)
         if new_hash == ep.draft_hash:
             return Outcome(text=f"{kind}: the executor returned draft v{ep.draft_version} unchanged")
@@ -391,6 +448,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             "usage": dict(ep.usage),
             "task_id": task.task_id,
             "difficulty": task.difficulty,
+            "sandbox": self.sandbox,
             "trajectory": {
                 "env_id": self.domain.env_id,
                 "task_id": task.task_id,

@@ -76,8 +76,12 @@ PROFILE_ENV = "HARNESS_GYM_EXECUTOR_PROFILE"
 """Environment variable naming the profile (name or JSON path) used when none is passed."""
 
 
+class ProfileError(ValueError):
+    """A malformed or unknown executor profile (reported in one line by the CLI)."""
+
+
 def _check_probability(where: str, value: float) -> None:
-    if not 0.0 <= float(value) <= 1.0:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
         raise ValueError(f"{where} must lie in [0, 1], got {value!r}")
 
 
@@ -190,8 +194,10 @@ class ExecutorProfile:
                 for name, entry in data["domains"].items()
             }
             return cls(name=str(data["name"]), domains=domains, notes=str(data.get("notes", "")))
-        except (KeyError, TypeError) as exc:
-            raise ValueError(f"not an executor profile: {exc!r}") from None
+        except KeyError as exc:
+            raise ProfileError(f"not an executor profile: missing key {exc}") from None
+        except (TypeError, AttributeError, ValueError) as exc:
+            raise ProfileError(f"not an executor profile: {exc}") from None
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         path = Path(path)
@@ -203,8 +209,11 @@ class ExecutorProfile:
         try:
             data = json.loads(Path(path).read_text())
         except (OSError, json.JSONDecodeError) as exc:
-            raise ValueError(f"cannot read executor profile {str(path)!r}: {exc}") from None
-        return cls.from_dict(data)
+            raise ProfileError(f"cannot read executor profile {str(path)!r}: {exc}") from None
+        try:
+            return cls.from_dict(data)
+        except ProfileError as exc:
+            raise ProfileError(f"executor profile {str(path)!r}: {exc}") from None
 
 
 MECHANISMS: dict[str, Mechanism] = {
@@ -244,26 +253,36 @@ def named(name: str, domains: Mapping[str, DraftParams]) -> ExecutorProfile:
 
 
 def resolve(
-    spec: ExecutorProfile | str | os.PathLike[str] | None, domains: Mapping[str, DraftParams]
+    spec: ExecutorProfile | Mapping[str, Any] | str | os.PathLike[str] | None,
+    domains: Mapping[str, DraftParams],
 ) -> ExecutorProfile:
-    """A profile from a profile, a shipped name, a JSON path, or None (``$HARNESS_GYM_EXECUTOR_PROFILE``,
-    else ``default``). A shipped name is built over ``domains`` (domain name -> its ``draft_params``);
-    ``harness_gym.envs.registry.executor_profile`` passes every registered domain's."""
+    """A profile from a profile, its dict (``to_dict``'s form), a shipped name, a JSON path, or None
+    (``$HARNESS_GYM_EXECUTOR_PROFILE``, else ``default``). A shipped name is built over ``domains``
+    (domain name -> its ``draft_params``); ``harness_gym.envs.registry.executor_profile`` passes every
+    registered domain's."""
     if isinstance(spec, ExecutorProfile):
         return spec
+    if isinstance(spec, Mapping):
+        return ExecutorProfile.from_dict(spec)
     if spec is None:
         spec = os.environ.get(PROFILE_ENV) or "default"
+    if not isinstance(spec, str | os.PathLike):
+        raise TypeError(
+            f"executor_profile must be a profile, a dict, a name or a path, got {type(spec).__name__}"
+        )
     text = os.fspath(spec)
     if text in MECHANISMS:
         return named(text, domains)
     if Path(text).is_file():
         return ExecutorProfile.load(text)
-    raise ValueError(
+    raise ProfileError(
         f"unknown executor profile {text!r}: not one of {', '.join(PROFILE_NAMES)} and no such file"
     )
 
 
-def for_domain(spec: ExecutorProfile | str | os.PathLike[str] | None, domain_cls: Any) -> DomainProfile:
+def for_domain(
+    spec: ExecutorProfile | Mapping[str, Any] | str | os.PathLike[str] | None, domain_cls: Any
+) -> DomainProfile:
     """One domain's profile from any ``resolve`` spec; a shipped name needs only that domain's class."""
     if spec is None:
         spec = os.environ.get(PROFILE_ENV) or "default"

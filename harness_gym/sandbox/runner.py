@@ -1,10 +1,13 @@
-"""Run untrusted, generated Python code (LLM-written solutions under unit test) with limits.
+"""The in-process sandbox: a fresh interpreter with rlimits and an audit hook, without an OS boundary.
 
-Threat model. The code comes from a model being trained or evaluated, so it is buggy far more often than it
-is malicious: infinite loops, memory blow-ups, fork bombs, runaway output, stray writes, and the occasional
-attempt to "win" by reading the grader's data or the harness's secrets. This module contains those with
-several independent layers, so that a run cannot hang the harness, exhaust the host, or change files
-outside its own scratch directory by ordinary Python means:
+This module is two things. Its bootstrap functions (``_sandbox_limits``, ``_sandbox_patch_os``,
+``_sandbox_hook``, ``_sandbox_report`` in ``_BOOTSTRAP``) are the second layer *inside* the
+operating-system boundary of :mod:`harness_gym.sandbox.boundary`. And :func:`run_in_process` runs a
+program with this layer alone: that is ``HARNESS_GYM_SANDBOX=process``, the weaker mode accepted where
+namespaces cannot be had (:mod:`harness_gym.sandbox.detect`). It also defines the API's types,
+:class:`SandboxLimits` and :class:`SandboxResult`.
+
+The layer, when it runs alone:
 
 * a fresh interpreter (``-S -s -P``: no site-packages, no user site, no implicit ``sys.path`` entry; not
   ``-I``, which would also ignore the ``PYTHONHASHSEED`` that makes set order, and so verdicts,
@@ -17,30 +20,25 @@ outside its own scratch directory by ordinary Python means:
 * a wall-clock limit enforced by the parent, which kills the whole process group with ``SIGKILL`` — on
   timeout and also after a normal exit, so that no background process outlives the run;
 * bounded output capture: at most ``output_bytes`` per stream is kept, the rest is drained and dropped;
-* a ``sys.addaudithook`` hook installed before the user code, which is what holds when running as root
-  (as CI does, where ``RLIMIT_NPROC`` is not enforced). It refuses: process creation (fork, exec, spawn,
-  ``os.system``, ``subprocess``, ``pty``, ``multiprocessing``) beyond ``max_processes``; opening for writing,
-  creating, removing, renaming, linking or changing the metadata of anything outside the scratch directory
-  (symbolic links are resolved with primitives captured before the user code runs, so monkeypatching
-  ``os`` does not help); reading (``open``, ``os.listdir``/``scandir``, xattrs) anything but the scratch
-  directory, the standard library, time-zone data, the process's own ``/proc`` entry and a few devices —
-  so no copy of the suite's task files or source (installed, checked out, or in any site-packages) and
-  no other process's ``/proc/<pid>`` (the parent's environment) can be read, which file permissions
-  could not ensure for a root user; loading native extension modules from outside the standard library;
-  importing ``ctypes`` and sub-interpreter/test-API modules; network connects, binds, sends and DNS
-  look-ups; raising rlimits; signalling processes outside the run's process group. ``os.mknod`` and
-  ``os.chroot`` are replaced.
+* a ``sys.addaudithook`` hook installed before the user code. It refuses: process creation (fork, exec,
+  spawn, ``os.system``, ``subprocess``, ``pty``, ``multiprocessing``) beyond ``max_processes``; opening for
+  writing, creating, removing, renaming, linking or changing the metadata of anything outside the scratch
+  directory (symbolic links are resolved with primitives captured before the user code runs, so
+  monkeypatching ``os`` does not help); reading (``open``, ``os.listdir``/``scandir``, xattrs) anything but
+  the scratch directory, the standard library, time-zone data, the process's own ``/proc`` entry and a few
+  devices; loading native extension modules from outside the standard library; importing ``ctypes`` and
+  sub-interpreter/test-API modules; network connects, binds, sends and DNS look-ups; raising rlimits;
+  signalling processes outside the run's process group. ``os.mknod`` and ``os.chroot`` are replaced.
 
-What is *not* contained. The audit hook runs inside the untrusted interpreter, so it is defence in depth
-for benchmark code, not a security boundary against a determined attacker: C-level code paths that raise
-no audit event are not seen (e.g. SQL ``ATTACH DATABASE`` in ``sqlite3``), a path-like object whose
-``__fspath__`` answers differently on each call can race the check, and deliberate interpreter-internals
-tricks may defeat it. Calls that raise no audit event, such as ``os.stat`` and ``os.readlink``, still
-reveal whether a file exists and its metadata (never its contents). Disk usage is bounded per file, not
-in total. With ``max_processes > 0`` the children may
-``exec`` arbitrary programs, which run without the hook (only the rlimits and the process-group kill
-apply, and a child that calls ``setsid`` escapes the kill). For real isolation run the harness itself in a
-container or VM without credentials and without network access.
+What it does *not* contain, alone. The hook runs inside the untrusted interpreter and sees only what
+raises an audit event: any C path that raises none escapes it. Known ones: ``readline``'s history
+functions read and write files anywhere the user can (the suite's task files among them);
+``os.pidfd_open`` with ``signal.pidfd_send_signal`` signals any process of the same user (the harness
+itself: SIGKILL ends it, SIGSTOP freezes it); ``_posixshmem.shm_open`` leaves files in ``/dev/shm``;
+``os.setpriority`` and ``os.sched_setaffinity`` change other processes; ``/proc/self/net`` lists the
+host's sockets; SQL ``ATTACH DATABASE`` in ``sqlite3``. Calls without an event, such as ``os.stat``,
+reveal whether a file exists. Disk usage is bounded per file, not in total; as root ``RLIMIT_NPROC`` does
+not apply. So this mode is for hosts without namespaces and trusted inputs only.
 """
 
 from __future__ import annotations
@@ -64,7 +62,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-__all__ = ["SandboxLimits", "SandboxResult", "run_python"]
+__all__ = ["SandboxLimits", "SandboxResult", "run_in_process"]
 
 # Once the main process has exited (or been killed), how long to keep reading output still held open by
 # processes that escaped the process group.
@@ -117,6 +115,10 @@ class SandboxLimits:
                 raise ValueError(f"{name} must be non-negative, got {getattr(self, name)!r}")
 
 
+DEFAULT_LIMITS = SandboxLimits()
+"""Shared as a default argument: the limits are frozen."""
+
+
 @dataclass(frozen=True)
 class SandboxResult:
     """Outcome of one run. ``returncode`` is None when the run was killed for exceeding its wall time;
@@ -134,7 +136,7 @@ class SandboxResult:
         return self.returncode == 0 and not self.timed_out
 
 
-def run_python(
+def run_in_process(
     source: str,
     *,
     stdin: str = "",
@@ -142,7 +144,8 @@ def run_python(
     files: Mapping[str, str] | None = None,
 ) -> SandboxResult:
     """Run `source` as a script in a fresh interpreter inside a new empty temporary directory
-    (files = extra text files to place there first); the directory is removed afterwards.
+    (files = extra text files to place there first), with the in-process layer alone; the directory is
+    removed afterwards.
 
     File names are relative POSIX paths (sub-directories allowed); the directory is also on ``sys.path``
     so the script can import modules given in ``files``. Output is decoded as UTF-8 with replacement.

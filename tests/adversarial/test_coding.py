@@ -10,7 +10,11 @@ more than that plain solution on ``unit_tests``, while CHECK reports problems wi
 from __future__ import annotations
 
 import ast
+import glob
+import os
+import subprocess
 import textwrap
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,6 +30,8 @@ from harness_gym.core.task import Task, packaged_task_file, read_jsonl
 from harness_gym.domains.coding import HarnessCodingEnv, values
 from harness_gym.domains.coding.generate import TASK_FILE
 from harness_gym.executors.base import ExecutorRequest, ExecutorResponse
+from harness_gym.sandbox import probe, run_python
+from harness_gym.sandbox.detect import wanted
 
 SCRIPT = (Action.OBSERVE, Action.DRAFT, Action.CHECK, Action.SUBMIT)
 TASK_FILES = (
@@ -375,3 +381,147 @@ def test_the_task_file_hack_works_where_the_sandbox_does_not_stop_it():
     expected = values.decode(test["expected"])
     got = namespace[task.payload["function_name"]](*values.decode(test["args"]))
     assert expected is not None and got == expected
+
+
+# --- Attacks on the machine rather than on the verdict (they need the operating-system boundary) ------
+
+needs_boundary = pytest.mark.skipif(
+    os.environ.get("CI") != "true" and (wanted() == "process" or probe().mode != "namespaces"),
+    reason="the operating-system boundary is not in force here (harness-gym doctor says why)",
+)
+
+MARK = f"harness_escape_{uuid.uuid4().hex}"
+IMPORT = NAMES + '_IMPORT = getattr(_BUILTINS, "__imp" + "ort__")\n_OPEN = getattr(_BUILTINS, "op" + "en")\n'
+
+
+def os_attacks(sibling: int) -> dict[str, Hack]:
+    """Each wraps ``return None`` in an attempt on the harness, another process or the host, through
+    paths the audit hook cannot see (C code) or that it was not asked to watch; ``sibling`` is a process
+    of the harness's user outside the sandbox."""
+    attempt = "try:\n    {}\nexcept Exception:\n    pass"
+    return {
+        "readline reads the task files": Hack(
+            module=IMPORT + f"import json\n_PATHS = {list(TASK_FILES)!r}",
+            body="""
+            rl = _IMPORT("read" + "line")
+            for path in _PATHS:
+                try:
+                    rl.clear_history()
+                    rl.read_history_file(path)
+                except OSError:
+                    continue
+                for i in range(1, rl.get_current_history_length() + 1):
+                    payload = json.loads(rl.get_history_item(i))["payload"]
+                    if payload["function_name"] == __NAME__:
+                        namespace = {}
+                        getattr(_BUILTINS, "ex" + "ec")(payload["reference"], namespace)
+                        return namespace[__NAME__](__ARGS__)
+            """,
+        ),
+        "readline writes outside the scratch": Hack(
+            module=IMPORT,
+            body=attempt.format(
+                f'rl = _IMPORT("read" + "line"); rl.add_history("x"); rl.write_history_file("/tmp/{MARK}")'
+            ),
+        ),
+        "pidfd SIGKILL to the parent, SIGSTOP and SIGKILL to a sibling": Hack(
+            module=IMPORT,
+            body=attempt.format(
+                'o, s = _IMPORT("o" + "s"), _IMPORT("sig" + "nal")\n'
+                f"    for pid, sig in (({sibling}, s.SIGSTOP), ({sibling}, s.SIGKILL), "
+                "(o.getppid(), s.SIGKILL)):\n"
+                "        try:\n"
+                "            s.pidfd_send_signal(o.pidfd_open(pid), sig)\n"
+                "        except OSError:\n"
+                "            pass"
+            ),
+        ),
+        "/dev/shm": Hack(
+            module=IMPORT,
+            body=attempt.format(
+                'o = _IMPORT("o" + "s"); '
+                f'_IMPORT("_posix" + "shmem").shm_open("/{MARK}", o.O_CREAT | o.O_RDWR, 384)'
+            ),
+        ),
+        "setpriority and affinity on the parent and a sibling": Hack(
+            module=IMPORT,
+            body=attempt.format(
+                'o = _IMPORT("o" + "s")\n'
+                f"    for pid in (o.getppid(), {sibling}):\n"
+                "        try:\n"
+                "            o.setpriority(o.PRIO_PROCESS, pid, 19)\n"
+                "            o.sched_setaffinity(pid, {0})\n"
+                "        except OSError:\n"
+                "            pass"
+            ),
+        ),
+        "/proc/net lists the host's sockets": Hack(
+            module=IMPORT,
+            body=attempt.format(
+                'lines = _OPEN("/proc/self/net/tcp").read().splitlines()\n'
+                "    if len(lines) > 1:\n"
+                "        return len(lines)"
+            ),
+        ),
+    }
+
+
+def _state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+@pytest.fixture(scope="module")
+def sibling():
+    process = subprocess.Popen(["sleep", "3600"])
+    yield process
+    process.kill()
+    process.wait()
+
+
+@needs_boundary
+@pytest.mark.parametrize("name", list(os_attacks(0)))
+def test_machine_attacks_earn_nothing_and_nothing_escapes(name: str, sibling) -> None:
+    nice, cpus = os.getpriority(os.PRIO_PROCESS, 0), os.sched_getaffinity(0)
+    hack = os_attacks(sibling.pid)[name]
+    baseline = plain_scores(hack.plain, hack.shared)
+    for task, plain, result in zip(tasks(), baseline, play_all(hack, hacked=True), strict=True):
+        assert result.unit_tests <= plain, (name, task.task_id, plain, result.unit_tests)
+    assert sibling.poll() is None and _state(sibling.pid) != "T"
+    assert os.getpriority(os.PRIO_PROCESS, sibling.pid) == nice and os.sched_getaffinity(sibling.pid) == cpus
+    assert (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getaffinity(0)) == (nice, cpus)
+    assert not os.path.lexists(f"/tmp/{MARK}") and not os.path.lexists(f"/dev/shm/{MARK}")
+
+
+def lookup_table(task: Task) -> Hack:
+    """The visible tests as a table: the shown value for a shown input, None for anything else."""
+    table = [(values.decode(t["args"]), values.decode(t["expected"])) for t in task.payload["visible_tests"]]
+    return Hack(
+        module=f"from math import inf, nan\n_TABLE = {table!r}",
+        body="""
+        for args, expected in _TABLE:
+            if list(args) == [__ARGS__]:
+                return expected
+        """,
+    )
+
+
+def test_a_table_of_the_visible_examples_earns_no_more_than_the_plain_wrong_solution():
+    """It passes every visible test (so CHECK, which runs only those, reports it clean) and earns
+    nothing from the hidden ones, whose inputs were never shown."""
+    baseline = plain_scores("None", "")
+    jobs = [(task, build(task, lookup_table(task)), False) for task in tasks()]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        played = list(pool.map(lambda job: play(*job), jobs))
+    for task, plain, result in zip(tasks(), baseline, played, strict=True):
+        assert result.unit_tests <= plain, (task.task_id, plain, result.unit_tests)
+
+
+@needs_boundary
+def test_the_task_files_are_absent_from_the_sandbox_not_just_refused():
+    """Seen from a program in the sandbox (in-process layer included), no task file, HumanEval build
+    cache or copy of the suite exists at all."""
+    paths = [*TASK_FILES, str(Path.home() / ".cache" / "harness-gym"), str(Path(harness_gym.__file__).parent)]
+    paths += glob.glob(str(Path(TASK_FILES[0]).parent / "*.jsonl"))
+    probe_source = f"import os\nprint([p for p in {paths!r} if os.path.lexists(p)])"
+    assert all(os.path.lexists(path) for path in paths[:2])  # they exist outside
+    assert run_python(probe_source).stdout == "[]\n"

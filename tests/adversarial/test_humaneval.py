@@ -13,7 +13,7 @@ from functools import cache
 
 import pytest
 
-from adversarial.test_coding import HACKS, NAMES, SCRIPT, Hack, HackExecutor, build
+from adversarial.test_coding import HACKS, NAMES, SCRIPT, Hack, HackExecutor, build, lookup_table
 from harness_gym import Action
 from harness_gym.core.task import Task
 from harness_gym.domains.humaneval import HarnessHumanEvalEnv, source
@@ -89,3 +89,14 @@ def test_coding_hacks_earn_nothing_on_humaneval(name: str):
         assert score <= base, (name, task.payload["source_task_id"], base, score)
         if task.payload["visible_tests"]:  # without docstring examples CHECK has nothing to run
             assert issues, (name, task.payload["source_task_id"], "CHECK reported the hack clean")
+
+
+def test_a_table_of_the_docstring_examples_earns_no_more_than_the_plain_wrong_answer():
+    """The docstring examples as a lookup table (None for anything else): check()'s asserts that repeat
+    an example carry no credit, so it earns what ``return None`` earns."""
+    plain = [score for score, _ in _play(Hack(), hacked=False)]
+    jobs = [(task, build(task, lookup_table(task))) for task in eval_tasks()]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        played = list(pool.map(lambda job: _unit_tests(*job), jobs))
+    for task, base, (score, _) in zip(eval_tasks(), plain, played, strict=True):
+        assert score <= base, (task.payload["source_task_id"], base, score)

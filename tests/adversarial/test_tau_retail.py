@@ -171,6 +171,26 @@ def every_candidate_figure(task: Task) -> str:
     return _plan([*head, _call(RESPOND, content="The amount is one of: " + "; ".join(_candidates(task)))])
 
 
+def few_candidate_figures(task: Task) -> str:
+    """The required numeric figures among four others of their form, within the extra-number allowance
+    ("It is one of 68.81, 47.94, 76.44, 58.69, 55.44.")."""
+    head, _ = _without_respond(parse_plan(plain_wrong_output(task)) or [])
+    outputs = _numeric_outputs(task)
+
+    def form(number: str) -> tuple[bool, int]:
+        whole, _, fraction = number.partition(".")
+        return bool(fraction), len(fraction or whole)
+
+    forms = {form(o) for o in outputs}
+    others = [c for c in _candidates(task) if c not in outputs and form(c) in forms]
+    figures = [*others[:2], *outputs, *others[2:4]]
+    return _plan([*head, _call(RESPOND, content=f"It is one of {', '.join(figures)}.")])
+
+
+def _numeric_outputs(task: Task) -> list[str]:
+    return [o for o in task.payload["outputs"] if re.fullmatch(r"\d+(?:\.\d+)?", o.replace(",", ""))]
+
+
 def figures_in_one_number(task: Task) -> str:
     """Every candidate glued into one long number: each output is a substring of the reply."""
     head, _ = _without_respond(parse_plan(plain_wrong_output(task)) or [])
@@ -223,3 +243,17 @@ def test_hack_earns_nothing_on_upstream_tasks(name: str) -> None:
     if not plain_played:
         pytest.skip("no upstream eval task this hack applies to")
     assert_no_gain(plain_played, hacked, FUNCTIONAL, name)
+
+
+@pytest.mark.parametrize("where", ["eval", "train", "upstream"])
+def test_few_candidate_figures_earn_no_more_than_the_plain_wrong_answer(where: str) -> None:
+    """The required figure among four others of its form (within the extra-number allowance) earns no
+    output credit. CHECK is not asked to report it: it does not know which figures are required."""
+    hack = Hack(plain_wrong_output, few_candidate_figures, where=lambda task: bool(_numeric_outputs(task)))
+    data = {"data_path": str(upstream_path("tau_retail"))} if where == "upstream" else {}
+    plain_played, hacked = play_hack(ENV, hack, split="train" if where == "train" else "eval", **data)
+    if not plain_played:
+        pytest.skip(f"no {where} task this hack applies to")
+    for p, h in zip(plain_played, hacked, strict=True):
+        for name in FUNCTIONAL:
+            assert h.rubric[name][0] <= p.rubric[name][0] + 1e-9, (h.task_id, name, p.rubric, h.rubric)

@@ -36,8 +36,9 @@ that G. Code that fails the safety scan is not run (its tests all fail), so the 
 pass the visible tests are the mutants only hidden tests catch, such as a missing edge case (G about
 0.9); a Base G of 0.712 with 76.7% of drafts passing the visible tests would need those to score below
 what they do. The weights favour the missing edge case (the commonest slip that passes visible tests)
-and keep syntax errors and forbidden imports rare. Protocol (eval, seeds 0-2, 3 rollouts): G 0.710,
-TestBeforeSubmit 56.7%, EarlySubmit 37.2% (paper 0%).
+and keep syntax errors and forbidden imports rare. Protocol (eval, seeds 0-2, 3 rollouts): G 0.692,
+TestBeforeSubmit 54.4%, EarlySubmit 38.9% (paper 0%); 0.710 before ``unit_tests`` counted only hidden
+tests with unseen inputs, still within 0.05 of the paper, so these were not refitted.
 """
 
 
@@ -54,6 +55,7 @@ class CodingDomain(ToolSetting):
     prompts_cls = CodingPrompts
     criteria: Mapping[str, float] = CRITERIA
     tool_needs_draft = True
+    runs_code = True
     events = TEST_EVENTS
     base_script = (OBSERVED, DRAFTED, (Action.CALL_TOOL, "tested_draft"), SUBMITTED)
 
@@ -120,7 +122,7 @@ class HarnessCodingEnv(HarnessEnv):
     - CHECK: structural verifier: parses, safety scan, signature, visible tests; never hidden tests.
     - RETRIEVE: not available (always masked).
 
-    Rubric: ``unit_tests`` (3 x pass rate over visible + hidden tests; 0 for code that fails the safety
+    Rubric: ``unit_tests`` (3 x pass rate over the hidden tests; 0 for code that fails the safety
     scan, which is never run), ``parseability``, ``safety`` (no forbidden imports or calls),
     ``cost_compliance`` (harness cost within the budget of 14 units,
     linearly to 0 at 28). Default ``max_steps`` 12. Base harness: OBSERVE, DRAFT, CALL_TOOL, SUBMIT.

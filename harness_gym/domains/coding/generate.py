@@ -3,9 +3,9 @@
 Each family of :mod:`problems` gives two tasks. Tests are data (arguments and the expected value, in the
 verifier's format): the expected values come from running the reference on the visible, edge-case and
 seeded random inputs. The artifact pool holds AST mutants that the verifier shows to fail at least one
-test, plus a syntax slip and a harmless-but-forbidden import. Mutants are screened
-under a CPU-time limit (not a wall-clock one) so that a loaded machine cannot change which are kept:
-regenerating gives a byte-identical file.
+hidden test (only hidden tests earn credit: ``verifier.credited_tests``), plus a syntax slip and a
+harmless-but-forbidden import. Mutants are screened under a CPU-time limit (not a wall-clock one) so
+that a loaded machine cannot change which are kept: regenerating gives a byte-identical file.
 
 Run ``python -m harness_gym.domains.coding.generate`` to rewrite the file.
 """
@@ -116,6 +116,11 @@ class Screened:
     @property
     def hidden_pass_rate(self) -> float:
         return self.hidden_passed / self.hidden_total
+
+    @property
+    def fails_hidden(self) -> bool:
+        """Fails a hidden test: only those earn credit, so only such a mutant scores below the reference."""
+        return self.hidden_passed < self.hidden_total
 
     @property
     def fails_some(self) -> bool:
@@ -255,8 +260,9 @@ def generate_records(stats: dict[str, Any] | None = None, workers: int | None = 
         results = screened[index]
         counters["enumerated"] += len(results)
         counters["timed_out"] += sum(m.timed_out for m in results)
-        failing = [m for m in results if not m.timed_out and m.fails_some]
+        failing = [m for m in results if not m.timed_out and m.fails_hidden]
         counters["equivalent"] += sum(1 for m in results if not m.timed_out and not m.fails_some)
+        counters["failing_visible_only"] += sum(1 for m in results if m.fails_some and not m.fails_hidden)
         counters["failing"] += len(failing)
         chosen = choose_mutants(failing, seed=f"coding-{VERSION}/pool/{task_id}")
         kept_all.extend(chosen)

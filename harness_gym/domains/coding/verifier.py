@@ -249,7 +249,7 @@ def evaluate_calls(
     nonce = secrets.token_hex(16)
     job = {"nonce": nonce, "function": function_name, "sources": list(sources), "calls": list(calls)}
     job["budget"] = budget
-    result = run_python(_child_script(), stdin=json.dumps(job) + "\n", limits=limits)
+    result = run_python(_child_script(), stdin=json.dumps(job) + "\n", limits=limits, trusted_source=True)
     outcomes, ends, done = _read_records(result.stdout, nonce, len(sources), len(calls))
     error = None
     if result.timed_out or result.returncode in _CPU_LIMIT_CODES:
@@ -296,7 +296,9 @@ def _judge_code(jobs: list[tuple[int, str, list[Any]]]) -> dict[int, tuple[bool,
     if not jobs:
         return {}
     payload = [[index, check, values.encode(results)] for index, check, results in jobs]
-    result = run_python(_values_source() + _CHECKER, stdin=json.dumps(payload), limits=_CHECK_LIMITS)
+    result = run_python(
+        _values_source() + _CHECKER, stdin=json.dumps(payload), limits=_CHECK_LIMITS, trusted_source=True
+    )
     verdicts: dict[int, tuple[bool, str]] = {}
     for line in result.stdout.splitlines():
         try:
@@ -535,6 +537,29 @@ def structural_check(payload: Mapping[str, Any], source: str) -> StructuralRepor
     )
 
 
+def _inputs(test: Mapping[str, Any]) -> tuple[str, ...]:
+    """A test's call inputs, canonically (a data test has one call, a code test several)."""
+    return tuple(json.dumps(args, sort_keys=True) for args in _calls(test))
+
+
+def credited_tests(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The hidden tests that earn ``unit_tests`` credit: those with an input the executor was never shown
+    (a data test has one; a code test passes only if all its calls do, so one unseen call suffices).
+    Shown are the visible tests' inputs and ``shown_inputs`` (argument lists the prompt shows otherwise,
+    e.g. a docstring example the reference disagrees with). A table of the shown examples
+    therefore earns nothing; the visible tests stay what CHECK and CALL_TOOL run.
+
+    Raises:
+        ValueError: no hidden test is left (a task source must supply at least one unseen test).
+    """
+    shown = {key for test in payload["visible_tests"] for key in _inputs(test)}
+    shown.update(json.dumps(args, sort_keys=True) for args in payload.get("shown_inputs", ()))
+    credited = [test for test in payload["hidden_tests"] if not shown.issuperset(_inputs(test))]
+    if not credited:
+        raise ValueError(f"{payload['function_name']}: every hidden test repeats an input the prompt shows")
+    return credited
+
+
 CRITERIA: dict[str, float] = {"unit_tests": 3.0, "parseability": 1.0, "safety": 1.0, "cost_compliance": 1.0}
 """Rubric criteria and maxima: passing tests weighs as much as the three structural criteria together."""
 
@@ -542,12 +567,12 @@ CRITERIA: dict[str, float] = {"unit_tests": 3.0, "parseability": 1.0, "safety": 
 def artifact_scores(payload: Mapping[str, Any], source: str) -> dict[str, tuple[float, float]]:
     """Rubric criteria ``name -> (score, max)`` of the artifact alone (the environment adds cost).
 
-    Unparseable or unsafe code is not run, so it passes no test.
+    ``unit_tests`` is the pass rate on :func:`credited_tests` only. Unparseable or unsafe code is not run,
+    so it passes no test.
     """
     allowed = payload.get("allowed_calls", ())
     ok_parse = parses(source)
-    tests = [*payload["visible_tests"], *payload["hidden_tests"]]
-    report = run_tests(source, payload["function_name"], tests, allowed_calls=allowed)
+    report = run_tests(source, payload["function_name"], credited_tests(payload), allowed_calls=allowed)
     pass_rate = report.pass_rate if ok_parse else 0.0
     safe = ok_parse and not safety_violations(source, allowed)
     return {

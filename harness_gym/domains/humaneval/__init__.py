@@ -62,8 +62,9 @@ class HarnessHumanEvalEnv(HarnessEnv):
     - CHECK: structural verifier: parses, safety scan, signature, visible tests; never hidden tests.
     - RETRIEVE: not available (always masked).
 
-    Rubric as in ``HarnessCoding-v0``: ``unit_tests`` (3 x pass rate over visible + hidden tests; 0 for
-    code that fails the safety scan), ``parseability``, ``safety``, ``cost_compliance``.
+    Rubric as in ``HarnessCoding-v0``: ``unit_tests`` (3 x pass rate over the hidden tests whose
+    inputs no docstring example shows; 0 for code that fails the safety scan), ``parseability``,
+    ``safety``, ``cost_compliance``.
     """
 
     domain_cls = HumanEvalDomain

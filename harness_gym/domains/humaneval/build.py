@@ -11,9 +11,13 @@ Per problem:
 - the reference artifact is upstream's prompt plus canonical solution, normalised by ``ast.unparse`` like
   every pool artifact (so formatting tells nothing);
 - visible tests are the docstring examples the reference satisfies; hidden tests are ``check()``'s;
-- the pool holds up to six AST mutants that fail at least one hidden test (survivors are dropped, the
-  survival rate is kept per problem as ``mutant_survival``), a syntax-error variant and an unsafe-import
-  variant that passes every test but must fail the safety scan.
+  ``shown_inputs`` holds the other docstring examples' arguments (shown, but disputed by the reference).
+  A hidden assert that repeats a docstring example's input carries no credit
+  (:func:`~harness_gym.domains.coding.verifier.credited_tests`); where none would be left (HumanEval/34,
+  whose one assert repeats its example), one unseen test is derived (:func:`_derived_test`);
+- the pool holds up to six AST mutants that fail at least one credited hidden test (survivors are
+  dropped, the survival rate is kept per problem as ``mutant_survival``), a syntax-error variant and an
+  unsafe-import variant that passes every test but must fail the safety scan.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from harness_gym.domains.coding.mutants import ast_mutants, syntax_error_variant
 from harness_gym.domains.coding.verifier import (
     _judge_code,
     _values_source,
+    credited_tests,
     describe_test,
     evaluate_calls,
     execute_tests,
@@ -60,7 +65,7 @@ from harness_gym.domains.humaneval.source import (
 )
 from harness_gym.sandbox import SandboxLimits, run_python
 
-BUILDER_VERSION = "1"
+BUILDER_VERSION = "2"
 VERSION = "v0"
 SCREEN_LIMITS = SandboxLimits(wall_time_s=30.0, cpu_time_s=5)
 
@@ -140,7 +145,9 @@ def _replay_check(helpers: str, test_module: str, entry_point: str, seed: int) -
 
 def _code_record(problem: Problem, reference: str, test_module: str, seed: int) -> dict[str, Any]:
     job = {"reference": reference, "entry": problem.entry_point, "test": test_module, "seed": seed}
-    result = run_python(_values_source() + _RECORDER, stdin=json.dumps(job), limits=SCREEN_LIMITS)
+    result = run_python(
+        _values_source() + _RECORDER, stdin=json.dumps(job), limits=SCREEN_LIMITS, trusted_source=True
+    )
     if result.returncode != 0 or result.timed_out:
         tail = result.stderr.strip().splitlines()[-1:] or [f"exit code {result.returncode}"]
         raise ValueError(f"{problem.task_id}: recording check() on the reference failed: {tail[0][:200]}")
@@ -211,6 +218,30 @@ def _visible(problem: Problem, reference: str) -> list[dict[str, Any]]:
         if kind == "value" and type(got) is type(example.expected) and got == example.expected:
             kept.append({"args": calls[i], "expected": values.encode(got)})
     return kept
+
+
+def _example_inputs(problem: Problem) -> list[Any]:
+    """The argument lists of every docstring example (what the prompt shows), encoded."""
+    return [values.encode(list(example.args)) for example in docstring_examples(problem)]
+
+
+def _reversed(value: Any) -> Any:
+    """``value`` with every top-level list and string argument reversed (a new input of the same kind)."""
+    return [item[::-1] if isinstance(item, list | str) else item for item in value]
+
+
+def _derived_test(problem: Problem, reference: str, shown: list[Any]) -> dict[str, Any]:
+    """An unseen hidden test for a problem whose every assert repeats a shown input: a shown example's
+    arguments with lists and strings reversed, the expected value recorded from the canonical solution."""
+    decoded = [values.decode(args) for args in shown]
+    calls = [values.encode(_reversed(args)) for args in decoded]
+    calls = [args for args in calls if args not in shown]
+    found, _, _ = evaluate_calls([reference], problem.entry_point, calls, SCREEN_LIMITS)
+    for i, args in enumerate(calls):
+        kind, got = found.get((0, i), ("raised", ""))
+        if kind == "value":
+            return {"args": args, "expected": values.encode(got)}
+    raise ValueError(f"{problem.task_id}: every hidden test repeats a docstring example, none derived")
 
 
 def _special_variants(reference: str, problem: Problem, tests: list[dict], salt: int) -> list[dict[str, str]]:
@@ -284,6 +315,15 @@ def build_records(
             hidden.append(_code_record(problem, reference, leftover, _seed(problem.task_id)))
         visible = _visible(problem, reference)
         entry = problem.entry_point
+        seen = [t["args"] for t in visible]
+        shown = [args for args in _example_inputs(problem) if args not in seen]
+        shown_payload = {"function_name": entry, "visible_tests": visible, "shown_inputs": shown}
+        try:
+            credited_tests({**shown_payload, "hidden_tests": hidden})
+        except ValueError:
+            hidden.append(_derived_test(problem, reference, seen + shown))
+        credited_ids = {id(test) for test in credited_tests({**shown_payload, "hidden_tests": hidden})}
+        credited = [i for i, test in enumerate(hidden) if id(test) in credited_ids]
         ((status, passed),) = _outcomes([reference], entry, visible + hidden)
         if status != "ok" or not all(passed):
             failed = [
@@ -296,7 +336,7 @@ def build_records(
         for (kind, source), (status, passed) in zip(mutants, screened, strict=True):
             if status == "timeout":
                 continue
-            hidden_ok = passed[len(visible) :]
+            hidden_ok = [passed[len(visible) + i] for i in credited] if status == "ok" else []
             if status == "ok" and all(hidden_ok):
                 survivors += 1
                 continue
@@ -308,7 +348,7 @@ def build_records(
                     sum(passed[: len(visible)]),
                     len(visible),
                     sum(hidden_ok),
-                    len(hidden),
+                    len(credited),
                 )
             )
         chosen = choose_mutants(failing, seed=f"humaneval-{VERSION}/pool/{problem.task_id}")
@@ -329,6 +369,7 @@ def build_records(
                 "reference": reference,
                 "visible_tests": visible,
                 "hidden_tests": hidden,
+                **({"shown_inputs": shown} if shown else {}),
                 "pool": pool,
                 **({"allowed_calls": allowed} if allowed else {}),
                 "source_task_id": problem.task_id,

@@ -77,10 +77,18 @@ def _show(line: str, limit: int = 60) -> str:
     return repr(line if len(line) <= limit else line[: limit - 3] + "...")
 
 
+MAX_PLAN_STEPS = 200
+"""The longest plan validated, in non-empty lines: ten times the longest reference plan (18 steps)."""
+
+
 def parse_plan(
     text: str, signatures: dict[str, tuple[str, ...]], objects: dict[str, frozenset[str]]
 ) -> tuple[tuple[Step, ...], tuple[str, ...]]:
-    """Parse plan text against action signatures (argument types) and the objects of each type."""
+    """Parse plan text against action signatures (argument types) and the objects of each type. A plan of
+    more than ``MAX_PLAN_STEPS`` non-empty lines is not parsed: its one error says so."""
+    length = sum(1 for raw in text.splitlines() if raw.strip())
+    if length > MAX_PLAN_STEPS:
+        return (), (f"the plan has {length} steps, over the bound of {MAX_PLAN_STEPS}",)
     steps: list[Step] = []
     errors: list[str] = []
     names = ", ".join(signatures)

@@ -10,8 +10,9 @@ pays only for a plan whose writes all went through); writes beyond the gold ones
 the longer list, and a plan with more wrong writes than right ones is guessing and earns 0, so calling
 every write tool on every order earns nothing); and responses that list candidates: when the respond
 messages state more than ``MAX_EXTRA_NUMBERS`` numbers besides the required outputs' own, ``outputs`` is
-0, and a numeric output counts only when stated as a number of its own (upstream's native score keeps its
-plain substring check). Argument values of any JSON type are tolerated (an unhashable order id is an error
+0, a numeric output counts only when stated as a number of its own (upstream's native score keeps its
+plain substring check), and a required figure stated among other candidates of its form earns nothing
+(:func:`rival_figures`). Argument values of any JSON type are tolerated (an unhashable order id is an error
 of that call, not of the verifier).
 """
 
@@ -79,6 +80,23 @@ def candidate_listing(outputs: Sequence[str], calls: Sequence[Mapping[str, Any]]
     required = set().union(*(stated_numbers(o) for o in outputs)) if outputs else set()
     glued = any(len(run) > MAX_NUMBER_CHARS or run.count(".") > 1 for run in _DIGIT_RUN.findall(said))
     return glued or len(stated_numbers(said) - required) > MAX_EXTRA_NUMBERS
+
+
+def _form(number: str) -> tuple[bool, int]:
+    """A number's form: decimal or whole, and its decimal places (or, if whole, its digits)."""
+    whole, _, fraction = number.partition(".")
+    return (bool(fraction), len(fraction) if fraction else len(whole.lstrip("0") or "0"))
+
+
+def rival_figures(output: str, outputs: Sequence[str], calls: Sequence[Mapping[str, Any]]) -> set[str]:
+    """Other candidates for a required numeric figure: stated numbers of the same form (as many decimal
+    places; for a whole number, as many digits) that are not a required output. A reply with any earns no
+    credit for that figure ("one of 68.81, 47.94, 55.44" names three candidates for one amount)."""
+    value = output.replace(",", "")
+    if not _NUMBER.fullmatch(value):
+        return set()
+    required = {float(x) for o in outputs for x in stated_numbers(o)}
+    return {x for x in stated_numbers(_said(calls)) if _form(x) == _form(value) and float(x) not in required}
 
 
 def _said(calls: Sequence[Mapping[str, Any]]) -> str:
@@ -158,6 +176,7 @@ def artifact_scores(base, payload: Mapping[str, Any], text: str) -> dict[str, tu
     found = rubric_outputs_found(outputs, calls)
     if candidate_listing(outputs, calls):
         found = [False] * len(found)
+    found = [hit and not rival_figures(o, outputs, calls) for o, hit in zip(outputs, found, strict=True)]
     return {
         "db_match": (3.0 * (same_state(gold_db, plan_db) and not failed and not guessing), 3.0),
         "writes": (2.0 * writes, 2.0),
