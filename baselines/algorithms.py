@@ -7,7 +7,7 @@ and d3rlpy load when a learner trains.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from baselines.catalog import ALGOS, STOCHASTIC
@@ -60,6 +60,36 @@ class D3rlpyLearner:
             on_checkpoint=callback,
         )
         return self.trained(model)
+
+    def train_seeds(
+        self,
+        data: TrainingData,
+        *,
+        seeds: Sequence[int],
+        n_steps: int | None = None,
+        curve_points: int = 0,
+        on_checkpoint: Callable[[int, Trained, int], None] | None = None,
+    ) -> list[Trained]:
+        """Every seed's run of ``train``, the seeds trained together (``baselines.batched``)."""
+        from baselines.batched import train_seeds
+        from baselines.budgets import Schedule
+
+        schedule = Schedule() if n_steps is None else Schedule(n_steps=n_steps)
+        callback = None
+        if on_checkpoint is not None and curve_points > 0:
+
+            def callback(seed: int, model: object, step: int) -> None:
+                on_checkpoint(seed, self.trained(model), step)
+
+        models = train_seeds(
+            self.name,
+            data.offline,
+            seeds,
+            schedule=schedule,
+            curve_points=curve_points,
+            on_checkpoint=callback,
+        )
+        return [self.trained(model) for model in models]
 
 
 def provided() -> list[D3rlpyLearner]:

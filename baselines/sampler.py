@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import torch
 from d3rlpy.algos.qlearning.base import QLearningAlgoBase
 from d3rlpy.dataset import ReplayBuffer, ReplayBufferBase, TransitionMiniBatch
 from d3rlpy.dataset.components import EpisodeBase, Transition
@@ -56,6 +57,17 @@ class _Rows(Sequence[Transition]):
 
 def _take(x: Any, index: np.ndarray) -> Any:
     return [a[index] for a in x] if isinstance(x, list | tuple) else x[index]
+
+
+_FIELDS = (
+    "observations",
+    "actions",
+    "rewards",
+    "next_observations",
+    "next_actions",
+    "terminals",
+    "intervals",
+)
 
 
 class FlatReplayBuffer(ReplayBuffer):
@@ -96,6 +108,23 @@ class FlatReplayBuffer(ReplayBuffer):
             rtg = [_compute_return_to_go(gamma, t.rewards_to_go, None) for t in transitions]
             self._returns_to_go = np.asarray(rtg, dtype=np.float32).reshape(n, -1)
         self._n = n
+        self._tensors: dict[str, torch.Tensor] | None = None
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        """Every row of every field as the float32 tensors ``TorchMiniBatch.from_batch`` builds from them
+        (``returns_to_go`` only when the buffer has them); built on first use and kept.
+
+        Indexing them with a batch's rows gives exactly the tensors d3rlpy's conversion of that batch
+        gives: the same values cast to float32 (``convert_to_torch``)."""
+        if self._tensors is None:
+            fields = {name: getattr(self._all, name) for name in _FIELDS}
+            if self._returns_to_go is not None:
+                fields["returns_to_go"] = self._returns_to_go
+            for name, value in fields.items():
+                if not isinstance(value, np.ndarray) or value.dtype == np.uint8:
+                    raise TypeError(f"{name}: only float and integer arrays are supported, got {type(value)}")
+            self._tensors = {name: torch.tensor(value, dtype=torch.float32) for name, value in fields.items()}
+        return self._tensors
 
     def sample_transition_batch(self, batch_size: int) -> FlatMiniBatch:
         index = np.random.randint(self._n, size=batch_size)

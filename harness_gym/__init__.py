@@ -13,6 +13,9 @@ package is built in layers, each importing only those below it (``CONTRIBUTING.m
 - ``datasets``: rollout buffers as Minari datasets;
 - ``bench``: the whole benchmark, its algorithm registry and report;
 - ``cli``: the ``harness-gym`` command.
+
+``evaluate_policy`` scores any policy on the standard protocol and ``protocol_seeds`` lists that protocol's
+episodes (``harness_gym.evaluation.scoring``); both load on first use, so the import stays light.
 """
 
 from harness_gym import _compat
@@ -33,5 +36,17 @@ __all__ = [
     "Action",
     "HarnessEnv",
     "InvalidActionError",
+    "PolicyScore",
     "__version__",
+    "evaluate_policy",
+    "protocol_seeds",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``evaluate_policy``, ``protocol_seeds`` and ``PolicyScore``, imported when first asked for."""
+    if name in ("evaluate_policy", "protocol_seeds", "PolicyScore"):
+        from harness_gym.evaluation import scoring
+
+        return getattr(scoring, name)
+    raise AttributeError(f"module 'harness_gym' has no attribute {name!r}")

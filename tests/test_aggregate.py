@@ -42,12 +42,13 @@ def test_seed_scores_normalise_each_seeds_mean() -> None:
 
 # -- score matrices --------------------------------------------------------------------------------
 def _results(table: dict[str, dict[str, list[float]]], **extra: Any) -> dict[str, Any]:
-    """A results dict from {env id: {policy: [score of seed 0, 1, ...]}}, through JSON like results.json."""
-    settings = {
-        env_id: {"seed_scores": {name: dict(enumerate(scores)) for name, scores in by_policy.items()}}
+    """The scores of a results document from {env id: {policy: [score of seed 0, 1, ...]}}, through JSON
+    like results.json (no episodes: every policy counts as one with per-seed models)."""
+    scores = {
+        env_id: {"policies": {name: {"seed_scores": dict(enumerate(s))} for name, s in by_policy.items()}}
         for env_id, by_policy in table.items()
     }
-    return json.loads(json.dumps({"settings": settings, **extra}))
+    return json.loads(json.dumps({"scores": scores, **extra}))
 
 
 def test_score_matrices_are_seeds_by_settings() -> None:
@@ -203,6 +204,7 @@ def fake_results() -> dict[str, Any]:
     shift = {"base": 0.0, "forced-check": 5.0, "expert": 100.0, "bc": 20.0, "awr": 40.0}
     table = {env: {name: list(s + rng.normal(0, 3, 3)) for name, s in shift.items()} for env in (ENV, DB)}
     results = _results(table, config={"references": ["expert"], "seeds": [0, 1, 2], "rollouts": 3})
+    results["settings"] = {env: {} for env in (ENV, DB)}
     for env in (ENV, DB):
         results["settings"][env]["pass_k"] = {
             name: {"1": 0.5, "2": 0.25, "3": 0.125} if name == "awr" else {"1": 0.2, "2": 0.1, "3": 0.0}

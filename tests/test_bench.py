@@ -55,6 +55,12 @@ def test_cli_train_then_evaluate_a_saved_model(buffer, tmp_path, capsys):
     assert main(["evaluate", "--env", PLANNING, "--policy", str(model), "--out", str(out)]) == 0
     assert "episodes=180" in capsys.readouterr().out
     assert len(json.loads(out.read_text())) == 180
+    # one saved model per seed: the model of seed s plays seed s
+    per_seed = ["evaluate", "--env", PLANNING, "--policy", str(model), str(model), "--rollouts", "1"]
+    assert main([*per_seed, "--seeds", "0", "1", "--quiet"]) == 0
+    assert "episodes=40" in (printed := capsys.readouterr().out) and "(one model per seed)" in printed
+    with pytest.raises(SystemExit, match="2 model files for seeds"):
+        main([*per_seed, "--seeds", "0", "1", "2"])
     with pytest.raises(SystemExit, match="no dataset"):
         main(
             [
@@ -88,7 +94,9 @@ def test_bench_writes_the_report(tmp_path):
     # stochastic learners in both modes (sampled under their name), Q-learners greedy only
     assert set(policies) == {"base", "forced-check", "awr", "bc", "awr-greedy", "bc-greedy", "dqn"}
     assert all(p["pairs"] == 20 for p in policies.values())
-    assert set(results["settings"][PLANNING]["seed_scores"]) == set(policies)
+    scores = results["scores"][PLANNING]["policies"]  # the results schema: per-seed scores and episodes
+    assert set(scores) == set(policies) and all(set(s["seed_scores"]) == {"0"} for s in scores.values())
+    assert all(len(s["episode_G"]) == 20 for s in scores.values())
     assert set(results["settings"][PLANNING]["pass_k"]) == set(policies)  # rollouts=1: pass^1 only
     assert all(set(by_k) == {"1"} for by_k in results["settings"][PLANNING]["pass_k"].values())
     aggregate = json.loads((tmp_path / "results" / "results.json").read_text())["aggregate"]

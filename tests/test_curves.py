@@ -67,14 +67,37 @@ def test_every_algo_and_seed_has_its_curve_at_its_own_steps(bench: tuple[dict[st
     assert setting["timings"]["curves_s"] > 0
 
 
-def test_the_last_point_replays_the_main_evaluation(bench: tuple[dict[str, Any], Path]) -> None:
-    """rollouts=1: the main evaluation of seed s plays exactly the curve's episodes with the final model,
-    so the mean of the last points over seeds is the reported G (sample mode for stochastic learners)."""
-    results, _ = bench
+def test_the_last_point_is_the_final_model_on_the_validation_episodes(
+    bench: tuple[dict[str, Any], Path],
+) -> None:
+    """The last point of each run is its final model (retrained alike: curves do not change it) played on
+    the validation tasks x ``curve_rollouts`` with the run's seed (sample mode for stochastic learners);
+    the eval split never enters a curve."""
+    import gymnasium as gym
+
+    from harness_gym.bench.runner import CURVE_SPLIT, acting_policies, curve_rollouts
+    from harness_gym.core.task import validation_ids
+    from harness_gym.evaluation.protocol import evaluate
+
+    results, out = bench
     setting = results["settings"][PLANNING]
+    quiet_d3rlpy()
+    dataset = minari.load_dataset(str(out / "datasets" / "harness/planning/bench-mixed-v0"))
+    data = TrainingData(PLANNING, dataset, to_d3rlpy(dataset))
+    tasks = gym.make(PLANNING, split=CURVE_SPLIT).unwrapped.tasks
+    assert CURVE_SPLIT == "validation" and {t.split for t in tasks} == {"train"}
+    assert {t.task_id for t in tasks} == validation_ids(gym.make(PLANNING, split="all").unwrapped.tasks)
     for algo in ("awr", "dqn", "sac"):
-        last = [points[-1][1] for points in setting["curves"][algo].values()]
-        assert np.mean(last) == pytest.approx(setting["compare"]["policies"][algo]["G"], abs=1e-9)
+        algorithm = get(algo)
+        for seed in (0, 1):
+            trained = algorithm.train(data, seed=seed, n_steps=7)
+            _, policy = acting_policies(algorithm, trained, ("sample",))[0]
+            episodes = evaluate(
+                policy, PLANNING, split=CURVE_SPLIT, seeds=(seed,), rollouts=curve_rollouts(len(tasks))
+            )
+            assert {r.task_id for r in episodes} == {t.task_id for t in tasks}
+            last = setting["curves"][algo][str(seed)][-1][1]
+            assert last == pytest.approx(np.mean([r.G for r in episodes]), abs=1e-9)
 
 
 def test_curves_do_not_change_the_trained_model(bench: tuple[dict[str, Any], Path]) -> None:

@@ -171,8 +171,8 @@ def test_task_selection(env_id):
 def test_bad_arguments_are_named(env_id):
     with pytest.raises(TypeError, match="colour"):
         gym.make(env_id, colour="red")
-    with pytest.raises(ValueError, match="split"):
-        gym.make(env_id, split="validation")
+    with pytest.raises(ValueError, match="split 'test'"):
+        gym.make(env_id, split="test")
     with pytest.raises(ValueError, match="render_mode"):
         gym.make(env_id, render_mode="rgb")
     with pytest.raises(ValueError, match="unknown executor 'gpt'"):

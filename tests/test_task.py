@@ -8,7 +8,7 @@ import pytest
 
 import harness_gym
 from harness_gym.core.rubric import g_norm, missing_fraction
-from harness_gym.core.task import TaskFileError, read_jsonl, stratified_split
+from harness_gym.core.task import TaskFileError, read_jsonl, select, stratified_split, validation_ids
 from harness_gym.envs.registry import ADAPTERS, env_class
 
 GOOD = {
@@ -103,6 +103,24 @@ def test_shipped_task_sets_follow_the_protocol(env_id):
     train = {t.template for t in tasks if t.split == "train"}
     assert train.isdisjoint(t.template for t in tasks if t.split == "eval")
     assert all(t.domain == domain.name and t.version == "v0" for t in tasks)
+
+
+@pytest.mark.parametrize("env_id", [CONTROLLED[0], "HarnessTauRetail-v0"])
+def test_validation_is_a_fixed_stratified_fifth_of_the_train_tasks(env_id):
+    tasks = env_class(env_id).domain_cls().tasks()
+    chosen = validation_ids(tasks)
+    assert chosen == validation_ids(list(reversed(tasks)))  # the order of the records does not matter
+    train = [t for t in tasks if t.split == "train"]
+    assert chosen < {t.task_id for t in train} and len(chosen) == round(0.2 * len(train))
+    for difficulty in ("easy", "standard", "hard"):
+        n = sum(t.difficulty == difficulty for t in train)
+        assert sum(t.difficulty == difficulty for t in train if t.task_id in chosen) == round(0.2 * n)
+    assert [t.task_id for t in select(tasks, "validation")] == [
+        t.task_id for t in train if t.task_id in chosen
+    ]
+    assert validation_ids(tasks, seed=1) != chosen
+    with pytest.raises(ValueError, match="unknown split 'test'"):
+        select(tasks, "test")
 
 
 def test_rubric_normalisation():

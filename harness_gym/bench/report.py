@@ -58,6 +58,12 @@ HEADINGS = {
 
 Row = list[str]
 
+SMOKE_NOTE = (
+    "**Smoke run** (`--quick`): a check that everything runs, on far fewer episodes, seeds and training "
+    "steps than the protocol; these numbers are not comparable with the paper's or the full bench's."
+)
+"""Opens the report and every table of a smoke run (``results["smoke"]``)."""
+
 
 # -- access ----------------------------------------------------------------------------------------
 def _ordered_settings(results: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -474,10 +480,12 @@ def _aggregate_metrics(aggregate: Mapping[str, Any]) -> str:
         f"{_count(seeds, 'seed')} x {_count(envs, 'setting')} = {runs} runs per policy "
         f"(rliable: runs = seeds, tasks = settings). The IQM is the mean of the middle 50% of those runs "
         f"(here the middle {middle}); the optimality gap is the mean shortfall below the expert (scores "
-        f"clipped at 100). Intervals: {100 * boot.get('confidence', 0.95):.0f}% stratified-bootstrap "
-        f"percentile intervals, runs resampled within each setting ({boot.get('reps')} replications, "
-        f"seed {boot.get('seed')}): they cover seed-to-seed variation on these settings, not the choice "
-        "of settings."
+        f"clipped at 100). Intervals ({100 * boot.get('confidence', 0.95):.0f}%, percentile, "
+        f"{boot.get('reps')} replications, seed {boot.get('seed')}): for a policy with one model per seed, "
+        "rliable's stratified bootstrap of its runs within each setting (seed-to-seed variation); for a "
+        "policy that plays every seed itself (Base, Forced-CHECK, the references), a bootstrap of its "
+        "episodes within each run, the only variation it has; none from a single seed. Neither covers "
+        "the choice of settings."
     )
     left_out = [f"setting {e} (no scores)" for e in aggregate.get("unscored_settings") or ()]
     left_out += [
@@ -499,7 +507,8 @@ def _aggregate_metrics(aggregate: Mapping[str, Any]) -> str:
         row = [name]
         for key in ("iqm", "mean", "median", "optimality_gap"):
             row += [fmt_num(_get(metrics[name].get(key), "estimate"), 1), _ci_cell(metrics[name].get(key), 1)]
-        rows.append(row)
+        rows.append([*row, metrics[name].get("interval") or "none"])
+    headers.append("Interval over")
     return f"{intro}\n\n{markdown_table(headers, rows)}"
 
 
@@ -510,12 +519,25 @@ def _improvement_table(aggregate: Mapping[str, Any]) -> str:
         return ""
     reps = (aggregate.get("bootstrap") or {}).get("poi_reps")
     intro = (
-        "**Probability of improvement.** P(X > Y): the chance that a run of X scores above a run of Y on "
-        "the same setting (ties count half; Mann-Whitney U), averaged over settings; 0.5 is no difference. "
-        f"Intervals: independent stratified bootstrap of both policies' runs ({reps} replications)."
+        "**Probability of improvement.** P(X > Y), averaged over settings; 0.5 is no difference. Against "
+        "Base it is paired, as the design is (every policy plays Base's episodes): the share of runs "
+        "(setting, seed) in which X scores above Base on the same episodes, its interval resampling "
+        "those pairs. Between learners it is rliable's: the chance that a run of X scores above a run of "
+        "Y on the same setting (ties count half; Mann-Whitney U), with an independent stratified "
+        f"bootstrap of both policies' runs. {reps} replications; no interval from a single seed."
     )
-    rows = [[p["x"], p["y"], fmt_num(p.get("estimate"), 2), _ci_cell(p, 2)] for p in pairs]
-    return f"{intro}\n\n{markdown_table(['X', 'Y', 'P(X > Y)', '95% CI'], rows, left=2)}"
+    rows = [
+        [
+            p["x"],
+            p["y"],
+            fmt_num(p.get("estimate"), 2),
+            _ci_cell(p, 2),
+            "paired" if p.get("paired") else "runs",
+        ]
+        for p in pairs
+    ]
+    headers = ["X", "Y", "P(X > Y)", "95% CI", "Compared"]
+    return f"{intro}\n\n{markdown_table(headers, rows, left=2)}"
 
 
 def _pass_k_tables(settings: list[tuple[str, Mapping[str, Any]]]) -> str:
@@ -767,7 +789,10 @@ def markdown_tables(results: Mapping[str, Any]) -> str:
         lambda settings: _aggregate_section(results, settings),
         _ope_tables,
     )
-    return "\n\n".join(build(settings).rstrip() for build in builders) + "\n"
+    tables = [build(settings).rstrip() for build in builders]
+    if results.get("smoke"):  # every section says so, not only the report's title
+        tables = [table.replace("\n\n", f"\n\n_{SMOKE_NOTE}_\n\n", 1) for table in tables]
+    return "\n\n".join(tables) + "\n"
 
 
 # -- learning curves -------------------------------------------------------------------------------
@@ -828,7 +853,9 @@ def _header(results: Mapping[str, Any]) -> str:
     settings = _ordered_settings(results)
     config = results.get("config") or {}
     timings = results.get("timings") or {}
-    lines = ["# harness-gym bench report", ""]
+    lines = ["# harness-gym bench report" + (" (smoke run)" if results.get("smoke") else ""), ""]
+    if results.get("smoke"):
+        lines += [SMOKE_NOTE, ""]
     lines.append(f"Settings: {', '.join(e for e, _ in settings) or DASH}.")
     if results.get("sandbox") not in (None, "none"):
         lines.append(f"Model-written code ran under sandbox: {results['sandbox']}.")
@@ -896,13 +923,20 @@ def write_report(results: Mapping[str, Any], out_dir: str | Path, figures: bool 
 
 # -- figures ---------------------------------------------------------------------------------------
 FIGURES = {
+    "aggregate": "fig_aggregate.png",
+    "improvement": "fig_improvement.png",
+    "performance_profile": "fig_performance_profile.png",
+    "per_setting": "fig_per_setting.png",
     "outcome_process": "fig_outcome_process.png",
     "policy_comparison": "fig_policy_comparison.png",
     "sigma_delta_g": "fig_sigma_vs_delta_g.png",
     "events": "fig_events.png",
     "learning_curves": "fig_learning_curves.png",
-    "performance_profile": "fig_performance_profile.png",
 }
+"""The figures, comparison first (aggregate intervals, probability of improvement, performance profiles,
+per-setting scores), then the paper-comparison figures."""
+LEADERBOARD_FIGURES = ("aggregate", "improvement", "performance_profile")
+"""The figures ``harness-gym leaderboard`` draws (from the aggregate alone)."""
 POLICY_COLOURS = {AW: "#1f77b4", BC: "#ff7f0e", FC: "#2ca02c"}
 POLICY_LABELS = {AW: "AW", BC: "BC", FC: "Forced CHECK"}
 PAPER_MARKER = {"marker": "D", "facecolor": "white", "s": 28, "zorder": 4, "linewidths": 1.2}
@@ -1176,11 +1210,141 @@ def _performance_profile_figure(results: Mapping[str, Any], out: Path) -> Path:
         ax.axvline(tau, color="grey", lw=0.8, ls=":")
     runs, seeds, envs = aggregate["runs_per_policy"], len(aggregate["seeds"]), len(aggregate["settings"])
     ax.set_title(
-        f"Performance profiles: {runs} runs per policy ({_count(seeds, 'seed')} x {_count(envs, 'setting')})"
+        _smoke_title(
+            results,
+            f"Performance profiles: {runs} runs per policy ({_count(seeds, 'seed')} x "
+            f"{_count(envs, 'setting')})",
+        )
     )
     fig.legend(loc="outside right upper", fontsize=7)
     fig.savefig(path)
     return path
+
+
+def _smoke_title(results: Mapping[str, Any], title: str) -> str:
+    return f"{title} (smoke run)" if results.get("smoke") else title
+
+
+def _estimate_and_error(entry: Mapping[str, Any]) -> tuple[float, list[float]]:
+    """An {estimate, ci_low, ci_high} entry as a point and matplotlib's (below, above) error (0 without)."""
+    point = entry["estimate"]
+    if entry.get("ci_low") is None:
+        return point, [0.0, 0.0]
+    return point, [max(point - entry["ci_low"], 0.0), max(entry["ci_high"] - point, 0.0)]
+
+
+AGGREGATE_PANELS = {"iqm": "IQM", "mean": "Mean", "optimality_gap": "Optimality gap"}
+
+
+def _aggregate_figure(results: Mapping[str, Any], path: Path) -> Path:
+    """IQM, mean and optimality gap of every policy with their 95% intervals (as rliable draws them)."""
+    metrics = (results.get("aggregate") or {}).get("metrics") or {}
+    fig = _new_figure(11, 0.32 * max(len(metrics), 3) + 1.4)
+    axes = fig.subplots(1, len(AGGREGATE_PANELS), sharey=True)
+    if not metrics:
+        _no_data(axes[0], "no aggregate statistics")
+        fig.savefig(path)
+        return path
+    order = sorted(metrics, key=lambda name: metrics[name]["iqm"]["estimate"])
+    ys = range(len(order))
+    for ax, (key, label) in zip(axes, AGGREGATE_PANELS.items(), strict=True):
+        for y, name in zip(ys, order, strict=True):
+            point, error = _estimate_and_error(metrics[name][key])
+            ax.errorbar(point, y, xerr=[[error[0]], [error[1]]], fmt="o", ms=4, capsize=3, color="#1f77b4")
+        ax.set_title(label)
+        ax.set_xlabel("Normalised score")
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].set_yticks(list(ys), order)
+    fig.suptitle(_smoke_title(results, "Aggregate scores with 95% intervals (random = 0, expert = 100)"))
+    fig.savefig(path)
+    return path
+
+
+def _improvement_figure(results: Mapping[str, Any], path: Path) -> Path:
+    """Probability of improvement of each compared pair with its interval (rliable's plot)."""
+    pairs = [
+        p for p in (results.get("aggregate") or {}).get("improvement") or [] if p.get("estimate") is not None
+    ]
+    fig = _new_figure(8, 0.35 * max(len(pairs), 3) + 1.4)
+    ax = fig.subplots()
+    if not pairs:
+        _no_data(ax, "no pairs compared")
+        fig.savefig(path)
+        return path
+    import numpy as np
+    from matplotlib import colormaps
+    from rliable import plot_utils
+
+    keys = [f"{p['x']};{p['y']}" for p in pairs]
+    palette = colormaps["tab10"]
+    plot_utils.plot_probability_of_improvement(
+        {key: p["estimate"] for key, p in zip(keys, pairs, strict=True)},
+        {
+            key: np.array(
+                [p["estimate"] if p.get("ci_low") is None else p["ci_low"], p["ci_high"] or p["estimate"]]
+            )
+            for key, p in zip(keys, pairs, strict=True)
+        },
+        pair_separator=";",
+        ax=ax,
+        colors=[palette(i % palette.N) for i in range(len(pairs))],
+        labelsize="medium",
+        ticklabelsize="small",
+    )
+    ax.axvline(0.5, color="grey", lw=0.8, ls=":")
+    ax.set_title(_smoke_title(results, "Probability of improvement P(X > Y) with 95% intervals"))
+    fig.savefig(path)
+    return path
+
+
+def _per_setting_figure(results: Mapping[str, Any], path: Path) -> Path:
+    """Every policy's mean normalised score on each setting, with its 95% interval as error bars."""
+    aggregate = results.get("aggregate") or {}
+    per_setting = aggregate.get("per_setting") or {}
+    settings = [e for e in aggregate.get("settings") or [] if per_setting.get(e)]
+    fig = _new_figure(12, 4.5)
+    ax = fig.subplots()
+    if not settings:
+        _no_data(ax, "no per-setting scores")
+        fig.savefig(path)
+        return path
+    from matplotlib import colormaps
+
+    metrics = aggregate.get("metrics") or {}
+    policies = sorted(
+        {name for e in settings for name in per_setting[e]},
+        key=lambda name: -(metrics.get(name) or {}).get("iqm", {}).get("estimate", 0.0),
+    )
+    palette = colormaps["tab20"]
+    width = 0.8 / len(policies)
+    for i, name in enumerate(policies):
+        xs, points, errors = [], [], [[], []]
+        for j, env_id in enumerate(settings):
+            if name in per_setting[env_id]:
+                point, error = _estimate_and_error(per_setting[env_id][name])
+                xs.append(j - 0.4 + (i + 0.5) * width)
+                points.append(point)
+                errors[0].append(error[0])
+                errors[1].append(error[1])
+        ax.bar(xs, points, width, yerr=errors, capsize=2, label=name, color=palette(i % palette.N))
+    ax.set_xticks(range(len(settings)), [_label(e) for e in settings], rotation=20, ha="right")
+    ax.set_ylabel("Normalised score (random = 0, expert = 100)")
+    ax.axhline(0, color="black", lw=0.6)
+    ax.set_title(_smoke_title(results, "Per-setting normalised scores with 95% intervals"))
+    fig.legend(loc="outside right upper", fontsize=7)
+    fig.savefig(path)
+    return path
+
+
+def leaderboard_figures(results: Mapping[str, Any], out_dir: str | Path) -> dict[str, Path]:
+    """``LEADERBOARD_FIGURES`` of a document with an ``aggregate`` under ``out_dir``."""
+    out = Path(out_dir)
+    builders = {
+        "aggregate": _aggregate_figure,
+        "improvement": _improvement_figure,
+        "performance_profile": lambda results, path: _performance_profile_figure(results, path.parent),
+    }
+    return {key: builders[key](results, out / FIGURES[key]) for key in LEADERBOARD_FIGURES}
 
 
 def write_figures(results: Mapping[str, Any], out_dir: str | Path) -> dict[str, Path]:
@@ -1190,6 +1354,8 @@ def write_figures(results: Mapping[str, Any], out_dir: str | Path) -> dict[str, 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     settings = _ordered_settings(results)
+    paths = leaderboard_figures(results, out)
+    paths["per_setting"] = _per_setting_figure(results, out / FIGURES["per_setting"])
     builders = {
         "outcome_process": _outcome_process_figure,
         "policy_comparison": _policy_figure,
@@ -1197,9 +1363,7 @@ def write_figures(results: Mapping[str, Any], out_dir: str | Path) -> dict[str, 
         "events": _events_figure,
         "learning_curves": _curves_figure,
     }
-    paths = {}
     for key, build in builders.items():
         paths[key] = out / FIGURES[key]
         build(settings, paths[key])
-    paths["performance_profile"] = _performance_profile_figure(results, out)
     return paths

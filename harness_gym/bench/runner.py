@@ -4,14 +4,19 @@ For every setting: collect the mixed Base + Exploratory buffer on the train spli
 algorithm (``harness_gym.policies.algorithms``) with each seed; evaluate Base, Forced-CHECK and every trained
 policy on every eval task x seed x rollout (the policy trained with seed ``s`` plays the episodes of
 evaluation seed ``s``, so all policies share their episode pairs); compare against Base; write ``results/``
-(report.md, results.json, summary.csv, figures).
+(report.md, results.json, summary.csv, figures). ``results.json`` follows the results schema
+(``harness_gym.evaluation.results``: per-setting, per-seed scores and every episode's G, with the protocol
+and simulator versions) beside the bench's own keys, so ``harness-gym leaderboard`` can merge it with
+anyone's results; its ``smoke`` flag marks a reduced run (``QUICK``).
 
 Stochastic learners (``Algorithm.stochastic``: AWR, BC, IQL, SAC) are evaluated in each mode of ``act``:
 ``sample`` draws from the softmax over legal actions (the paper's controller; reported under the algorithm's
 name) and ``greedy`` takes its argmax (reported as ``<algo>-greedy``); Q-learners act greedily. Settings run
 in ``workers`` processes at once. Learning curves (``LearningCurves``): every training run's policy is also
-evaluated at ``BenchConfig.curve_points`` checkpoints on a small fixed episode set. ``timings`` holds the wall
-time of each phase (collect_s, evaluate_s, train_s, curves_s, statistics_s).
+evaluated at ``BenchConfig.curve_points`` checkpoints on the validation tasks (a fixed fifth of the train
+tasks, ``harness_gym.core.task.validation_ids``), never on the eval split, which is played once, at the
+end. ``timings`` holds the wall time of each phase (collect_s, evaluate_s, train_s, curves_s,
+statistics_s).
 
 Evaluation episodes (``EPISODES``): per setting, ``out/episodes/<env id>.jsonl`` keeps the records of the
 first ``BenchConfig.view_episodes`` evaluation episodes of every evaluated policy (in protocol order), and
@@ -45,7 +50,7 @@ from harness_gym.evaluation.engine import EngineConfig, check_manifest, write_at
 from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
 from harness_gym.evaluation.rollout import USAGE_KEYS
 from harness_gym.executors.openai_executor import OpenAIConfig
-from harness_gym.policies.algorithms import ACT_MODES, Algorithm, Trained, TrainingData
+from harness_gym.policies.algorithms import ACT_MODES, Algorithm, Trained, TrainingData, train_seeds
 from harness_gym.policies.algorithms import get as get_algorithm
 from harness_gym.sandbox import require
 
@@ -110,6 +115,9 @@ class BenchConfig:
     keep_datasets: bool = False
     """Keep the buffers under ``out/datasets`` after the report (50-65 MB per setting at full size);
     by default they are removed: the report holds their statistics, and a rerun rebuilds them exactly."""
+    smoke: bool = False
+    """A smoke run: a check that everything runs, whose numbers are not the protocol's. The report and
+    results.json say so everywhere (``QUICK`` sets it)."""
     view_episodes: int = 5
     """Evaluation episodes per policy and setting kept under ``out/episodes`` for ``harness-gym view``
     (all of them with a chat-LLM executor)."""
@@ -132,7 +140,13 @@ class BenchConfig:
 
 
 QUICK = BenchConfig(
-    seeds=(0,), rollouts=1, episodes_per_task=2, algos=("awr", "bc", "iql", "dqn"), n_steps=100, n_boot=2_000
+    seeds=(0,),
+    rollouts=1,
+    episodes_per_task=2,
+    algos=("awr", "bc", "iql", "dqn"),
+    n_steps=100,
+    n_boot=2_000,
+    smoke=True,
 )
 
 
@@ -149,11 +163,46 @@ def acting_policies(algorithm: Algorithm, trained: Trained, act: tuple[str, ...]
     unknown = [mode for mode in act if mode not in ACT_MODES]
     if unknown or not act:
         raise ValueError(f"act must be a non-empty subset of {ACT_MODES}, got {act}")
-    name = algorithm.name
+    return [(name, trained.policies[mode]) for name, mode in acting_names(algorithm, act)]
+
+
+def acting_names(algorithm: Algorithm, act: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(name, mode) of each policy ``acting_policies`` reports for ``algorithm``."""
     if not algorithm.stochastic:
-        return [(name, trained.policies["greedy"])]
-    named = {"sample": name, "greedy": f"{name}-greedy"}
-    return [(named[mode], trained.policies[mode]) for mode in act]
+        return [(algorithm.name, "greedy")]
+    return [(algorithm.name if mode == "sample" else f"{algorithm.name}-greedy", mode) for mode in act]
+
+
+def policy_metas(config: BenchConfig) -> dict[str, dict[str, Any]]:
+    """How the results document describes every policy the bench evaluates."""
+    from harness_gym.evaluation.results import policy_meta
+
+    metas = {name: policy_meta("scripted") for name in ("base", "forced-check")}
+    metas |= {name: policy_meta("reference") for name in config.references}
+    for algorithm in map(get_algorithm, config.algos):
+        metas |= {
+            name: policy_meta("learner", True, mode) for name, mode in acting_names(algorithm, config.act)
+        }
+    return metas
+
+
+def results_document(config: BenchConfig, settings: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The results-schema part of results.json from the settings' outputs (their ``tasks`` and ``runs``
+    move into it)."""
+    from harness_gym.evaluation import results
+
+    scores = {}
+    for env_id, setting in settings.items():
+        entry = results.setting(env_id, setting.pop("tasks"))
+        entry["policies"] = setting.pop("runs")
+        scores[env_id] = entry
+    return results.document(
+        results.protocol("eval", config.seeds, config.rollouts),
+        results.simulator(config.executor, config.train_profile),
+        policy_metas(config),
+        scores,
+        smoke=config.smoke,
+    )
 
 
 CHECKPOINTS = "checkpoints"
@@ -164,6 +213,7 @@ EPISODES = "episodes"
 
 def episode_count(env_id: str, config: BenchConfig) -> int:
     """Episodes one setting plays: the buffer and every evaluation (for the progress bar)."""
+    from harness_gym.core.task import VALIDATION, select
     from harness_gym.envs.registry import env_class
 
     tasks = env_class(env_id).domain_cls().tasks()
@@ -173,19 +223,30 @@ def episode_count(env_id: str, config: BenchConfig) -> int:
     per_policy = n_eval * len(config.seeds) * config.rollouts
     evaluated = (2 + len(config.references) + modes) * per_policy
     truth = n_train * len(config.seeds) * modes  # ``off_policy_evaluation``'s true values
-    return config.episodes_per_task * n_train + evaluated + truth + curve_episode_count(n_eval, config)
+    curves = curve_episode_count(len(select(tasks, VALIDATION)), config)
+    return config.episodes_per_task * n_train + evaluated + truth + curves
 
 
 # -- learning curves -------------------------------------------------------------------------------
-CURVE_ROLLOUTS = 1
-"""A learning-curve point plays every eval task this many times, with the training run's seed."""
+CURVE_SPLIT = "validation"
+"""Where learning curves are measured: the validation tasks, a fixed fifth of the train tasks
+(``harness_gym.core.task.validation_ids``); the eval split is played once, by the final models."""
+CURVE_EPISODES = 16
+"""A learning-curve point plays every validation task ``curve_rollouts`` times, at least this many
+episodes in all (16 validation tasks x 1 in a controlled domain, 3 x 6 in tau-bench retail)."""
 
 
-def curve_episode_count(n_eval: int, config: BenchConfig) -> int:
+def curve_rollouts(n_validation: int) -> int:
+    """Rollouts per validation task of a learning-curve point."""
+    return max(1, math.ceil(CURVE_EPISODES / n_validation))
+
+
+def curve_episode_count(n_validation: int, config: BenchConfig) -> int:
     """Episodes one setting's learning curves play (at most; a run shorter than its points has fewer)."""
     if not config.curves:
         return 0
-    return len(config.algos) * len(config.seeds) * config.curve_points * n_eval * CURVE_ROLLOUTS
+    per_point = n_validation * curve_rollouts(n_validation)
+    return len(config.algos) * len(config.seeds) * config.curve_points * per_point
 
 
 @contextlib.contextmanager
@@ -209,14 +270,14 @@ def random_states_kept() -> Any:
 
 
 class LearningCurves:
-    """Eval G of every training run at its checkpoints (``BenchConfig.curve_points``, evenly spaced).
+    """Validation G of every training run at its checkpoints (``BenchConfig.curve_points``, evenly spaced).
 
-    A point is the mean G over every eval task x ``CURVE_ROLLOUTS`` with the run's seed as evaluation
-    seed: the same episodes at every checkpoint (deterministic: episode seeds come from
-    ``protocol_episodes``), so a curve moves only with the policy, and the last point plays the main
-    evaluation's rollout-0 episodes of that seed with the final model. Stochastic learners play their
-    ``sample`` mode (the paper's controller), Q-learners greedily. ``points`` is
-    ``{algo: {str(seed): [[step, G], ...]}}``; ``seconds`` the wall time spent evaluating.
+    A point is the mean G over every validation task (``CURVE_SPLIT``) x ``curve_rollouts`` with the
+    run's seed as evaluation seed: the same episodes at every checkpoint (deterministic: episode seeds
+    come from ``protocol_episodes``), so a curve moves only with the policy. The eval split never enters
+    a curve: choosing a checkpoint or a budget from these curves does not tune on the numbers reported.
+    Stochastic learners play their ``sample`` mode (the paper's controller), Q-learners greedily.
+    ``points`` is ``{algo: {str(seed): [[step, G], ...]}}``; ``seconds`` the wall time spent evaluating.
     """
 
     def __init__(
@@ -239,9 +300,12 @@ class LearningCurves:
         """``on_checkpoint`` for ``Algorithm.train``: adds the run's points (None when disabled)."""
         if not self.enabled:
             return None
+        import gymnasium as gym
+
         from harness_gym.evaluation.protocol import evaluate
 
         points = self.points.setdefault(algorithm.name, {})[str(seed)] = []
+        n_validation = len(gym.make(self.env_id, split=CURVE_SPLIT).unwrapped.tasks)
 
         def on_checkpoint(trained: Trained, step: int) -> None:
             start = time.perf_counter()
@@ -250,8 +314,9 @@ class LearningCurves:
                 results = evaluate(
                     policy,
                     self.env_id,
+                    split=CURVE_SPLIT,
                     seeds=(seed,),
-                    rollouts=CURVE_ROLLOUTS,
+                    rollouts=curve_rollouts(n_validation),
                     policy_name=name,
                     engine=self.engine,
                     on_episode=self.on_episode,
@@ -259,6 +324,22 @@ class LearningCurves:
                 )
             points.append([int(step), sum(r.G for r in results) / len(results)])
             self.seconds += time.perf_counter() - start
+
+        return on_checkpoint
+
+    def recorders(
+        self, algorithm: Algorithm, seeds: tuple[int, ...]
+    ) -> Callable[[int, Trained, int], None] | None:
+        """``on_checkpoint(seed, trained, step)`` for ``train_seeds``: each seed's ``recorder``, created in
+        seed order (the order of ``points``); None when disabled."""
+        if not self.enabled:
+            return None
+        by_seed = {seed: self.recorder(algorithm, seed) for seed in seeds}
+
+        def on_checkpoint(seed: int, trained: Trained, step: int) -> None:
+            record = by_seed[seed]
+            assert record is not None
+            record(trained, step)
 
         return on_checkpoint
 
@@ -341,7 +422,8 @@ def run_setting(
     torch.set_num_threads(1)  # settings already run in parallel: more threads only contend for the cores
     from harness_gym.datasets.collect import CollectConfig, collect, dataset_root, iter_episodes
     from harness_gym.envs.registry import env_class
-    from harness_gym.evaluation.aggregate import pass_k, seed_scores
+    from harness_gym.evaluation import results as results_schema
+    from harness_gym.evaluation.aggregate import pass_k
     from harness_gym.evaluation.protocol import buffer_arrays, buffer_stats, compare, evaluate
     from harness_gym.evaluation.shift import evaluate_shift, training_profile
     from harness_gym.executors.openai_executor import OpenAIExecutor
@@ -422,16 +504,17 @@ def run_setting(
     training_data = TrainingData(env_id, dataset, data)
     curves = LearningCurves(env_id, engine, env_kwargs, lambda record: tick(1), enabled=config.curves)
     for algorithm in map(get_algorithm, config.algos):
-        for seed in config.seeds:
-            mark = time.perf_counter()
-            run = algorithm.train(
-                training_data,
-                seed=seed,
-                n_steps=config.n_steps,
-                curve_points=config.curve_points if config.curves else 0,
-                on_checkpoint=curves.recorder(algorithm, seed),
-            )
-            timings["train_s"] += time.perf_counter() - mark
+        mark = time.perf_counter()
+        runs = train_seeds(
+            algorithm,
+            training_data,
+            seeds=config.seeds,
+            n_steps=config.n_steps,
+            curve_points=config.curve_points if config.curves else 0,
+            on_checkpoint=curves.recorders(algorithm, config.seeds),
+        )
+        timings["train_s"] += time.perf_counter() - mark
+        for seed, run in zip(config.seeds, runs, strict=True):
             mark = time.perf_counter()
             for name, policy in acting_policies(algorithm, run, config.act):
                 trained.setdefault(name, []).append((seed, policy, run.fingerprint))
@@ -448,17 +531,24 @@ def run_setting(
     comparison = compare(results, n_boot=config.n_boot, n_perm=config.n_boot)
     timings["statistics_s"] = time.perf_counter() - mark
     timings["total_s"] = time.perf_counter() - start
-    aw = comparison["policies"]["awr"]
+    learners = [name for name in trained if name != "base"]  # ``trained`` opens with Base's entry
+    shown = next((name for name in ("awr", *learners) if name in comparison["policies"]), "base")
+    entry = comparison["policies"][shown]
+    interval = "" if shown == "base" else f" [{entry['ci_low']:+.3f}, {entry['ci_high']:+.3f}]"
     log(
-        f"{env_id:<24} base G {aw['base_G']:.3f}  AW G {aw['G']:.3f}  ΔG {aw['delta_G']:+.3f} "
-        f"[{aw['ci_low']:+.3f}, {aw['ci_high']:+.3f}]  ΔHMS {aw['delta_hms']:+.3f}  CBS {aw['cbs']:.1%}  "
-        f"({timings['total_s']:.0f}s)"
+        f"{env_id:<24} base G {entry['base_G']:.3f}  {shown} G {entry['G']:.3f}  ΔG {entry['delta_G']:+.3f}"
+        f"{interval}  ΔHMS {entry['delta_hms']:+.3f}  CBS {entry['cbs']:.1%}  ({timings['total_s']:.0f}s)"
     )
+    tasks = list(dict.fromkeys(r.task_id for r in results["base"]))
     out: dict[str, Any] = {
         "compare": comparison,
         "buffer": buffer,
         "timings": timings,
-        "seed_scores": seed_scores(results, env_id),
+        "tasks": tasks,
+        "runs": {
+            name: results_schema.runs(env_id, episodes, tasks, config.seeds, config.rollouts)
+            for name, episodes in results.items()
+        },
         "curves": curves.points,
         "pass_k": pass_k(results, range(1, config.rollouts + 1)),
         "ope": ope,
@@ -521,6 +611,22 @@ def _run_setting_in_worker(env_id: str, config: BenchConfig) -> dict[str, Any]:
     return result
 
 
+PRELOADED = ("torch", "torch._dynamo", "d3rlpy", "minari")
+"""Imported by the bench process before it forks its setting processes, which inherit them: each would
+import them anyway (about 5 CPU-s per process; ``torch._dynamo`` comes with the first torch optimizer)."""
+
+
+def _preload(start_method: str) -> None:
+    """Import ``PRELOADED`` (those installed) when setting processes are forked; nothing runs in them."""
+    if start_method != "fork":
+        return
+    import importlib
+
+    for name in PRELOADED:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
 def run(config: BenchConfig) -> dict[str, Any]:
     """Every setting, then the report; returns the results dict (also written to ``config.out``).
 
@@ -565,6 +671,8 @@ def run(config: BenchConfig) -> dict[str, Any]:
         total=total, initial=initial, desc="bench", unit="ep", smoothing=0, disable=not config.show_progress
     )
     context = multiprocessing.get_context()
+    if config.algos and any(env_id not in done for env_id in config.settings):
+        _preload(context.get_start_method())
     progress = context.Queue()
     # a fresh process per setting: caches and models of one setting never add to the next one's memory
     pool = context.Pool(config.workers, initializer=_worker_init, initargs=(progress,), maxtasksperchild=1)
@@ -590,7 +698,8 @@ def run(config: BenchConfig) -> dict[str, Any]:
         bar.close()
         pool.join()
     settings = {env_id: done[env_id] for env_id in config.settings}
-    results: dict[str, Any] = {"config": asdict(config), "sandbox": sandbox, "settings": settings}
+    results: dict[str, Any] = results_document(config, settings)
+    results |= {"config": asdict(config), "sandbox": sandbox, "settings": settings}
     # IQM etc. across settings x seeds (rliable); the bench's n_boot, capped to bound the time it takes
     from harness_gym.evaluation.aggregate import POI_REPS, REPS, summarize
 
@@ -606,7 +715,9 @@ def run(config: BenchConfig) -> dict[str, Any]:
     try:
         from harness_gym.bench.report import write_report
     except ImportError:  # the report module is optional for a results-only run
-        (out / "results.json").write_text(json.dumps(results, indent=1, default=float))
+        from harness_gym.evaluation.results import write
+
+        write(results, out / "results.json")
     else:
         write_report(results, out)
     shutil.rmtree(checkpoints)

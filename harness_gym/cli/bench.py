@@ -24,6 +24,12 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("bench", help=first_line(__doc__))
     parser.add_argument("--quick", action="store_true", help="a small version for a fast check")
     parser.add_argument("--settings", nargs="*", default=None, help="env ids (default: all)")
+    parser.add_argument(
+        "--algos",
+        nargs="+",
+        default=None,
+        help="algorithms to train: registered names or module:attribute (default: all of the bench's)",
+    )
     parser.add_argument("--out", default=None, help="output directory (results; --tiers: results-tiers)")
     parser.add_argument(
         "--tiers",
@@ -96,6 +102,15 @@ def run(args: argparse.Namespace) -> int:
         config = replace(config, references=tuple(args.references))
     if args.act is not None:
         config = replace(config, act=(args.act,))
+    if args.algos:
+        from harness_gym.policies.algorithms import get
+
+        try:
+            for spec in args.algos:  # a bad name or module:attribute fails here, in one line
+                get(spec)
+        except ValueError as exc:
+            raise SystemExit(f"harness-gym bench: {exc}") from None
+        config = replace(config, algos=tuple(args.algos))
     RESUME_HINT[:] = [
         f"finished settings and episodes are checkpointed in {args.out}/checkpoints; rerun the same "
         "command to resume"
@@ -158,6 +173,7 @@ def _run_tiers(args: argparse.Namespace) -> int:
         base,
         tiers=tuple(args.tiers),
         settings=tuple(args.settings) if args.settings else base.settings,
+        algos=tuple(args.algos) if args.algos else base.algos,
         out=args.out or "results-tiers",
         show_progress=not args.quiet,
         workers=args.workers if args.workers is not None else base.workers,

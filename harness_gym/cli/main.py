@@ -25,6 +25,7 @@ from harness_gym.cli import (
     envs,
     evaluate,
     headroom,
+    leaderboard,
     replay,
     run,
     train,
@@ -32,7 +33,21 @@ from harness_gym.cli import (
 )
 from harness_gym.cli.common import OUTCOMES, RESUME_HINT
 
-COMMANDS = (envs, run, collect, datasets, train, evaluate, bench, calibrate, replay, view, headroom, doctor)
+COMMANDS = (
+    envs,
+    run,
+    collect,
+    datasets,
+    train,
+    evaluate,
+    bench,
+    leaderboard,
+    calibrate,
+    replay,
+    view,
+    headroom,
+    doctor,
+)
 """The command modules, in the order ``harness-gym --help`` lists them."""
 
 
@@ -53,6 +68,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from harness_gym.datasets.collect import CollectError
     from harness_gym.datasets.files import DatasetError
     from harness_gym.evaluation.model_files import ModelError
+    from harness_gym.evaluation.results import ResultsError
     from harness_gym.executors.cache import CacheError
     from harness_gym.executors.profiles import ProfileError
     from harness_gym.sandbox import SandboxUnavailable
@@ -63,6 +79,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         DatasetError,
         ModelError,
         ProfileError,
+        ResultsError,
         SandboxUnavailable,
         TaskFileError,
         OSError,

@@ -24,6 +24,7 @@ from harness_gym.cli.common import (
     print_usage,
     scripted_names,
 )
+from harness_gym.core.task import SELECTABLE
 from harness_gym.envs.registry import ALL_ENV_IDS, ENV_IDS
 from harness_gym.evaluation.paper import BASE_G, EVAL_ROLLOUTS, EVAL_SEEDS
 from harness_gym.evaluation.rollout import protocol_episodes, run_episode, summarize
@@ -41,7 +42,7 @@ def add_parser(subparsers) -> None:
         action="store_true",
         help="the paper's protocol instead of --episodes: every task of the split x 3 seeds x 3 rollouts",
     )
-    parser.add_argument("--split", default="eval", choices=["train", "eval", "all"])
+    parser.add_argument("--split", default="eval", choices=SELECTABLE)
     parser.add_argument("--show", action="store_true", help="print the first episode's trajectory")
     parser.add_argument(
         "--executor-profile", default=None, help="simulated executor profile: weak | default | strong | JSON"

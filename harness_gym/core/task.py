@@ -16,7 +16,13 @@ from typing import Any
 
 DIFFICULTIES = ("easy", "standard", "hard")
 SPLITS = ("train", "eval")
+"""The split a task record belongs to."""
 EVAL_FRACTION = 0.2
+VALIDATION = "validation"
+"""A fixed subset of the train tasks for model selection (``validation_ids``): selectable like a split."""
+VALIDATION_FRACTION = 0.2
+SELECTABLE = ("train", VALIDATION, "eval", "all")
+"""What ``select`` (and ``gym.make(id, split=...)``) accepts."""
 
 _REQUIRED = {
     "task_id": str,
@@ -159,10 +165,37 @@ def stratified_split(
     return assignment
 
 
+def validation_ids(
+    tasks: Sequence[Task], fraction: float = VALIDATION_FRACTION, seed: int = 0
+) -> frozenset[str]:
+    """The validation tasks: ``round(fraction * n)`` of each difficulty's ``n`` train tasks (at least one
+    where there are two or more), in a seeded order of their ids.
+
+    Validation tasks stay train tasks: rollout buffers are collected on the whole train split, as in the
+    paper's protocol, so validation measures a policy on tasks its buffer covers. What it keeps apart is
+    the eval split: model selection (early stopping, hyperparameters, learning curves) reads validation,
+    and eval is played once, at the end."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    chosen: set[str] = set()
+    for difficulty in DIFFICULTIES:
+        ids = sorted(
+            task.task_id for task in tasks if task.split == "train" and task.difficulty == difficulty
+        )
+        k = max(round(fraction * len(ids)), 1 if len(ids) >= 2 else 0)
+        chosen.update(ids[i] for i in rng.permutation(len(ids))[:k])
+    return frozenset(chosen)
+
+
 def select(tasks: Sequence[Task], split: str) -> list[Task]:
-    """Tasks of one split; ``"all"`` keeps every task."""
+    """Tasks of one split (``SELECTABLE``): ``"validation"`` is ``validation_ids`` of the train tasks and
+    ``"all"`` keeps every task."""
     if split == "all":
         return list(tasks)
+    if split == VALIDATION:
+        chosen = validation_ids(tasks)
+        return [task for task in tasks if task.task_id in chosen]
     if split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}: expected 'train', 'eval' or 'all'")
+        raise ValueError(f"unknown split {split!r}: expected one of {', '.join(map(repr, SELECTABLE))}")
     return [task for task in tasks if task.split == split]

@@ -10,6 +10,7 @@ them: ``check`` {coverage, missing, issues}, ``tests`` {passed, total}, ``tool``
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -21,8 +22,10 @@ from harness_gym.core.actions import Action
 StepRecord = dict[str, Any]
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def artifact_hash(text: str) -> str:
-    """Short content hash: identifies a draft in records, feedback and verifier caches."""
+    """Short content hash: identifies a draft in records, feedback and verifier caches (kept for the
+    most recent drafts: a simulated executor's drafts come from finite pools and recur on every step)."""
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 

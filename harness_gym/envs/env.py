@@ -89,7 +89,8 @@ _COMMON_DOC = """
     ``gym.make(id, split="train", executor="simulated", executor_profile=None, task_ids=None,
     max_steps=None, strict=False, render_mode=None, hms_params=None, **domain_kwargs)``
 
-    - ``split``: ``"train"`` (80 tasks), ``"eval"`` (20 held-out tasks) or ``"all"``.
+    - ``split``: ``"train"`` (80 tasks), ``"validation"`` (16 of the train tasks, for model selection:
+      ``harness_gym.core.task.validation_ids``), ``"eval"`` (20 held-out tasks) or ``"all"``.
     - ``executor``: ``"simulated"`` (embedded, offline); ``"openai"``, an ``OpenAIConfig`` or an
       ``OpenAIExecutor`` (a chat LLM behind an OpenAI-compatible endpoint, with the record/replay
       cache; ``"openai"`` reads ``HARNESS_GYM_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY``); or any object

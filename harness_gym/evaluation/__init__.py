@@ -2,9 +2,10 @@
 
 ``rollout`` plays one episode, ``engine`` many (in flight, resumable), ``protocol`` the paper's
 protocol (``evaluate``, ``compare``, paired statistics), ``aggregate`` the across-settings statistics,
-``reference_scores`` the normalisation table, ``headroom`` the reference policies per setting,
-``shift`` the executor-profile transfer, ``calibrate`` the profile measurement, ``paper`` the paper's
-reference figures.
+``scoring`` one call that scores any policy (``evaluate_policy``, ``protocol_seeds``), ``results`` the
+results files (schema, merge), ``reference_scores`` the normalisation table, ``headroom`` the reference
+policies per setting, ``shift`` the executor-profile transfer, ``calibrate`` the profile measurement,
+``paper`` the paper's reference figures.
 """
 
 from harness_gym.evaluation.protocol import EpisodeResult, compare, evaluate

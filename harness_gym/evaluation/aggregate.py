@@ -3,9 +3,26 @@
 The runs are per-seed normalised scores (``seed_scores``): one score per policy x evaluation seed (the
 model trained with seed ``s`` plays seed ``s``), 100 x (mean G - random) / (expert - random) with the
 fixed per-env-id ends of ``harness_gym.evaluation.reference_scores``, so settings share one scale (random = 0,
-expert = 100). ``summarize`` arranges them as rliable score matrices (runs = seeds, tasks = settings)
-and computes per policy IQM, mean, median and optimality gap with stratified-bootstrap intervals,
-probability of improvement for algorithm pairs and performance profiles (Agarwal et al., 2021).
+expert = 100). ``summarize`` reads them from a results document (``harness_gym.evaluation.results``),
+arranges them as rliable score matrices (runs = seeds, tasks = settings) and computes per policy IQM,
+mean, median and optimality gap with intervals, probability of improvement and performance profiles
+(Agarwal et al., 2021).
+
+Which interval a policy gets depends on where its runs differ (the document's ``per_seed_models``):
+
+- a policy with one model per seed (a learner): runs are independent training runs, and rliable's
+  stratified bootstrap resamples them within each setting;
+- a policy that plays every seed itself (Base, Forced-CHECK, the references, an outside policy scored
+  as one object): its seeds are only different episodes, so its interval resamples the episodes within
+  each (setting, seed) run, the episode-level interval it really has.
+
+Every policy of a document played the same episodes (same task, seed and rollout), so comparisons are
+paired: ``paired_comparison`` resamples both sides with the same indices (seeds, or episodes when
+neither side has per-seed models) and reports the mean paired difference and P(X > Y), the share of
+paired runs in which X scores above Y (ties half), averaged over settings. Against Base and against the
+best-ranked policy every policy is compared this way; learner pairs (X vs BC) also get rliable's
+independent probability of improvement. No interval comes from a single seed: with one seed, only
+episode-level intervals are shown.
 
 ``pass_k`` is tau-bench's pass^k over the rollouts of each (task, seed): the chance that k i.i.d.
 rollouts all succeed (``harness_gym.core.rubric.SOLVED_G``), estimated without bias as C(c, k) / C(n, k).
@@ -32,8 +49,11 @@ __all__ = [
     "POI_REPS",
     "REPS",
     "ScoreMatrices",
+    "best_policy",
+    "episode_interval_estimates",
     "improvement_pairs",
     "interval_estimates",
+    "paired_comparison",
     "pass_hat_k",
     "pass_k",
     "performance_profiles",
@@ -90,7 +110,8 @@ class ScoreMatrices:
 
 
 def score_matrices(results: Mapping[str, Any], missing: Missing = "drop-policy") -> ScoreMatrices:
-    """Score matrices from a bench results dict (``results["settings"][env_id]["seed_scores"]``).
+    """Score matrices from a results document (``results["scores"][env_id]["policies"][name]``'s
+    ``seed_scores``).
 
     A policy has a cell on a setting when it has a score for every seed seen anywhere in the results.
     rliable needs every policy on the same settings, so gaps are resolved explicitly: ``drop-policy``
@@ -99,12 +120,13 @@ def score_matrices(results: Mapping[str, Any], missing: Missing = "drop-policy")
     """
     if missing not in ("drop-policy", "drop-setting", "error"):
         raise ValueError(f"missing must be 'drop-policy', 'drop-setting' or 'error', got {missing!r}")
-    settings = results.get("settings") or {}
+    settings = results.get("scores") or {}
     table: dict[str, dict[str, dict[int, float]]] = {}  # env id -> policy -> seed -> score
     for env_id, setting in settings.items():
-        scores = (setting or {}).get("seed_scores") or {}
+        runs = (setting or {}).get("policies") or {}
         table[env_id] = {
-            name: {int(seed): float(v) for seed, v in by_seed.items()} for name, by_seed in scores.items()
+            name: {int(seed): float(v) for seed, v in run["seed_scores"].items()}
+            for name, run in runs.items()
         }
     scored = [env_id for env_id, by_policy in table.items() if by_policy]
     unscored = tuple(env_id for env_id in table if env_id not in scored)
@@ -285,6 +307,119 @@ def profile_taus(scores: Mapping[str, np.ndarray], points: int = 41) -> np.ndarr
     return np.linspace(low, high, points)
 
 
+# -- episode-level and paired intervals ------------------------------------------------------------
+Episodes = list[np.ndarray]
+"""Per setting, a policy's per-episode normalised scores shaped (seeds x episodes per seed)."""
+
+
+def _metric_values(runs: np.ndarray) -> np.ndarray:
+    """``METRICS`` of run matrices shaped (..., seeds, settings), as rliable defines them: (..., 4)."""
+    from scipy.stats import trim_mean
+
+    flat = runs.reshape(*runs.shape[:-2], -1)
+    per_setting = runs.mean(axis=-2)
+    return np.stack(
+        [
+            trim_mean(flat, 0.25, axis=-1),
+            per_setting.mean(axis=-1),
+            np.median(per_setting, axis=-1),
+            EXPERT - np.minimum(flat, EXPERT).mean(axis=-1),
+        ],
+        axis=-1,
+    )
+
+
+def _percentile(point: float, replicates: np.ndarray | None, confidence: float) -> dict[str, Any]:
+    """{estimate, ci_low, ci_high}: the percentile interval of ``replicates`` (None: no interval)."""
+    if replicates is None:
+        return {"estimate": float(point), "ci_low": None, "ci_high": None}
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(replicates, [alpha, 1.0 - alpha])
+    return {"estimate": float(point), "ci_low": float(low), "ci_high": float(high)}
+
+
+def _resampled(
+    sides: Sequence[tuple[np.ndarray, Episodes | None]], by_episode: bool, reps: int, rng: np.random.Generator
+) -> list[np.ndarray]:
+    """Bootstrap replicates (reps x seeds x settings) of each side's run matrix, with shared indices.
+
+    ``by_episode``: every (setting, seed) run is the mean of its episodes drawn with replacement (the
+    same episode positions for every side: pairs stay pairs); otherwise the runs (seeds) are drawn with
+    replacement within each setting, rliable's stratified bootstrap, again the same for every side."""
+    runs = sides[0][0]
+    seeds, settings = runs.shape
+    if not by_episode:
+        idx = rng.integers(0, seeds, size=(reps, seeds, settings))
+        return [matrix[idx, np.arange(settings)] for matrix, _ in sides]
+    out = [np.empty((reps, seeds, settings)) for _ in sides]
+    for e in range(settings):
+        n = sides[0][1][e].shape[1]
+        idx = rng.integers(0, n, size=(reps, seeds, n))
+        for target, (_, episodes) in zip(out, sides, strict=True):
+            target[:, :, e] = np.take_along_axis(episodes[e][None], idx, axis=2).mean(axis=2)
+    return out
+
+
+def _episodes(results: Mapping[str, Any], name: str, settings: Sequence[str]) -> Episodes | None:
+    """A policy's per-episode normalised scores on ``settings``, or None when the document lacks them."""
+    from harness_gym.evaluation.results import episode_scores
+
+    try:
+        return [episode_scores(results, env_id, name) for env_id in settings]
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def episode_interval_estimates(
+    runs: np.ndarray, episodes: Episodes, reps: int = REPS, seed: int = 0, confidence: float = 0.95
+) -> dict[str, dict[str, float]]:
+    """{metric: {estimate, ci_low, ci_high}} for a policy whose seeds differ only by episodes: the
+    runs' episodes resampled within each (setting, seed) run (``METRICS``; percentile intervals)."""
+    (replicates,) = _resampled([(runs, episodes)], True, reps, np.random.default_rng(seed))
+    point, values = _metric_values(runs), _metric_values(replicates)
+    return {metric: _percentile(point[i], values[:, i], confidence) for i, metric in enumerate(METRICS)}
+
+
+def _pair_poi(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """P(X > Y) over paired runs (..., seeds, settings): share of seeds where X beats Y (ties half),
+    averaged over settings."""
+    return ((x > y) + 0.5 * (x == y)).mean(axis=(-2, -1))
+
+
+def paired_comparison(
+    x: tuple[np.ndarray, Episodes | None, bool],
+    y: tuple[np.ndarray, Episodes | None, bool],
+    reps: int = POI_REPS,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """X against Y on the same episodes: ``delta`` (mean of X's run minus Y's run on the same setting
+    and seed, normalised points) and ``poi`` (P(X > Y) over those pairs), each with an interval.
+
+    Each side is (run matrix seeds x settings, per-setting episode scores or None, per-seed models).
+    When neither side has per-seed models and both have their episodes, the episodes are resampled
+    (in pairs); otherwise the seeds are, and with a single seed there is no interval
+    (``resampled``: "episodes", "seeds" or None)."""
+    (xr, xe, x_models), (yr, ye, y_models) = x, y
+    by_episode = not x_models and not y_models and xe is not None and ye is not None
+    method = "episodes" if by_episode else "seeds" if xr.shape[0] > 1 else None
+    delta, poi = None, None
+    if method is not None:
+        xb, yb = _resampled([(xr, xe), (yr, ye)], by_episode, reps, np.random.default_rng(seed))
+        delta, poi = (xb - yb).mean(axis=(-2, -1)), _pair_poi(xb, yb)
+    return {
+        "delta": _percentile(float((xr - yr).mean()), delta, confidence),
+        "poi": _percentile(float(_pair_poi(xr, yr)), poi, confidence),
+        "resampled": method,
+    }
+
+
+def best_policy(metrics: Mapping[str, Mapping[str, Any]], skip: Iterable[str] = ()) -> str | None:
+    """The policy with the highest IQM, leaving out ``skip`` (the references: upper bounds, not entries)."""
+    ranked = [name for name in metrics if name not in set(skip)]
+    return max(ranked, key=lambda name: metrics[name]["iqm"]["estimate"]) if ranked else None
+
+
 def summarize(
     results: Mapping[str, Any],
     reps: int = REPS,
@@ -295,17 +430,80 @@ def summarize(
     profile_reps: int = PROFILE_REPS,
     workers: int = 1,
 ) -> dict[str, Any]:
-    """The aggregate statistics of a bench results dict, JSON-ready (``results["aggregate"]``).
+    """The aggregate statistics of a results document, JSON-ready (``results["aggregate"]``).
 
     Keys: the matrices' shape (``settings``, ``seeds``, ``runs_per_policy``) and what was left out,
-    the bootstrap settings, ``metrics`` (``interval_estimates``), ``improvement``
-    (``probability_of_improvement`` over ``improvement_pairs``) and ``profile`` (``tau`` and
-    ``performance_profiles``). ``workers`` processes share the probability-of-improvement pairs."""
+    the bootstrap settings, ``metrics`` (per policy ``METRICS`` and ``interval``: "seeds" for rliable's
+    stratified bootstrap over runs, "episodes" for ``episode_interval_estimates``, None with a single
+    seed), ``per_setting`` (each policy's mean score per setting, same intervals), ``best`` (highest IQM,
+    references left out), ``paired`` (per policy ``paired_comparison`` against ``base`` and ``best``),
+    ``improvement`` (over ``improvement_pairs``: against Base the paired P(X > Y), between learners
+    rliable's independent one) and ``profile`` (``tau`` and ``performance_profiles``). Every estimate
+    is seeded alike, so a policy's numbers do not depend on which others are in the document.
+    ``workers`` processes share the independent probability-of-improvement pairs."""
     if reps < 1 or poi_reps < 1 or profile_reps < 1:
         raise ValueError(f"bootstrap replications must be positive, got reps={reps}, poi_reps={poi_reps}")
     m = score_matrices(results, missing)
-    references = (results.get("config") or {}).get("references") or ()
+    meta = results.get("policies") or {}
+    references = set((results.get("config") or {}).get("references") or ())
+    references |= {name for name, entry in meta.items() if entry.get("kind") == "reference"}
+    models = {name: (meta.get(name) or {}).get("per_seed_models", True) for name in m.scores}
+    episodes = {name: _episodes(results, name, m.settings) for name in m.scores}
+    by_episode = {name for name in m.scores if not models[name] and episodes[name] is not None}
+    several = len(m.seeds) > 1
+
+    metrics: dict[str, dict[str, Any]] = {}
+    per_setting: dict[str, dict[str, Any]] = {env_id: {} for env_id in m.settings}
+    for name, runs in m.scores.items():
+        if name in by_episode:
+            metrics[name] = episode_interval_estimates(runs, episodes[name], reps, seed, confidence)
+            interval = "episodes"
+        elif several:
+            metrics[name] = interval_estimates({name: runs}, reps, seed, confidence)[name]
+            interval = "seeds"
+        else:
+            point = _metric_values(runs)
+            metrics[name] = {
+                metric: _percentile(point[i], None, confidence) for i, metric in enumerate(METRICS)
+            }
+            interval = None
+        metrics[name]["interval"] = interval
+        sides = [
+            (runs[:, [e]], None if episodes[name] is None else [episodes[name][e]])
+            for e in range(len(m.settings))
+        ]
+        for e, env_id in enumerate(m.settings):
+            replicates = None
+            if interval is not None:
+                (boot,) = _resampled([sides[e]], name in by_episode, reps, np.random.default_rng(seed))
+                replicates = boot.mean(axis=(-2, -1))
+            per_setting[env_id][name] = _percentile(float(runs[:, e].mean()), replicates, confidence)
+
+    def side(name: str) -> tuple[np.ndarray, Episodes | None, bool]:
+        return m.scores[name], episodes[name], models[name]
+
+    best = best_policy(metrics, references)
+    paired: dict[str, dict[str, Any]] = {}
+    for name in m.scores:
+        entry = {}
+        for label, other in (("base", "base"), ("best", best)):
+            if other is not None and other != name and other in m.scores:
+                entry[label] = paired_comparison(side(name), side(other), poi_reps, seed, confidence)
+        paired[name] = entry
     pairs = improvement_pairs(m.scores, references)
+    independent = [(x, y) for x, y in pairs if y != "base"]
+    improvement = {}
+    if several:
+        found = probability_of_improvement(m.scores, independent, poi_reps, seed, confidence, workers)
+        improvement = {(p["x"], p["y"]): {**p, "paired": False} for p in found}
+    else:
+        for x, y in independent:
+            point = _poi(m.scores[x], m.scores[y])[0]
+            improvement[x, y] = {"x": x, "y": y, **_percentile(point, None, confidence), "paired": False}
+    for x, y in pairs:
+        if y == "base":
+            poi = paired[x]["base"]["poi"]
+            improvement[x, y] = {"x": x, "y": y, **poi, "paired": True}
     taus = profile_taus(m.scores)
     return {
         "settings": list(m.settings),
@@ -322,8 +520,12 @@ def summarize(
             "seed": seed,
             "confidence": confidence,
         },
-        "metrics": interval_estimates(m.scores, reps, seed, confidence) if m.scores else {},
-        "improvement": probability_of_improvement(m.scores, pairs, poi_reps, seed, confidence, workers),
+        "references": sorted(references & set(m.scores)),
+        "metrics": metrics,
+        "per_setting": per_setting,
+        "best": best,
+        "paired": paired,
+        "improvement": [improvement[pair] for pair in pairs],
         "profile": {
             "tau": [float(t) for t in taus],
             "policies": performance_profiles(m.scores, taus, profile_reps, seed) if m.scores else {},

@@ -18,6 +18,15 @@ Learnables trained with ``masked=True`` (``baselines.legal``: AWR, BC, IQL, and 
 of ``baselines.train``) get the mask appended to their input.
 The mask is always applied after scoring, so the result is legal even when the network would prefer
 an illegal action; if every legal score is non-finite, the first legal action is taken.
+
+A harness observation is counters and flags, so an evaluation visits few distinct (observation, mask)
+inputs, and the policy is a function of its input: each ``MaskedPolicy`` scores a distinct input once and
+keeps what ``act`` and ``action_probs`` need (the sampling distribution's cumulative sums, the greedy
+action, the probabilities). Sampling draws the one ``rng.random()`` ``Generator.choice(n, p=probs)`` draws
+and picks the same index from the same cumulative sums, so actions and the generator's state are those of
+``rng.choice``. The kept results are dropped as soon as any parameter of the model changes in place (an
+optimizer step, ``load_state_dict``, ``load_model``: torch's per-tensor version counters), so a policy
+wrapped around a model that keeps training never acts on stale scores.
 """
 
 from __future__ import annotations
@@ -64,6 +73,9 @@ def fingerprint(algo: Any) -> str:
 class MaskedPolicy:
     """The ``Policy`` protocol (``act``, ``action_probs``) over a trained d3rlpy discrete algorithm."""
 
+    _CACHE_LIMIT = 100_000
+    """Distinct inputs kept per policy; past it the kept results are dropped and built again."""
+
     def __init__(self, algo: Any, name: str, sample: bool = False) -> None:
         if algo.impl is None:
             raise ValueError("the algorithm has no model yet: fit it or load it first")
@@ -76,6 +88,26 @@ class MaskedPolicy:
         self.sample = sample
         self.n_actions = int(algo.impl.action_size)
         self.masked_input = bool(getattr(algo.config, "masked", False))
+        self._parameters = [
+            p
+            for module in vars(algo.impl.modules).values()
+            if isinstance(module, torch.nn.Module)
+            for p in module.parameters()
+        ]
+        self._cache: dict[tuple[str, bytes], Any] = {}
+        self._cache_version: tuple[int, ...] = ()
+
+    def _cached(self, kind: str, obs: np.ndarray, mask: np.ndarray, compute: Any) -> Any:
+        """``compute()`` for this (observation, mask), kept until the model's parameters change."""
+        version = tuple(p._version for p in self._parameters)
+        if version != self._cache_version or len(self._cache) >= self._CACHE_LIMIT:
+            self._cache.clear()
+            self._cache_version = version
+        key = (kind, np.asarray(obs, dtype=np.float32).tobytes() + np.asarray(mask, dtype=np.int8).tobytes())
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self._cache[key] = compute()
+        return hit
 
     # ---- scores --------------------------------------------------------------------------------
 
@@ -91,7 +123,15 @@ class MaskedPolicy:
 
     def _logits(self, module: torch.nn.Module, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            return module(self._torch_obs(obs, mask)).logits[0].cpu().numpy().astype(np.float64)
+            x = self._torch_obs(obs, mask)
+            if (
+                type(module) is CategoricalPolicy
+            ):  # the logits Categorical(logits=z) keeps, without building it
+                z = module._fc(module._encoder(x))
+                logits = z - z.logsumexp(dim=-1, keepdim=True)
+            else:
+                logits = module(x).logits
+            return logits[0].cpu().numpy().astype(np.float64)
 
     def _q_values(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         batch = np.repeat(self._input(obs, mask), self.n_actions, axis=0)
@@ -121,6 +161,9 @@ class MaskedPolicy:
 
     def action_probs(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Softmax over the legal logits when sampling; otherwise one-hot on the masked argmax."""
+        return self._cached("probs", obs, mask, lambda: self._action_probs(obs, mask)).copy()
+
+    def _action_probs(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         s = self.scores(obs, mask)
         probs = np.zeros(self.n_actions)
         finite = np.isfinite(s)
@@ -132,13 +175,19 @@ class MaskedPolicy:
         return probs
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int:
-        if self.sample:
-            action = int(rng.choice(self.n_actions, p=self.action_probs(obs, mask)))
+        if self.sample:  # rng.choice(n_actions, p=probs): one uniform draw, searched in the cumulative sums
+            cdf = self._cached("cdf", obs, mask, lambda: self._cdf(obs, mask))
+            action = int(cdf.searchsorted(rng.random(), side="right"))
         else:
-            action = self._argmax(self.scores(obs, mask), mask)
+            action = self._cached("greedy", obs, mask, lambda: self._argmax(self.scores(obs, mask), mask))
         if not mask[action]:  # unreachable by construction; a guard, since an illegal action ends runs
             raise RuntimeError(f"{self.name} chose illegal action {action} under mask {mask}")
         return action
+
+    def _cdf(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        cdf = self._action_probs(obs, mask).cumsum()
+        cdf /= cdf[-1]
+        return cdf
 
     def q_values(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
         """The learner's own action values at ``obs`` (every action), or None when it learns none (AWR,

@@ -17,7 +17,8 @@ The finite-buffer theory (paper section 4) is checked on a rollout buffer by ``f
 with ``w = exp(A / beta)`` and ``q = w / sum(w)``, the outcome shift ``E_q[G] - E_mu[G]`` never exceeds
 the buffer slack ``max G - mean G``, and any process statistic shifts by exactly ``Cov(w, Psi) / E[w]``.
 
-Only numpy (and the package's own gymnasium-based rollout loop) is imported; no torch, d3rlpy or minari.
+The intervals and tests are scipy's (``scipy.stats.bootstrap`` with BCa, ``scipy.stats.permutation_test``),
+imported inside the functions; no torch, d3rlpy or minari.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ HMS = "HMS"
 """Key of the aggregate process statistic beside the seven events in ``buffer_stats``."""
 
 PairKey = tuple[str, int, int]
-"""(task_id, seed, rollout): what makes two episodes of different policies a pair."""
+"""An episode's (task_id, seed, rollout); episodes of two policies with equal keys are a pair."""
 
 
 class PairingError(ValueError):
@@ -231,8 +232,66 @@ def _rng(rng: np.random.Generator | int | None) -> np.random.Generator:
     return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
 
-_CHUNK = 2_000_000
-"""Resampling works in blocks of about this many numbers to bound memory for large samples."""
+_BATCH_VALUES = 2_000_000
+"""Resampling works in batches of about this many numbers to bound memory for large samples."""
+
+
+def _batch(n: int) -> int:
+    return max(1, _BATCH_VALUES // n)
+
+
+def mean_ci(
+    values: Sequence[float],
+    n_boot: int = 10_000,
+    level: float = 0.95,
+    rng: np.random.Generator | int | None = None,
+) -> Interval:
+    """BCa bootstrap interval of the mean of ``values`` (``scipy.stats.bootstrap``)."""
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError(f"need a non-empty 1-d sample, got shape {x.shape}")
+    return _bootstrap_ci((x,), lambda x, axis: np.mean(x, axis=axis), x, n_boot, level, rng)
+
+
+def _ratio(sums: np.ndarray, counts: np.ndarray, axis: int) -> np.ndarray:
+    return np.sum(sums, axis=axis) / np.sum(counts, axis=axis)
+
+
+def _bootstrap_ci(
+    data: tuple[np.ndarray, ...],
+    statistic: Callable[..., np.ndarray],
+    units: np.ndarray,
+    n_boot: int,
+    level: float,
+    rng: np.random.Generator | int | None,
+) -> Interval:
+    """BCa bootstrap interval of ``statistic`` over paired samples ``data`` (one row per resampled unit).
+
+    Units whose values (``units``) are all equal give the point interval (the bootstrap has nothing to
+    resample); where BCa is undefined (too few distinct values for its acceleration), the percentile
+    interval of the same resamples is used."""
+    import warnings
+
+    from scipy.stats import bootstrap
+
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    estimate = float(statistic(*data, axis=-1))
+    if np.ptp(units) == 0:
+        return Interval(estimate, estimate, estimate)
+    options = dict(
+        confidence_level=level, vectorized=True, paired=True, batch=_batch(units.size), rng=_rng(rng)
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a degenerate BCa is detected below and replaced
+        result = bootstrap(data, statistic, n_resamples=n_boot, method="BCa", **options)
+    low, high = result.confidence_interval
+    if not (np.isfinite(low) and np.isfinite(high)):  # the same resamples, percentile interval
+        result = bootstrap(
+            data, statistic, n_resamples=0, bootstrap_result=result, method="percentile", **options
+        )
+        low, high = result.confidence_interval
+    return Interval(estimate, float(min(low, estimate)), float(max(high, estimate)))
 
 
 def _clustered(d: np.ndarray, clusters: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray]:
@@ -253,23 +312,13 @@ def paired_bootstrap_ci(
     rng: np.random.Generator | int | None = None,
     clusters: Sequence[Any] | None = None,
 ) -> Interval:
-    """Percentile bootstrap interval of mean(other - base), resampling whole pairs, or whole clusters of
-    pairs (e.g. tasks) when ``clusters`` labels each pair."""
+    """BCa bootstrap interval of mean(other - base) (``scipy.stats.bootstrap``), resampling whole pairs,
+    or whole clusters of pairs (e.g. tasks) when ``clusters`` labels each pair."""
     d = _paired_differences(base, other)
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must lie in (0, 1), got {level}")
+    if clusters is None:
+        return mean_ci(d, n_boot, level, rng)
     sums, counts = _clustered(d, clusters)
-    gen, n = _rng(rng), sums.size
-    rows = max(1, _CHUNK // n)
-    means = np.concatenate(
-        [
-            sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
-            for idx in (gen.integers(0, n, size=(min(rows, n_boot - i), n)) for i in range(0, n_boot, rows))
-        ]
-    )
-    alpha = (1.0 - level) / 2.0
-    low, high = np.quantile(means, [alpha, 1.0 - alpha])
-    return Interval(float(d.mean()), float(low), float(high))
+    return _bootstrap_ci((sums, counts), _ratio, sums / counts, n_boot, level, rng)
 
 
 def paired_permutation_p(
@@ -279,19 +328,29 @@ def paired_permutation_p(
     rng: np.random.Generator | int | None = None,
     clusters: Sequence[Any] | None = None,
 ) -> float:
-    """Two-sided sign-flip test of mean(other - base) = 0; ``(1 + #{|T*| >= |T|}) / (1 + n_perm)``.
-    With ``clusters``, all pairs of a cluster flip together."""
+    """Two-sided sign-flip test of mean(other - base) = 0 (``scipy.stats.permutation_test``).
+
+    The statistic is the absolute mean difference and every resample flips the signs of the pairs'
+    differences (with ``clusters``, all pairs of a cluster flip together), so the p-value is
+    ``(1 + #{|T*| >= |T|}) / (1 + n_perm)``; with ``2 ** n <= n_perm`` units scipy enumerates every sign
+    pattern instead (the exact test)."""
+    from scipy.stats import permutation_test
+
     d = _paired_differences(base, other)
     sums, _ = _clustered(d, clusters)
-    gen, n = _rng(rng), sums.size
-    observed = abs(d.mean())
-    tol = 1e-12 * max(1.0, float(np.abs(d).max()))
-    rows = max(1, _CHUNK // n)
-    extreme = 0
-    for i in range(0, n_perm, rows):
-        signs = gen.integers(0, 2, size=(min(rows, n_perm - i), n)) * 2 - 1
-        extreme += int(np.count_nonzero(np.abs((signs * sums).sum(axis=1) / d.size) >= observed - tol))
-    return (1 + extreme) / (1 + n_perm)
+    if not np.any(sums):
+        return 1.0
+    result = permutation_test(
+        (sums,),
+        lambda x, axis: np.abs(np.sum(x, axis=axis)) / d.size,
+        permutation_type="samples",
+        n_resamples=n_perm,
+        alternative="greater",
+        vectorized=True,
+        batch=_batch(sums.size),
+        rng=_rng(rng),
+    )
+    return float(result.pvalue)
 
 
 # -- event rates -----------------------------------------------------------------------------------

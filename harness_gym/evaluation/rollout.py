@@ -65,6 +65,13 @@ def run_episode(env: gym.Env, policy: _Policy, *, seed: int, task_id: str | None
             return info
 
 
+PROTOCOL_VERSION = 1
+"""Version of the evaluation protocol's episodes: which episode seed ``protocol_episodes`` gives each
+(seed, task, rollout), and the order it lists them in. Results files record it; bump it whenever either
+changes, so that numbers played on different episodes are never merged
+(``harness_gym.evaluation.results``)."""
+
+
 def protocol_episodes(
     task_ids: Sequence[str], seeds: Sequence[int], rollouts: int
 ) -> list[tuple[int, str, int, int]]:

@@ -34,9 +34,10 @@ CONTEXT_ITEM_CHARS = 400
 REFLAW_TRIES = 8
 """Draws spent looking for a flawed variant other than the current draft."""
 SIMULATOR_VERSION = 1
-"""Version of the simulated executor's mechanism. Bump it with any change after which the same profile, task,
-seed and actions give a different episode; datasets record it (``harness_simulator_version``) and so does
-their manifest (``datasets/MANIFEST.json``)."""
+"""Version of the simulated executor's behaviour. Results files record it (with the reference scores they
+were normalised by), and results of different versions are never merged; datasets record it
+(``harness_simulator_version``) and so does their manifest (``datasets/MANIFEST.json``). Bump it whenever a
+change to the mechanism or a shipped profile changes what an episode yields."""
 
 
 class SimulatedExecutor:

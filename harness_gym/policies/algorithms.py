@@ -35,8 +35,9 @@ A minimal algorithm (behaviour cloning by counting actions per observation)::
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
@@ -46,12 +47,14 @@ __all__ = [
     "ACT_MODES",
     "ENTRY_POINT_GROUP",
     "Algorithm",
+    "SeedBatchedAlgorithm",
     "Trained",
     "TrainingData",
     "available",
     "get",
     "load_plugins",
     "register",
+    "train_seeds",
 ]
 
 ENTRY_POINT_GROUP = "harness_gym.algorithms"
@@ -110,6 +113,56 @@ class Algorithm(Protocol):
         its own); call ``on_checkpoint(trained_so_far, step)`` at ``curve_points`` evenly spaced steps
         (the last being the end), leaving global random states as they were."""
         ...
+
+
+@runtime_checkable
+class SeedBatchedAlgorithm(Algorithm, Protocol):
+    """An algorithm that can also train several seeds in one call (e.g. as one stacked network).
+
+    Optional: the bench calls ``train_seeds`` when an algorithm has it, ``train`` once per seed
+    otherwise. Its runs must be the ones ``train`` gives for each seed."""
+
+    def train_seeds(
+        self,
+        data: TrainingData,
+        *,
+        seeds: Sequence[int],
+        n_steps: int | None = None,
+        curve_points: int = 0,
+        on_checkpoint: Callable[[int, Trained, int], None] | None = None,
+    ) -> list[Trained]:
+        """``[train(data, seed=s, ...) for s in seeds]``; ``on_checkpoint(seed, trained_so_far, step)``."""
+        ...
+
+
+def train_seeds(
+    algorithm: Algorithm,
+    data: TrainingData,
+    *,
+    seeds: Sequence[int],
+    n_steps: int | None = None,
+    curve_points: int = 0,
+    on_checkpoint: Callable[[int, Trained, int], None] | None = None,
+) -> list[Trained]:
+    """One run per seed, in ``seeds`` order: the algorithm's ``train_seeds`` when it offers one, else its
+    ``train`` once per seed. ``on_checkpoint(seed, trained_so_far, step)`` as in ``Algorithm.train``."""
+    if isinstance(algorithm, SeedBatchedAlgorithm):
+        runs = algorithm.train_seeds(
+            data, seeds=seeds, n_steps=n_steps, curve_points=curve_points, on_checkpoint=on_checkpoint
+        )
+        if len(runs) != len(seeds):
+            raise ValueError(f"{algorithm.name}.train_seeds returned {len(runs)} runs for {len(seeds)} seeds")
+        return list(runs)
+    return [
+        algorithm.train(
+            data,
+            seed=seed,
+            n_steps=n_steps,
+            curve_points=curve_points,
+            on_checkpoint=None if on_checkpoint is None else partial(on_checkpoint, seed),
+        )
+        for seed in seeds
+    ]
 
 
 _REGISTRY: dict[str, Algorithm] = {}

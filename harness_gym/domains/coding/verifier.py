@@ -39,6 +39,7 @@ is what a harness CHECK may see (never hidden tests); ``artifact_scores`` is the
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import json
 import secrets
@@ -50,7 +51,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from harness_gym.domains.coding import values
+from harness_gym.domains.coding import values, verdicts
 from harness_gym.sandbox import SandboxLimits, run_python
 
 FORBIDDEN_MODULES: frozenset[str] = frozenset(
@@ -359,7 +360,8 @@ def run_tests(
     limits: SandboxLimits | None = None,
     allowed_calls: Collection[str] = (),
 ) -> TestReport:
-    """Run ``tests`` against ``source`` (one sandbox run); results are cached by source and tests.
+    """Run ``tests`` against ``source`` (one sandbox run); results are cached by source and tests, in
+    this process and on disk for every process (``verdicts``; timeouts only in this process).
 
     Source that fails the safety scan (with ``allowed_calls`` exempt) is not executed: every test counts
     as failed. If the run times out, the calls not reported by then count as failed.
@@ -372,12 +374,19 @@ def run_tests(
         cached = _cache.get(key)
     if cached is not None:
         return cached
-    violations = safety_violations(source, allowed) if parses(source) else ()
-    if violations:
-        error = f"not run: the safety scan rejects the code ({violations[0]})"
-        report = TestReport(0, len(tests), (), error)
+    disk_key = verdicts.verdict_key(*key)
+    kept = verdicts.load(disk_key)
+    if kept is not None:
+        report = TestReport(kept["passed"], kept["total"], tuple(kept["failures"]), kept["error"])
     else:
-        report = execute_tests(source, function_name, tests, limits)
+        violations = safety_violations(source, allowed) if parses(source) else ()
+        if violations:
+            error = f"not run: the safety scan rejects the code ({violations[0]})"
+            report = TestReport(0, len(tests), (), error)
+        else:
+            report = execute_tests(source, function_name, tests, limits)
+        if report.error != "timeout":
+            verdicts.store(disk_key, dataclasses.asdict(report))
     with _cache_lock:
         if len(_cache) >= _CACHE_SIZE:
             del _cache[next(iter(_cache))]

@@ -1,0 +1,421 @@
+"""Score any policy on the standard protocol in one call: ``harness_gym.evaluate_policy``.
+
+``evaluate_policy`` plays a policy on every eval task x seed x rollout (the paper's 180 episodes per
+setting), plays Base on the same episodes, and returns a :class:`PolicyScore`: mean G, the normalised
+score (random = 0, expert = 100) with its episode-level interval, per-seed scores, the paired change
+against Base (interval and p-value over the same tasks, seeds and rollouts), HMS and every episode.
+``PolicyScore.write_results`` writes it in the results schema (``harness_gym.evaluation.results``), so
+``harness-gym leaderboard`` ranks it beside the bench's algorithms.
+
+A policy is any of:
+
+- an object with ``act(obs, mask, rng) -> action`` (the ``Policy`` protocol of
+  ``harness_gym.policies.scripted``; ``rng`` is the episode's policy generator);
+- a plain callable ``f(obs, mask) -> action``;
+- a trained d3rlpy algorithm (wrapped in ``harness_gym.evaluation.d3rlpy_policy.MaskedPolicy``: only legal
+  actions; ``act="sample"`` draws from a stochastic learner's softmax over legal actions, the paper's
+  controller, ``"greedy"`` takes its argmax; Q-learners are greedy either way);
+- a ``harness_gym.policies.algorithms.Trained`` (its policy for ``act``);
+- a sequence of any of these, one per seed: the model trained with seed ``s`` plays the episodes of seed
+  ``s``, as in the bench.
+
+``protocol_seeds`` lists the protocol's episodes, so that a plain Gymnasium / Minari loop plays exactly
+the same ones (``env.reset(seed=ep.seed, options=ep.options)``; a sampling policy draws from
+``ep.rng()``) and reaches the same numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from harness_gym.evaluation.engine import EngineConfig
+from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
+from harness_gym.evaluation.protocol import EpisodeResult, Interval, compare, env_settings, evaluate, mean_ci
+from harness_gym.evaluation.reference_scores import normalized_score
+from harness_gym.evaluation.rollout import policy_rng, protocol_episodes
+from harness_gym.policies.algorithms import ACT_MODES, Trained
+from harness_gym.policies.scripted import BasePolicy
+
+__all__ = [
+    "PolicyError",
+    "PolicyScore",
+    "ProtocolEpisode",
+    "evaluate_policy",
+    "protocol_seeds",
+    "results_document",
+]
+
+BASE = "base"
+
+
+class PolicyError(ValueError):
+    """What was given to ``evaluate_policy`` cannot be played as asked; the message says why."""
+
+
+# -- the protocol's episodes -----------------------------------------------------------------------
+class ProtocolEpisode(NamedTuple):
+    """One episode of the protocol: ``env.reset(seed=ep.seed, options=ep.options)`` plays it."""
+
+    seed: int
+    """The episode seed to reset with (shared by every policy: what makes episodes pairs)."""
+    task_id: str
+    protocol_seed: int
+    """The protocol's seed (0, 1, 2): the training seed of the model that plays it."""
+    rollout: int
+
+    @property
+    def options(self) -> dict[str, str]:
+        """``reset``'s options: the episode's task."""
+        return {"task_id": self.task_id}
+
+    def rng(self) -> np.random.Generator:
+        """The generator ``evaluate_policy`` gives a policy for this episode (its own stream, not the
+        executor's), for a sampling policy that should draw exactly as it does."""
+        return policy_rng(self.seed)
+
+
+def _task_ids(env_id: str, split: str, env_kwargs: Mapping[str, Any]) -> list[str]:
+    import gymnasium as gym
+
+    env = gym.make(env_id, split=split, **env_kwargs)
+    try:
+        return [task.task_id for task in env.unwrapped.tasks]
+    finally:
+        env.close()
+
+
+def protocol_seeds(
+    env_id: str,
+    seeds: Sequence[int] = EVAL_SEEDS,
+    rollouts: int = EVAL_ROLLOUTS,
+    split: str = "eval",
+    **env_kwargs: Any,
+) -> list[ProtocolEpisode]:
+    """Every episode of the protocol in its order (seed, then task, then rollout).
+
+    The same list ``evaluate_policy`` plays: with a deterministic policy (or one drawing from
+    ``ep.rng()``), the mean G of a plain loop over it equals ``evaluate_policy(...).G``::
+
+        env = gym.make(env_id, split="eval")  # or minari's dataset.recover_environment(eval_env=True)
+        for ep in harness_gym.protocol_seeds(env_id):
+            obs, info = env.reset(seed=ep.seed, options=ep.options)
+            ...  # step until terminated or truncated; info["G"] is the episode's score
+    """
+    tasks = _task_ids(env_id, split, env_kwargs)
+    return [
+        ProtocolEpisode(episode_seed, task_id, seed, rollout)
+        for seed, task_id, rollout, episode_seed in protocol_episodes(tasks, seeds, rollouts)
+    ]
+
+
+# -- what can play ---------------------------------------------------------------------------------
+class CallablePolicy:
+    """A plain function ``f(obs, mask) -> action`` as a ``Policy``."""
+
+    def __init__(self, function: Callable[[np.ndarray, np.ndarray], Any], name: str) -> None:
+        self.function = function
+        self.name = name
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int:
+        return int(self.function(obs, mask))
+
+
+def _is_d3rlpy(obj: Any) -> bool:
+    d3rlpy = sys.modules.get("d3rlpy")  # a d3rlpy algorithm exists only once d3rlpy is imported
+    return d3rlpy is not None and isinstance(obj, d3rlpy.base.LearnableBase)
+
+
+def _default_name(obj: Any) -> str:
+    name = getattr(obj, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    if _is_d3rlpy(obj):
+        return type(obj).__name__
+    function = getattr(obj, "__name__", None)
+    if isinstance(function, str) and function.isidentifier():
+        return function
+    return type(obj).__name__ if not callable(obj) or hasattr(obj, "act") else "policy"
+
+
+def as_policy(obj: Any, act: str, name: str) -> tuple[Any, str | None]:
+    """``obj`` as a ``Policy`` and the action choice it makes (None where the policy decides itself)."""
+    if isinstance(obj, Trained):
+        mode = act if act in obj.policies else "greedy"
+        return obj.policies[mode], mode
+    if _is_d3rlpy(obj):
+        from harness_gym.evaluation.d3rlpy_policy import MaskedPolicy
+
+        sample = act == "sample" and MaskedPolicy(obj, name).stochastic
+        return MaskedPolicy(obj, name, sample=sample), "sample" if sample else "greedy"
+    if callable(getattr(obj, "act", None)):
+        return obj, None
+    if callable(obj):
+        return CallablePolicy(obj, name), None
+    raise PolicyError(
+        f"cannot evaluate {obj!r}: expected an object with act(obs, mask, rng), a function f(obs, mask), "
+        "a trained d3rlpy algorithm, or a sequence of these (one per seed)"
+    )
+
+
+# -- the result ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PolicyScore:
+    """A policy's score on the protocol, against Base on the same episodes."""
+
+    name: str
+    env_id: str
+    split: str
+    seeds: tuple[int, ...]
+    rollouts: int
+    act: str | None
+    """How the policy chose (``sample`` / ``greedy`` for a learner that can do both), None if its own."""
+    per_seed_models: bool
+    """One model per seed (seed ``s`` played by the model trained with ``s``), else one policy for all."""
+    G: float
+    """Mean G over every episode."""
+    score: Interval
+    """Normalised score (random = 0, expert = 100) of the mean G, with the 95% BCa bootstrap interval
+    over episodes: the uncertainty of evaluating these very policies on the protocol."""
+    seed_scores: dict[int, float]
+    """Normalised score of each seed's episodes."""
+    hms_norm: float
+    base_G: float | None
+    delta_G: Interval | None
+    """G minus Base's G on the same (task, seed, rollout) episodes, with the paired 95% BCa interval."""
+    p_value: float | None
+    """Paired sign-flip permutation test of ``delta_G`` = 0."""
+    delta_hms: float | None
+    episodes: tuple[EpisodeResult, ...] = field(repr=False)
+    base_episodes: tuple[EpisodeResult, ...] | None = field(repr=False)
+    simulator: dict[str, Any] = field(repr=False, default_factory=dict)
+    """The executor the episodes were played with (``harness_gym.evaluation.results.simulator``)."""
+
+    def summary(self) -> str:
+        """The result as a few lines of text (what ``harness-gym evaluate`` prints)."""
+        seeds = " ".join(map(str, self.seeds))
+        lines = [
+            f"{self.env_id}  policy={self.name}  split={self.split}  seeds={seeds}  "
+            f"rollouts={self.rollouts}  episodes={len(self.episodes)}",
+            f"mean G {self.G:.3f}   normalised score {self.score.estimate:.1f} "
+            f"[{self.score.low:.1f}, {self.score.high:.1f}] (random = 0, expert = 100; 95% interval over "
+            "episodes)",
+            "per seed: "
+            + "  ".join(f"{seed}: {score:.1f}" for seed, score in self.seed_scores.items())
+            + ("  (one model per seed)" if self.per_seed_models else "  (one policy for every seed)"),
+        ]
+        if self.delta_G is not None:
+            d = self.delta_G
+            lines.append(
+                f"vs Base (G {self.base_G:.3f}): ΔG {d.estimate:+.3f} [{d.low:+.3f}, {d.high:+.3f}] "
+                f"paired over {len(self.episodes)} episodes, p = {self.p_value:.3f}"
+            )
+        hms = f"mean HMS_norm {self.hms_norm:+.3f}"
+        lines.append(hms if self.delta_hms is None else f"{hms}   ΔHMS {self.delta_hms:+.3f}")
+        return "\n".join(lines)
+
+    def policy_meta(self) -> dict[str, Any]:
+        """How the results schema describes this policy."""
+        from harness_gym.evaluation.results import policy_meta
+
+        return policy_meta("outside", self.per_seed_models, self.act)
+
+    def to_results(self) -> dict[str, Any]:
+        """This score as a results document (``harness_gym.evaluation.results``), Base beside it."""
+        return results_document([self])
+
+    def write_results(self, path: str | os.PathLike) -> Path:
+        """Write ``to_results()`` to ``path`` (JSON, schema ``results-v1``)."""
+        from harness_gym.evaluation.results import write
+
+        return write(self.to_results(), path)
+
+
+def results_document(scores: Sequence[PolicyScore], smoke: bool = False) -> dict[str, Any]:
+    """One results document from several scores (settings or policies) of one protocol and simulator;
+    each needs its Base episodes."""
+    from harness_gym.evaluation import results
+
+    if not scores:
+        raise ValueError("no scores to write")
+    docs = []
+    for s in scores:
+        if s.base_episodes is None:
+            raise PolicyError(f"{s.name} on {s.env_id} was scored without Base: a results file needs Base")
+        tasks = list(dict.fromkeys(r.task_id for r in s.base_episodes))
+        entry = results.setting(s.env_id, tasks)
+        for name, episodes in ((BASE, s.base_episodes), (s.name, s.episodes)):
+            entry["policies"][name] = results.runs(s.env_id, episodes, tasks, s.seeds, s.rollouts)
+        policies = {BASE: results.policy_meta("scripted"), s.name: s.policy_meta()}
+        protocol = results.protocol(s.split, s.seeds, s.rollouts)
+        docs.append(results.document(protocol, s.simulator, policies, {s.env_id: entry}, smoke))
+    return results.merge([(f"{s.name} on {s.env_id}", doc) for s, doc in zip(scores, docs, strict=True)])
+
+
+# -- scoring ---------------------------------------------------------------------------------------
+_BASE_RUNS: dict[str, list[EpisodeResult]] = {}
+"""Base's episodes per protocol and env settings, kept for the process (simulated executor only): every
+policy scored on the same protocol pairs with the same Base run."""
+
+
+def _base_key(
+    env_id: str, split: str, seeds: Sequence[int], rollouts: int, env_kwargs: Mapping
+) -> str | None:
+    if "executor" in env_kwargs:  # a chat LLM: Base is played (or replayed from its cache) every time
+        return None
+    settings = env_settings(env_kwargs)
+    return json.dumps(
+        [env_id, split, [int(s) for s in seeds], rollouts, settings], sort_keys=True, default=repr
+    )
+
+
+def evaluate_policy(
+    policy: Any,
+    env_id: str,
+    *,
+    seeds: Sequence[int] = EVAL_SEEDS,
+    rollouts: int = EVAL_ROLLOUTS,
+    act: str = "sample",
+    split: str = "eval",
+    name: str | None = None,
+    base: bool = True,
+    engine: EngineConfig | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    fingerprint: str | None = None,
+    on_episode: Callable[[dict[str, Any]], None] | None = None,
+    **env_kwargs: Any,
+) -> PolicyScore:
+    """Play ``policy`` on the protocol and score it against Base on the same episodes.
+
+    Args:
+        policy: a ``Policy`` (``act(obs, mask, rng)``), a function ``f(obs, mask) -> action``, a trained
+            d3rlpy algorithm, a ``Trained``, or a sequence of these with one per seed (seed ``s`` played by
+            the one trained with ``s``).
+        env_id: a registered id, e.g. ``"HarnessPlanning-v0"``.
+        seeds: the protocol's seeds (default 0, 1, 2).
+        rollouts: episodes per task and seed (default 3: 180 episodes per setting).
+        act: for d3rlpy algorithms and ``Trained``: ``"sample"`` from a stochastic learner's softmax over
+            legal actions (the paper's controller) or ``"greedy"`` (argmax; Q-learners always).
+        split: ``"eval"`` (the held-out tasks; once, at the end), or ``"validation"`` for model selection.
+        name: the policy's name in results (default: its ``name`` attribute, function or class name).
+        base: also play Base on the same episodes (the paired ΔG; needed for ``write_results``).
+        engine: episodes in flight, processes, backend (results never depend on it).
+        checkpoint: a directory keeping finished episodes: the same call resumes there.
+        fingerprint: identifies the policy's parameters (e.g. a hash of its weights): a resume with
+            another one is refused.
+        on_episode: called with every finished episode's record (progress bars).
+        **env_kwargs: passed to ``gym.make`` (``executor=...``, ``executor_profile=...``).
+
+    Returns:
+        A :class:`PolicyScore`.
+    """
+    from harness_gym.evaluation.results import simulator
+
+    if act not in ACT_MODES:
+        raise PolicyError(f"act must be one of {ACT_MODES}, got {act!r}")
+    seeds = tuple(int(s) for s in seeds)
+    if not seeds or rollouts < 1 or len(set(seeds)) != len(seeds):
+        raise PolicyError(
+            f"need distinct seeds and at least one rollout, got seeds={seeds}, rollouts={rollouts}"
+        )
+    per_seed = isinstance(policy, list | tuple)
+    players = list(policy) if per_seed else [policy] * len(seeds)
+    if len(players) != len(seeds):
+        raise PolicyError(f"{len(players)} policies for {len(seeds)} seeds: give one policy per seed")
+    name = name or _default_name(players[0])
+    wrapped = [as_policy(p, act, name) for p in players]
+    modes = {mode for _, mode in wrapped}
+    record = simulator(env_kwargs.get("executor"), env_kwargs.get("executor_profile"))
+
+    def play(
+        player: Any, label: str, which: Sequence[int], tag: str, fp: str | None = None
+    ) -> list[EpisodeResult]:
+        where = None if checkpoint is None else Path(checkpoint) / tag
+        return evaluate(
+            player,
+            env_id,
+            split=split,
+            seeds=which,
+            rollouts=rollouts,
+            policy_name=label,
+            engine=engine,
+            checkpoint=where,
+            fingerprint=fp,
+            on_episode=on_episode,
+            **env_kwargs,
+        )
+
+    if per_seed:
+        episodes = [
+            r
+            for (p, _), s in zip(wrapped, seeds, strict=True)
+            for r in play(p, name, (s,), f"seed-{s}", fingerprint)
+        ]
+    else:
+        episodes = play(wrapped[0][0], name, seeds, "policy", fingerprint)
+    base_episodes = None
+    if base:
+        if not per_seed and isinstance(wrapped[0][0], BasePolicy) and wrapped[0][0].env_id == env_id:
+            base_episodes = episodes
+        else:
+            key = _base_key(env_id, split, seeds, rollouts, env_kwargs)
+            base_episodes = _BASE_RUNS.get(key) if key is not None else None
+            if base_episodes is None:
+                base_episodes = play(BasePolicy(env_id), BASE, seeds, BASE)
+                if key is not None:
+                    _BASE_RUNS[key] = base_episodes
+    return _score(name, env_id, split, seeds, rollouts, modes, per_seed, episodes, base_episodes, record)
+
+
+def _score(
+    name: str,
+    env_id: str,
+    split: str,
+    seeds: tuple[int, ...],
+    rollouts: int,
+    modes: set[str | None],
+    per_seed: bool,
+    episodes: list[EpisodeResult],
+    base_episodes: list[EpisodeResult] | None,
+    record: dict[str, Any],
+) -> PolicyScore:
+    G = np.array([r.G for r in episodes])
+    score = mean_ci([normalized_score(env_id, g) for g in G], rng=0)
+    seed_scores = {
+        s: normalized_score(env_id, float(np.mean([r.G for r in episodes if r.seed == s]))) for s in seeds
+    }
+    delta = p_value = delta_hms = base_G = None
+    if base_episodes is not None:
+        table = compare({BASE: base_episodes, "policy": episodes}, base=BASE)
+        entry = table["policies"]["policy"]
+        base_G = entry["base_G"]
+        delta = Interval(entry["delta_G"], entry["ci_low"], entry["ci_high"])
+        p_value, delta_hms = entry["p_value"], entry["delta_hms"]
+    act = next(iter(modes)) if len(modes) == 1 else None
+    return PolicyScore(
+        name=name,
+        env_id=env_id,
+        split=split,
+        seeds=seeds,
+        rollouts=rollouts,
+        act=act,
+        per_seed_models=per_seed,
+        G=float(G.mean()),
+        score=score,
+        seed_scores=seed_scores,
+        hms_norm=float(np.mean([r.hms_norm for r in episodes])),
+        base_G=base_G,
+        delta_G=delta,
+        p_value=p_value,
+        delta_hms=delta_hms,
+        episodes=tuple(episodes),
+        base_episodes=None if base_episodes is None else tuple(base_episodes),
+        simulator=record,
+    )
