@@ -14,6 +14,7 @@ import pytest
 
 from harness_gym.cli.main import main
 from harness_gym.datasets import cards, manifest, tiers
+from harness_gym.executors.simulated import SIMULATOR_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 TAU = "HarnessTauRetail-v0"
@@ -93,7 +94,7 @@ def test_the_entry_holds_what_the_manifest_promises(published):
     entry = entries[MEDIUM]
     assert entry["episodes"] == 320 and entry["tier"] == "medium" and entry["behavior"] == "base"
     assert entry["executor"]["name"] == "simulated" and entry["executor"]["profile"] == "default"
-    assert entry["simulator_version"] == 1 and entry["layout_version"] == 1
+    assert entry["simulator_version"] == SIMULATOR_VERSION and entry["layout_version"] == 1
     assert entry["reference_scores"]["episodes"] == 180
     assert len(entry["reference_table_version"]) == 12
     assert entry["sha256"] == manifest.combined_digest(entry["files"])
@@ -116,13 +117,14 @@ def test_verify_names_what_differs(tmp_path, published, capsys):
     shutil.copytree(root / "harness", tmp_path / "harness")
     with h5py.File(tmp_path / MEDIUM / "data" / "main_data.hdf5", "a") as file:
         file["episode_0/rewards"][-1] = 0.123
-    changed = {MEDIUM: {**entries[MEDIUM], "simulator_version": 2}}
+    changed = {MEDIUM: {**entries[MEDIUM], "simulator_version": SIMULATOR_VERSION + 1}}
     other = tmp_path / "MANIFEST.json"
     other.write_text(manifest.dumps(changed))
     assert main(["datasets", "verify", MEDIUM, "--root", str(tmp_path), "--manifest", str(other)]) == 1
     out = capsys.readouterr()
     assert out.out.startswith(f"FAIL {MEDIUM}")
-    assert "sha256: expected" in out.out and "simulator_version: expected 2, found 1" in out.out
+    assert "sha256: expected" in out.out
+    assert f"simulator_version: expected {SIMULATOR_VERSION + 1}, found {SIMULATOR_VERSION}" in out.out
     assert "1 dataset(s) differ" in out.err
     assert main(["datasets", "verify", "harness/planning/nothing-v0", "--manifest", str(path)]) == 1
     assert "not in the manifest: harness/planning/nothing-v0" in capsys.readouterr().err
