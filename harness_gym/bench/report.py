@@ -1224,6 +1224,7 @@ def _curves_figure(settings: list[tuple[str, Mapping[str, Any]]], path: Path) ->
 def _tokens_figure(settings: list[tuple[str, Mapping[str, Any]]], path: Path) -> None:
     """Per setting, one point per evaluated policy: mean executor tokens per episode against mean G."""
     from matplotlib.lines import Line2D
+    from matplotlib.ticker import MaxNLocator
 
     shown = [(e, s["tokens"]) for e, s in settings if s.get("tokens")]
     ncols = max(1, min(4, len(shown)))
@@ -1239,7 +1240,9 @@ def _tokens_figure(settings: list[tuple[str, Mapping[str, Any]]], path: Path) ->
             )
             at.setdefault((point["tokens"], point["G"]), []).append(name)
         for xy, names in at.items():
-            ax.annotate(", ".join(names), xy, fontsize=7, xytext=(3, 3), textcoords="offset points")
+            label = ", ".join(names) if len(names) <= 2 else f"{names[0]} +{len(names) - 1} more"
+            ax.annotate(label, xy, fontsize=7, xytext=(3, 3), textcoords="offset points")
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=3))
         ax.set_title(_label(e), fontsize=10)
         ax.set_xlabel("mean tokens per episode", fontsize=8)
         ax.set_ylabel("mean G", fontsize=8)
