@@ -279,6 +279,7 @@ class Domain(ABC):
         self._pools: dict[str, ArtifactPool] = {}
         self._supported = tuple(Action(a) in self.supported for a in range(N_ACTIONS))
         self._per_task: dict[tuple[str, str], Any] = {}
+        self._masks: dict[tuple[bool, bool, bool], np.ndarray] = {}
 
     @classmethod
     def dataset_domain(cls) -> str:
@@ -323,21 +324,27 @@ class Domain(ABC):
         return float(context.observed)
 
     def action_mask(self, ep: Episode) -> np.ndarray:
-        """Generic rule: each supported operation once it makes sense (runs on every step)."""
+        """Generic rule: each supported operation once it makes sense (runs on every step: the masks of
+        the eight (observed, can retrieve, has a draft) cases are built once, and a copy handed out)."""
         s = ep.state
-        sup = self._supported
-        return np.array(
-            (
-                sup[0] and not s.observed,
-                sup[1] and self.can_retrieve(ep),
-                sup[2] and (s.has_draft or not self.tool_needs_draft),
-                sup[3] and not s.has_draft,
-                sup[4] and s.has_draft,
-                sup[5] and s.has_draft,
-                True,
-            ),
-            dtype=np.int8,
-        )
+        key = (bool(s.observed), bool(self.can_retrieve(ep)), bool(s.has_draft))
+        mask = self._masks.get(key)
+        if mask is None:
+            observed, retrieve, has_draft = key
+            sup = self._supported
+            mask = self._masks[key] = np.array(
+                (
+                    sup[0] and not observed,
+                    sup[1] and retrieve,
+                    sup[2] and (has_draft or not self.tool_needs_draft),
+                    sup[3] and not has_draft,
+                    sup[4] and has_draft,
+                    sup[5] and has_draft,
+                    True,
+                ),
+                dtype=np.int8,
+            )
+        return mask.copy()
 
     def evidence(self, task: Task, context: Context, needs: str) -> float:
         """How much of what a fix needing ``needs`` (``FlawKind.needs``) the harness gathered, in [0, 1]:

@@ -45,7 +45,7 @@ from harness_gym.executors.base import (
     FlawKind,
     Usage,
 )
-from harness_gym.executors.costs import PromptSizer, completion_tokens, prompt_tokens
+from harness_gym.executors.costs import CACHE_LIMIT, PromptSizer, completion_tokens, prompt_tokens
 from harness_gym.executors.profiles import DomainProfile, feedback_kind, for_domain
 
 REFLAW_TRIES = 8
@@ -105,6 +105,7 @@ class SimulatedExecutor:
         self._flaws: dict[str, tuple[list[str], list[float], dict[str, list[str]]]] = {}
         self._kinds: dict[str, dict[str, str]] = {}
         self.sizer = PromptSizer(domain)
+        self._usages: dict[tuple[int, str, int], Usage] = {}
 
     def describe(self) -> dict[str, object]:
         """Parameters recorded in dataset metadata."""
@@ -207,10 +208,17 @@ class SimulatedExecutor:
 
     def _usage(self, request: ExecutorRequest, text: str) -> Usage:
         """Tokens of the prompt the domain's templates would render and of the reply; modelled latency
-        (``CallCosts``)."""
-        costs = self.profile.costs
-        prompt = prompt_tokens(costs, self.sizer.prompt_chars(request))
-        completion = completion_tokens(costs, request.kind, len(text))
-        return Usage(
-            prompt_tokens=prompt, completion_tokens=completion, latency_s=costs.latency_s(completion)
-        )
+        (``CallCosts``). A function of (prompt characters, kind, reply characters): each distinct one is
+        built once (``Usage`` is frozen, so one instance serves every call)."""
+        key = (self.sizer.prompt_chars(request), request.kind, len(text))
+        usage = self._usages.get(key)
+        if usage is None:
+            costs = self.profile.costs
+            prompt = prompt_tokens(costs, key[0])
+            completion = completion_tokens(costs, request.kind, key[2])
+            if len(self._usages) >= CACHE_LIMIT:
+                self._usages.clear()
+            usage = self._usages[key] = Usage(
+                prompt_tokens=prompt, completion_tokens=completion, latency_s=costs.latency_s(completion)
+            )
+        return usage
