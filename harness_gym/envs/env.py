@@ -257,30 +257,32 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
-        if options is not None and not isinstance(options, Mapping):
-            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
-        unknown = sorted(str(key) for key in (options or {}) if key not in RESET_OPTIONS)
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {unknown}; known: {', '.join(RESET_OPTIONS)}")
-        for key in RESET_OPTIONS:
-            value = (options or {}).get(key)
-            if value is not None and not isinstance(value, str):
-                raise TypeError(f"options[{key!r}] must be a str, got {type(value).__name__}")
-        task_id = (options or {}).get("task_id")
+        task_id = tag = None
+        if options is not None:
+            if not isinstance(options, Mapping):
+                raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+            unknown = sorted(str(key) for key in options if key not in RESET_OPTIONS)
+            if unknown:
+                raise ValueError(f"unknown reset option(s) {unknown}; known: {', '.join(RESET_OPTIONS)}")
+            for key in RESET_OPTIONS:
+                value = options.get(key)
+                if value is not None and not isinstance(value, str):
+                    raise TypeError(f"options[{key!r}] must be a str, got {type(value).__name__}")
+            task_id, tag = options.get("task_id"), options.get("episode_tag")
+        rng = self.np_random
         if task_id is None:
-            task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
+            task = self.tasks[int(rng.integers(len(self.tasks)))]
         elif task_id in self._by_id:
             task = self._by_id[task_id]
         else:
             raise ValueError(f"unknown task id {task_id!r} for {self.domain.env_id} split {self.split!r}")
         state = HarnessState(self.domain.name, self.max_steps, self.domain.cost_budget)
-        key = episode_key(self.np_random)
+        key = episode_key(rng)
         episode_id = f"{self.domain.env_id}/{task.task_id}/seed={seed}"
-        tag = (options or {}).get("episode_tag")
         if tag is not None:
             episode_id += f"/{tag}"
         self._ep = Episode(
-            task=task, state=state, rng=self.np_random, executor=self.executor, episode_id=episode_id, key=key
+            task=task, state=state, rng=rng, executor=self.executor, episode_id=episode_id, key=key
         )
         self._final = None
         self._mask = self._legal(self._ep)

@@ -77,20 +77,22 @@ class HashDraws:
         return value
 
 
+_ITEM = "\x1f"
+"""Between two items of one part of a greedy call's seed (parts are separated by ``\\x1e``)."""
+
+
 def greedy_rng(request: ExecutorRequest) -> HashDraws:
     """The draws of a greedy (temperature 0) call: seeded by the episode key and everything the call's
     prompt would hold (kind, task, whether it was read, evidence ids, tool results, draft, and for a REVISE
     the fresh feedback), so an identical request in the same episode gets the identical reply."""
     context, draft, feedback = request.context, request.draft or "", request.feedback
-    h = hashlib.blake2b(digest_size=16)
-    h.update(
-        f"{request.episode_key}\x1e{request.kind}\x1e{request.task.task_id}\x1e{context.observed}".encode()
+    text = (
+        f"{request.episode_key}\x1e{request.kind}\x1e{request.task.task_id}\x1e{context.observed}"
+        f"\x1e{_ITEM.join(context.evidence)}\x1e{_ITEM.join(context.tool_results)}\x1e{draft}"
     )
-    for part in ("\x1f".join(context.evidence), "\x1f".join(context.tool_results), draft):
-        h.update(b"\x1e" + part.encode())
     if request.kind == "revise" and feedback is not None and feedback.localizes(artifact_hash(draft)):
-        h.update(b"\x1e" + "\x1f".join(feedback.issues).encode())
-    return HashDraws(h.digest())
+        text += "\x1e" + _ITEM.join(feedback.issues)
+    return HashDraws(hashlib.blake2b(text.encode(), digest_size=16).digest())
 
 
 class SimulatedExecutor:
