@@ -113,17 +113,18 @@ class Episode:
     def ask(self, kind: RequestKind) -> ExecutorResponse:
         """One executor call about the current draft, with its usage added to the episode's."""
         usage = self.usage
-        request = ExecutorRequest(
+        state = self.state
+        request = ExecutorRequest(  # positionally: sample_index, revision, episode_key, episode, step
             kind,
             self.task,
             self.context,
             self.draft,
             self.feedback,
-            sample_index=int(usage["executor_calls"]),
-            revision=self.state.revisions,
-            episode_key=self.key,
-            episode=self.episode_id,
-            step=self.state.t + 1,
+            int(usage["executor_calls"]),
+            state.revisions,
+            self.key,
+            self.episode_id,
+            state.t + 1,
         )
         response = self.executor.complete(request, self.rng)
         self.pending_io = response.io

@@ -107,7 +107,7 @@ class SimulatedExecutor:
         self._flaws: dict[str, tuple[list[str], list[float], dict[str, list[str]]]] = {}
         self._kinds: dict[str, dict[str, str]] = {}
         self.sizer = PromptSizer(domain)
-        self._usages: dict[tuple[int, str, int], Usage] = {}
+        self._responses: dict[tuple[str, int, str], ExecutorResponse] = {}
 
     def describe(self) -> dict[str, object]:
         """Parameters recorded in dataset metadata."""
@@ -168,7 +168,7 @@ class SimulatedExecutor:
                 text = calls.reference
             else:
                 text = self._flawed(f"{task.task_id}/tool:{calls.reference}", calls, rng)
-            return ExecutorResponse(text=text, usage=self._usage(request, text))
+            return self._response(request, text)
         pool = self.domain.pool(task)
         if request.kind == "draft":
             informed = self.domain.informedness(task, request.context)
@@ -187,7 +187,7 @@ class SimulatedExecutor:
             text = "FAIL: the draft does not meet the task's criteria" if alarm else "PASS"
         else:
             raise ValueError(f"unknown request kind {request.kind!r}")
-        return ExecutorResponse(text=text, usage=self._usage(request, text))
+        return self._response(request, text)
 
     def _revise(
         self, draft: str, request: ExecutorRequest, pool: ArtifactPool, rng: np.random.Generator
@@ -208,19 +208,22 @@ class SimulatedExecutor:
             return self._flawed(key, pool, rng, avoid=draft)
         return draft
 
-    def _usage(self, request: ExecutorRequest, text: str) -> Usage:
-        """Tokens of the prompt the domain's templates would render and of the reply; modelled latency
-        (``CallCosts``). A function of (prompt characters, kind, reply characters): each distinct one is
-        built once (``Usage`` is frozen, so one instance serves every call)."""
-        key = (self.sizer.prompt_chars(request), request.kind, len(text))
-        usage = self._usages.get(key)
-        if usage is None:
+    def _response(self, request: ExecutorRequest, text: str) -> ExecutorResponse:
+        """The reply ``text`` with its usage: tokens of the prompt the domain's templates would render and
+        of the reply, modelled latency (``CallCosts``). A function of (reply, prompt characters, kind):
+        each distinct one is built once (``ExecutorResponse`` and ``Usage`` are frozen, so one instance
+        serves every such call)."""
+        chars = self.sizer.prompt_chars(request)
+        key = (text, chars, request.kind)
+        response = self._responses.get(key)
+        if response is None:
             costs = self.profile.costs
-            prompt = prompt_tokens(costs, key[0])
-            completion = completion_tokens(costs, request.kind, key[2])
-            if len(self._usages) >= CACHE_LIMIT:
-                self._usages.clear()
-            usage = self._usages[key] = Usage(
+            prompt = prompt_tokens(costs, chars)
+            completion = completion_tokens(costs, request.kind, len(text))
+            usage = Usage(
                 prompt_tokens=prompt, completion_tokens=completion, latency_s=costs.latency_s(completion)
             )
-        return usage
+            if len(self._responses) >= CACHE_LIMIT:
+                self._responses.clear()
+            response = self._responses[key] = ExecutorResponse(text=text, usage=usage)
+        return response
