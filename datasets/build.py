@@ -1,104 +1,47 @@
-"""Rebuild the published buffers and their cards.
+"""Build the published tiers, then write their manifest, cards, index and the README's dataset table.
 
-Each buffer is the paper's: Base and Exploratory (epsilon 0.3) episodes alternating, on the train split,
-20 episodes per task (80 tasks -> 1,600 episodes for a controlled domain, 16 -> 320 for an adapter),
-seeds from 0, simulated executor. The card's statistics are recomputed from the written dataset alone.
+Every tier of every setting (``harness_gym.datasets.tiers``) is collected under ``--root`` (Minari's datasets
+directory by default), its manifest entry computed from the written copy alone, and ``datasets/MANIFEST.json``
+rewritten; then the cards (``datasets/<domain>-<tier>-v0.md``), their index (``datasets/README.md``) and the
+README's table are generated from the manifest. Deterministic: the same code gives the same manifest, byte
+for byte, for any ``--workers``; nothing written depends on the machine or the time.
 
-    python datasets/build.py [--root DIR] [--workers 2] [--only coding planning]
+    python datasets/build.py [--root DIR] [--workers 2] [--only planning coding] [--tiers medium coverage]
+    python datasets/build.py --docs-only      # regenerate cards, index and README table from the manifest
 """
 
 from __future__ import annotations
 
 import argparse
+import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-import minari
+from harness_gym.datasets import cards, manifest, tiers
 
-import harness_gym
-from harness_gym.datasets.collect import CollectConfig, collect, dataset_root, dataset_stats
-from harness_gym.envs.registry import env_class
-
-EPISODES_PER_TASK = 20
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parent
+MANIFEST = HERE / "MANIFEST.json"
+README = HERE.parent / "README.md"
 
 
-def recipe(env_id: str) -> CollectConfig:
-    domain = env_class(env_id).domain_cls
-    episodes = EPISODES_PER_TASK * sum(task.split == "train" for task in domain().tasks())
-    return CollectConfig(env_id, "mixed", episodes, f"harness/{domain.name}/mixed-v0")
+def documents(entries: Mapping[str, Mapping[str, Any]]) -> dict[Path, str]:
+    """Every file generated from the manifest: path -> text."""
+    out = {HERE / cards.card_name(dataset_id): cards.card(dataset_id, e) for dataset_id, e in entries.items()}
+    out[HERE / "README.md"] = cards.index(entries)
+    out[README] = cards.replace_readme_table(README.read_text(), entries)
+    return out
 
 
-def command(config: CollectConfig) -> str:
-    return (
-        f"harness-gym collect --env {config.env_id} --policy {config.policy} --episodes {config.episodes} "
-        f"--dataset-id {config.dataset_id} --split {config.split} --seed {config.seed} --workers 2"
-    )
-
-
-def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.1%}"
-
-
-def card(config: CollectConfig, dataset: minari.MinariDataset, seconds: float) -> str:
-    stats = dataset_stats(dataset)
-    meta = dataset.storage.metadata
-    support = stats["support"]
-    events = "\n".join(
-        f"| {event} | {stats['hms_fired'][event]:.1%} | {stats['hms_applicable'][event]:.1%} |"
-        for event in meta["harness_hms_events"]
-    )
-    return f"""# `{config.dataset_id}`
-
-Rollouts of the Base harness and its exploratory variant (epsilon {config.epsilon}: a uniformly random
-legal action instead of the scripted one), alternating so that every task gets both
-(`harness_gym.datasets.collect.mixed_behavior`), on the **train** split of `{config.env_id}` with the embedded
-simulated executor. Episode *i* runs task *i* mod {len(meta["harness_task_ids"])} with seed
-{config.seed} + *i*. This is the kind of buffer the paper trains its offline controllers on.
-
-Rebuild (identical arrays for any `--workers`):
-
-```bash
-{command(config)}
-```
-
-Load:
-
-```python
-import minari
-dataset = minari.load_dataset("{config.dataset_id}")
-```
-
-| statistic | value |
-|---|---|
-| episodes | {stats["episodes"]} |
-| steps | {stats["steps"]} |
-| mean G | {stats["mean_G"]:.3f} |
-| max G | {stats["max_G"]:.3f} |
-| buffer slack (max G - mean G) | {stats["buffer_slack"]:.3f} |
-| mean HMS_norm | {stats["mean_hms_norm"]:+.3f} |
-| ref_min_score (random controller of the env id, `reference_scores.py`) | {meta["ref_min_score"]:.3f} |
-| ref_max_score (expert reference of the env id) | {meta["ref_max_score"]:.3f} |
-| task set | {meta["harness_task_set_version"]}, {len(meta["harness_task_ids"])} train tasks |
-| build time (this machine, 2 workers) | {seconds:.0f} s |
-
-Support (`harness_gym/datasets/support.py`): can an offline learner see anything better than Base here?
-
-| diagnostic | value |
-|---|---|
-| episodes with CHECK then REVISE | {support["check_revise_share"]:.1%} |
-| exploratory episodes beating their task's Base mean G | {_pct(support["explore_beats_base_share"])} |
-| per-task advantage variance explained by the action sequence | {_pct(support["advantage_r2_by_actions"])} |
-| distinct action sequences / episodes | {support["distinct_sequence_share"]:.1%} |
-
-| HMS event | fired | applicable |
-|---|---|---|
-{events}
-
-Per-step infos: `action_mask`, `behavior_logp`, `task_index`, `behavior` (index into
-`harness_behaviors`); on the last row `G`, `hms_norm`, `hms_fired` / `hms_applicable`
-(`harness_hms_events` order) and `rubric_score` / `rubric_max` (`harness_rubric_criteria`:
-{", ".join(meta["harness_rubric_criteria"])}). See `harness_gym/datasets/collect.py` for the full layout.
-"""
+def write_documents(entries: Mapping[str, Mapping[str, Any]]) -> None:
+    """Write ``documents`` and remove cards of ids no longer in the manifest."""
+    written = documents(entries)
+    for path, text in written.items():
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+    for stale in HERE.glob("*-v[0-9]*.md"):
+        if stale not in written:
+            stale.unlink()
 
 
 def main() -> None:
@@ -107,26 +50,33 @@ def main() -> None:
     )
     parser.add_argument("--root", default=None, help="datasets directory (default: Minari's)")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--only", nargs="*", default=None, help="domain names to rebuild")
+    parser.add_argument("--only", nargs="*", default=None, help="domain names to build (default: all)")
+    parser.add_argument("--tiers", nargs="*", default=None, choices=list(tiers.TIERS), help="default: all")
+    parser.add_argument("--docs-only", action="store_true", help="only regenerate the documents")
     args = parser.parse_args()
-    for env_id in harness_gym.ENV_IDS:
-        base = recipe(env_id)
-        domain = base.dataset_id.split("/")[1]
-        if args.only and domain not in args.only:
-            continue
-        config = CollectConfig(
-            base.env_id,
-            base.policy,
-            base.episodes,
-            base.dataset_id,
-            workers=args.workers,
-            overwrite=True,
-            root=args.root,
-        )
-        report = collect(config)
-        dataset = minari.load_dataset(str(dataset_root(args.root) / config.dataset_id))
-        (HERE / f"{domain}-mixed-v0.md").write_text(card(config, dataset, report.seconds))
-        print(f"{config.dataset_id}: {report.stats['episodes']} episodes in {report.seconds:.1f}s")
+    entries = manifest.load(MANIFEST) if MANIFEST.exists() else {}
+    if not args.docs_only:
+        by_domain = tiers.domains()
+        unknown = sorted(set(args.only or ()) - set(by_domain))
+        if unknown:
+            raise SystemExit(f"unknown domain(s) {unknown}; known: {', '.join(by_domain)}")
+        for domain, env_id in by_domain.items():
+            if args.only and domain not in args.only:
+                continue
+            for tier in args.tiers or tiers.TIERS:
+                start = time.perf_counter()
+                report = tiers.build(env_id, tier, root=args.root, workers=args.workers)
+                dataset_id = report.dataset_id
+                entries[dataset_id] = manifest.entry(dataset_id, args.root)
+                MANIFEST.write_text(manifest.dumps(entries))
+                e = entries[dataset_id]
+                print(
+                    f"{dataset_id}: {e['episodes']} episodes, {e['steps']} steps, mean G {e['mean_G']:.3f}, "
+                    f"{e['size_bytes'] / 1e6:.1f} MB, sha256 {e['sha256'][:12]} "
+                    f"({time.perf_counter() - start:.1f}s)",
+                    flush=True,
+                )
+    write_documents(manifest.load(MANIFEST) if MANIFEST.exists() else entries)  # as read back from the file
 
 
 if __name__ == "__main__":

@@ -7,14 +7,17 @@ import json
 import re
 
 import minari
+import numpy as np
 import pytest
 
 from baselines.train import ALGOS, train
+from harness_gym.bench.report import HEADINGS, fmt_ci, fmt_signed
 from harness_gym.bench.runner import BenchConfig, run
 from harness_gym.cli.main import main
 from harness_gym.datasets.collect import CollectConfig, collect
 from harness_gym.datasets.d3rlpy_bridge import quiet_d3rlpy
 from harness_gym.evaluation.d3rlpy_policy import MaskedPolicy
+from harness_gym.evaluation.headroom import Protocol, measure, paired_gap
 from harness_gym.evaluation.protocol import evaluate
 from harness_gym.policies.scripted import make_policy
 
@@ -130,5 +133,27 @@ def test_bench_writes_the_report(tmp_path):
     assert "## Off-policy evaluation" in (tmp_path / "results" / "report.md").read_text()
     rows = list(csv.DictReader((tmp_path / "results" / "summary.csv").open()))
     assert {row["policy"] for row in rows} == set(policies)
+    # the state-dependence gap: expert and open-loop on the same episodes, as headroom measures them
+    setting = results["settings"][PLANNING]
+    measured = measure(PLANNING, ("expert", "open-loop"), Protocol(seeds=(0,), rollouts=1))
+    expert, open_loop = ([r["G"] for r in measured[name]] for name in ("expert", "open-loop"))
+    gap = setting["state_dependence"]
+    assert (gap["gap"], gap["ci_low"], gap["ci_high"]) == pytest.approx(paired_gap(expert, open_loop))
+    assert gap["expert_G"] == pytest.approx(np.mean(expert)) and gap["pairs"] == 20
+    assert gap["open_loop_G"] == pytest.approx(np.mean(open_loop))
+    # G and tokens per episode of every evaluated policy; the gap's two are references, not in the tables
+    tokens = setting["tokens"]
+    assert set(tokens) == set(policies) | {"expert", "open-loop"}
+    assert {name for name, point in tokens.items() if point["kind"] == "learner"} == set(policies) - {
+        "base",
+        "forced-check",
+    }
+    assert tokens["expert"]["G"] == pytest.approx(gap["expert_G"]) and tokens["expert"]["tokens"] > 0
+    assert all(tokens[name]["G"] == pytest.approx(policies[name]["G"]) for name in policies)
+    report = (tmp_path / "results" / "report.md").read_text()
+    section = report.split(f"## {HEADINGS['state_dependence']}\n", 1)[1]
+    assert f"| {fmt_signed(gap['gap'])} | {fmt_ci(gap['ci_low'], gap['ci_high'])} | 20 |" in section
+    assert "![g_vs_tokens](fig_g_vs_tokens.png)" in report
+    assert (tmp_path / "results" / "fig_g_vs_tokens.png").stat().st_size > 0
     with pytest.raises(ValueError, match="unknown setting"):
         run(BenchConfig(settings=("Nope-v0",), out=str(tmp_path / "x")))

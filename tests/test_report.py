@@ -252,3 +252,27 @@ def test_policy_figure_bars_are_the_lifts_over_base(
     assert len(lifts) == 4  # awr, bc, forced-check on planning; awr alone on tau-retail
     assert bars == pytest.approx(sorted(lifts))
     assert [t.get_text() for t in fig.legends[0].get_texts()][:3] == ["AW", "BC", "Forced CHECK"]
+
+
+def test_g_vs_tokens_figure_and_gap_section(
+    results: dict[str, Any], tmp_path: Path, saved_figures: dict[str, Any]
+) -> None:
+    with_tokens = json.loads(json.dumps(results))
+    points = {
+        "base": {"G": 0.5, "tokens": 600.0, "kind": "reference"},
+        "expert": {"G": 0.8, "tokens": 1600.0, "kind": "reference"},
+        "awr": {"G": 0.6, "tokens": 900.0, "kind": "learner"},
+    }
+    gap = {"expert_G": 0.8, "open_loop_G": 0.7, "gap": 0.1, "ci_low": 0.02, "ci_high": 0.19, "pairs": 60}
+    with_tokens["settings"][PLANNING] |= {"tokens": points, "state_dependence": gap | {"string": "DCV"}}
+    write_figures(with_tokens, tmp_path)
+    ax = saved_figures[FIGURES["g_vs_tokens"]].axes[0]  # only Planning has token counts
+    plotted = sorted(tuple(c.get_offsets()[0]) for c in ax.collections)
+    assert plotted == sorted((p["tokens"], p["G"]) for p in points.values())
+    assert sorted(t.get_text() for t in ax.texts) == sorted(points)
+    md = markdown_tables(with_tokens)
+    gaps = _table_rows(md, HEADINGS["state_dependence"])
+    assert gaps == [[PAPER[PLANNING].label, "0.800", "0.700", "+0.100", "[+0.020, +0.190]", "60", "`DCV`"]]
+    section = md.split(f"## {HEADINGS['state_dependence']}\n", 1)[1]
+    assert "| Planning | awr | learner | 0.600 | 900 |" in section
+    assert "_No state-dependence gap in these results._" in markdown_tables(results)

@@ -53,6 +53,7 @@ HEADINGS = {
     "others": "Other offline RL algorithms",
     "curves": "Learning curves",
     "aggregate": "Aggregate statistics",
+    "state_dependence": "State-dependence gap and token cost",
 }
 """Section titles of ``markdown_tables``, in order."""
 
@@ -462,6 +463,48 @@ def _others_table(settings: list[tuple[str, Mapping[str, Any]]]) -> str:
     )
 
 
+def _state_dependence_tables(settings: list[tuple[str, Mapping[str, Any]]]) -> str:
+    """Expert minus open-loop per setting (``state_dependence``), then every policy's mean G beside its
+    mean executor tokens per episode (``tokens``; the G-versus-tokens figure's points)."""
+    gap_rows = []
+    for e, s in settings:
+        gap = s.get("state_dependence")
+        if gap:
+            gap_rows.append(
+                [
+                    _label(e),
+                    fmt_num(gap["expert_G"]),
+                    fmt_num(gap["open_loop_G"]),
+                    fmt_signed(gap["gap"]),
+                    fmt_ci(gap["ci_low"], gap["ci_high"]),
+                    str(gap["pairs"]),
+                    f"`{gap['string']}`",
+                ]
+            )
+    token_rows = [
+        [_label(e), name, point["kind"], fmt_num(point["G"]), f"{point['tokens']:,.0f}"]
+        for e, s in settings
+        for name, point in (s.get("tokens") or {}).items()
+    ]
+    parts = [
+        "The expert (reads the state) and the open-loop reference (the setting's best fixed action string, "
+        "`harness_gym/data/open_loop.json`) play the same evaluation episodes as Base; the gap is their mean "
+        "paired difference in G with a 95% percentile bootstrap interval over the episode pairs "
+        "(`harness_gym.evaluation.headroom.paired_gap`). A measurement, not a target."
+    ]
+    headers = ["Setting", "expert G", "open-loop G", "gap", "95% CI", "pairs", "open-loop string"]
+    parts.append(
+        markdown_table(headers, gap_rows) if gap_rows else "_No state-dependence gap in these results._"
+    )
+    if token_rows:
+        parts += [
+            "Mean G and mean executor tokens (prompt + completion) per evaluation episode of every "
+            "evaluated policy (figure: G versus tokens).",
+            markdown_table(["Setting", "Policy", "kind", "G", "tokens / episode"], token_rows, left=3),
+        ]
+    return _section("state_dependence", parts[0], "\n\n".join(parts[1:]), None)
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
@@ -788,6 +831,7 @@ def markdown_tables(results: Mapping[str, Any]) -> str:
         _curves_table,
         lambda settings: _aggregate_section(results, settings),
         _ope_tables,
+        _state_dependence_tables,
     )
     tables = [build(settings).rstrip() for build in builders]
     if results.get("smoke"):  # every section says so, not only the report's title
@@ -932,6 +976,7 @@ FIGURES = {
     "sigma_delta_g": "fig_sigma_vs_delta_g.png",
     "events": "fig_events.png",
     "learning_curves": "fig_learning_curves.png",
+    "g_vs_tokens": "fig_g_vs_tokens.png",
 }
 """The figures, comparison first (aggregate intervals, probability of improvement, performance profiles,
 per-setting scores), then the paper-comparison figures."""
@@ -1176,6 +1221,41 @@ def _curves_figure(settings: list[tuple[str, Mapping[str, Any]]], path: Path) ->
     fig.savefig(path)
 
 
+def _tokens_figure(settings: list[tuple[str, Mapping[str, Any]]], path: Path) -> None:
+    """Per setting, one point per evaluated policy: mean executor tokens per episode against mean G."""
+    from matplotlib.lines import Line2D
+
+    shown = [(e, s["tokens"]) for e, s in settings if s.get("tokens")]
+    ncols = max(1, min(4, len(shown)))
+    nrows = max(1, math.ceil(len(shown) / ncols))
+    fig = _new_figure(max(6.0, 3.6 * ncols + 0.6), 3.0 * nrows + 0.9)
+    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    markers = {"reference": "s", "learner": "o"}
+    for ax, (e, points) in zip(axes, shown, strict=False):
+        at: dict[tuple[float, float], list[str]] = {}  # policies on the same point share one label
+        for k, (name, point) in enumerate(points.items()):
+            ax.scatter(
+                [point["tokens"]], [point["G"]], color=f"C{k % 10}", marker=markers[point["kind"]], s=30
+            )
+            at.setdefault((point["tokens"], point["G"]), []).append(name)
+        for xy, names in at.items():
+            ax.annotate(", ".join(names), xy, fontsize=7, xytext=(3, 3), textcoords="offset points")
+        ax.set_title(_label(e), fontsize=10)
+        ax.set_xlabel("mean tokens per episode", fontsize=8)
+        ax.set_ylabel("mean G", fontsize=8)
+        ax.grid(alpha=0.3)
+    for ax in axes[len(shown) :]:
+        ax.set_axis_off()
+    if not shown:
+        _no_data(axes[0], "no token counts in these results")
+    handles = [
+        Line2D([], [], color="grey", marker=marker, ls="", label=kind) for kind, marker in markers.items()
+    ]
+    fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=8)
+    fig.suptitle("G versus executor tokens per episode (one point per policy)", fontsize=10)
+    fig.savefig(path)
+
+
 def _performance_profile_figure(results: Mapping[str, Any], out: Path) -> Path:
     """rliable's performance profiles (share of runs above each normalised score) with their bands."""
     aggregate, path = results.get("aggregate") or {}, out / FIGURES["performance_profile"]
@@ -1362,6 +1442,7 @@ def write_figures(results: Mapping[str, Any], out_dir: str | Path) -> dict[str, 
         "sigma_delta_g": _sigma_figure,
         "events": _events_figure,
         "learning_curves": _curves_figure,
+        "g_vs_tokens": _tokens_figure,
     }
     for key, build in builders.items():
         paths[key] = out / FIGURES[key]

@@ -23,6 +23,12 @@ first ``BenchConfig.view_episodes`` evaluation episodes of every evaluated polic
 of all of them with a chat-LLM executor (the audit trail: step records with each call's cache key,
 latency, tokens and cache flag); ``harness-gym view OUT`` shows them.
 
+State dependence and token cost: the expert and the open-loop reference (``GAP_POLICIES``, where an
+open-loop string is shipped) play the same evaluation episodes as Base; ``state_dependence`` holds
+expert minus open-loop with its paired bootstrap interval (``harness_gym.evaluation.headroom``) and
+``tokens`` every evaluated policy's mean G and mean executor tokens per episode. Neither joins the
+comparison tables unless named in ``references``.
+
 Off-policy evaluation (``off_policy_evaluation``): every trained acting policy is also valued from the
 buffer alone (FQE, IS, WIS, PDIS, DR; ``harness_gym.bench.ope``) and by playing it on the train tasks the
 buffer's episodes start from, so each estimator's error is measured against the simulator's truth.
@@ -221,10 +227,72 @@ def episode_count(env_id: str, config: BenchConfig) -> int:
     n_eval = sum(task.split == "eval" for task in tasks)
     modes = sum(len(config.act) if get_algorithm(algo).stochastic else 1 for algo in config.algos)
     per_policy = n_eval * len(config.seeds) * config.rollouts
-    evaluated = (2 + len(config.references) + modes) * per_policy
+    gap_only = len(set(gap_policy_names(env_id)) - set(config.references))
+    evaluated = (2 + len(config.references) + gap_only + modes) * per_policy
     truth = n_train * len(config.seeds) * modes  # ``off_policy_evaluation``'s true values
     curves = curve_episode_count(len(select(tasks, VALIDATION)), config)
     return config.episodes_per_task * n_train + evaluated + truth + curves
+
+
+# -- the state-dependence gap and the token cost -----------------------------------------------------
+GAP_POLICIES = ("expert", "open-loop")
+"""The state-dependence gap is expert minus open-loop (``harness_gym.evaluation.headroom``): both play the
+protocol's evaluation episodes beside Base, reported in their own section (absent from the comparison
+tables unless named in ``BenchConfig.references``)."""
+
+
+def gap_policy_names(env_id: str) -> tuple[str, ...]:
+    """``GAP_POLICIES`` where ``env_id`` has a shipped open-loop string, else none."""
+    from harness_gym.policies.open_loop import open_loop_table
+
+    return GAP_POLICIES if env_id in open_loop_table()["strings"] else ()
+
+
+def gap_policies(env_id: str) -> dict[str, Any]:
+    """The gap's two policies, by name (empty where no open-loop string is shipped)."""
+    from harness_gym.policies.open_loop import OpenLoopPolicy
+    from harness_gym.policies.scripted import make_policy
+
+    names = gap_policy_names(env_id)
+    return {"expert": make_policy("expert", env_id), "open-loop": OpenLoopPolicy(env_id)} if names else {}
+
+
+def state_dependence(env_id: str, results: dict[str, list[Any]]) -> dict[str, Any] | None:
+    """Expert and open-loop mean G and their paired gap with its bootstrap interval
+    (``headroom.paired_gap``, over the protocol's episode pairs); None without both."""
+    if not all(name in results for name in GAP_POLICIES):
+        return None
+    from harness_gym.evaluation.headroom import paired_gap
+    from harness_gym.policies.open_loop import open_loop_table
+
+    expert, open_loop = (results[name] for name in GAP_POLICIES)
+    if [r.key for r in expert] != [r.key for r in open_loop]:
+        raise ValueError(f"{env_id}: expert and open-loop did not play the same episodes")
+    gap, low, high = paired_gap([r.G for r in expert], [r.G for r in open_loop])
+    return {
+        "expert_G": statistics.fmean(r.G for r in expert),
+        "open_loop_G": statistics.fmean(r.G for r in open_loop),
+        "gap": gap,
+        "ci_low": low,
+        "ci_high": high,
+        "pairs": len(expert),
+        "string": open_loop_table()["strings"][env_id]["string"],
+    }
+
+
+def token_points(
+    results: dict[str, list[Any]], tokens: dict[str, list[float]], references: tuple[str, ...]
+) -> dict[str, dict[str, Any]]:
+    """Per evaluated policy: mean G and mean executor tokens (prompt + completion) per episode, and
+    whether it is a reference (else a learner): the G-versus-tokens figure's points."""
+    return {
+        name: {
+            "G": statistics.fmean(r.G for r in episodes),
+            "tokens": statistics.fmean(tokens[name]),
+            "kind": "reference" if name in references else "learner",
+        }
+        for name, episodes in results.items()
+    }
 
 
 # -- learning curves -------------------------------------------------------------------------------
@@ -471,12 +539,24 @@ def run_setting(
     checkpoints = Path(config.out) / CHECKPOINTS / env_id
 
     kept: dict[str, list[dict[str, Any]]] = {}
+    tokens: dict[str, list[float]] = {}  # per policy, every evaluation episode's executor tokens
 
-    def keep(name: str, record: dict[str, Any]) -> None:
+    def keep(name: str, record: dict[str, Any], view: bool = True) -> None:
         tick(1)
-        kept.setdefault(name, []).append({"policy": name, **record})
+        tokens.setdefault(name, []).append(
+            record["usage"]["prompt_tokens"] + record["usage"]["completion_tokens"]
+        )
+        if view:
+            kept.setdefault(name, []).append({"policy": name, **record})
 
-    def run_eval(policy: Any, name: str, seeds: tuple[int, ...], tag: str, fingerprint: str | None = None):
+    def run_eval(
+        policy: Any,
+        name: str,
+        seeds: tuple[int, ...],
+        tag: str,
+        fingerprint: str | None = None,
+        view: bool = True,
+    ):
         return evaluate(
             policy,
             env_id,
@@ -486,7 +566,7 @@ def run_setting(
             engine=engine,
             checkpoint=checkpoints / tag,
             fingerprint=fingerprint,
-            on_episode=lambda record: keep(name, record),
+            on_episode=lambda record: keep(name, record, view),
             **env_kwargs,
         )
 
@@ -496,6 +576,10 @@ def run_setting(
     }
     for name in config.references:  # the engine binds hindsight-submit to each env it plays on
         results[name] = run_eval(make_policy(name, env_id), name, config.seeds, name)
+    gap_refs = {  # the state-dependence gap's two ends, on the same episodes (not in the tables above)
+        name: results.get(name) or run_eval(policy, name, config.seeds, name, view=False)
+        for name, policy in gap_policies(env_id).items()
+    }
     trained: dict[str, list[tuple[int, Any, str | None]]] = {
         "base": [(s, BasePolicy(env_id), None) for s in config.seeds]
     }
@@ -552,6 +636,10 @@ def run_setting(
         "curves": curves.points,
         "pass_k": pass_k(results, range(1, config.rollouts + 1)),
         "ope": ope,
+        "state_dependence": state_dependence(env_id, gap_refs),
+        "tokens": token_points(
+            results | gap_refs, tokens, references=("base", "forced-check", *gap_refs, *config.references)
+        ),
     }
     if config.eval_profiles:
         train_profile = config.train_profile or "default"

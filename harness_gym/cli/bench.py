@@ -2,6 +2,8 @@
 
 ``harness-gym bench``: ``harness_gym.bench.runner.run`` from the command line. Finished settings and
 episodes are checkpointed under ``--out``; after a stop or Ctrl-C the same command resumes.
+``harness-gym bench --tiers T...`` runs the algorithm x dataset-tier suite instead
+(``harness_gym.bench.tiers``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,14 @@ def add_parser(subparsers) -> None:
         default=None,
         help="algorithms to train: registered names or module:attribute (default: all of the bench's)",
     )
-    parser.add_argument("--out", default="results", help="output directory")
+    parser.add_argument("--out", default=None, help="output directory (results; --tiers: results-tiers)")
+    parser.add_argument(
+        "--tiers",
+        nargs="+",
+        default=None,
+        help="run the algorithm x dataset-tier suite on these tiers instead, e.g. random medium expert "
+        "medium-expert mixed coverage",
+    )
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--train-profile", default=None, help="executor profile to collect and train against")
     parser.add_argument(
@@ -66,6 +75,9 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
+    if args.tiers is not None:
+        return _run_tiers(args)
+    args.out = args.out or "results"
     from harness_gym.bench.runner import QUICK, BenchConfig
     from harness_gym.bench.runner import run as run_bench
 
@@ -135,4 +147,47 @@ def run(args: argparse.Namespace) -> int:
         f"wrote {args.out}/ in {timings['total_s']:.0f}s (largest process {timings['peak_rss_mb']:.0f} MB; "
         "benchmarks/protocol.py measures all processes together)"
     )
+    return 0
+
+
+def _run_tiers(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from harness_gym.bench.tiers import QUICK_TIERS, TierBenchConfig
+    from harness_gym.bench.tiers import run as run_tiers
+
+    unsupported = [
+        flag
+        for flag, value in (
+            ("--train-profile", args.train_profile),
+            ("--eval-profile", args.eval_profile),
+            ("--references", args.references),
+            ("--executor openai", args.executor != "simulated"),
+            ("--backend ray", args.backend != "local"),
+        )
+        if value
+    ]
+    if unsupported:
+        raise SystemExit(
+            f"harness-gym bench: --tiers runs on the published data; drop {', '.join(unsupported)}"
+        )
+    base = QUICK_TIERS if args.quick else TierBenchConfig()
+    config = replace(
+        base,
+        tiers=tuple(args.tiers),
+        settings=tuple(args.settings) if args.settings else base.settings,
+        algos=tuple(args.algos) if args.algos else base.algos,
+        out=args.out or "results-tiers",
+        show_progress=not args.quiet,
+        workers=args.workers if args.workers is not None else base.workers,
+    )
+    RESUME_HINT[:] = [
+        f"finished settings are kept in {config.out}/checkpoints; rerun the same command to resume"
+    ]
+    try:
+        results = run_tiers(config)
+    except ValueError as exc:
+        raise SystemExit(f"harness-gym bench: {exc}") from None
+    seconds = results["timings"]["total_s"]
+    print(f"wrote {config.out}/ (report.md, results.json, fig_tiers.png) in {seconds:.0f}s")
     return 0

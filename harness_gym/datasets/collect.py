@@ -25,6 +25,29 @@ observation ``k``):
   latency_s, tokens, cost_usd, kind), so the arrays stay identical for any scheduling. The cache's table
   ``calls`` also maps each (episode id ``<env id>/<task id>/seed=<seed>/<behaviour>``, step) to its key.
 
+Behaviours (``--policy``) other than the scripted policies of ``harness_gym.policies.scripted``:
+
+- ``mixed``: Base and exploratory (epsilon-perturbed Base) alternating so that every task gets both in equal
+  numbers (``alternating``); the paper's buffer.
+- ``medium-expert``: Base and expert alternating the same way (half and half, on the same tasks).
+- ``medium-replay``: exploratory whose epsilon rises linearly over the collection, episode ``i`` of ``N``
+  having ``epsilon * i / (N - 1)`` (``replay_epsilon``): episode 0 is Base, the last uniformly random for
+  ``epsilon = 1``. D4RL's medium-replay holds what a learner saw on its way to medium; read from its last
+  episode to its first, this is that path from random to Base. Each episode's epsilon is in its episode
+  metadata (``epsilon``).
+- ``coverage``: forks of Base episodes (``coverage_plans``). Parent ``p`` is the Base episode of task
+  ``p mod n`` with seed ``seed + p`` (episode ``p`` of a ``base`` collection with the same seed). The
+  dataset holds each parent, then, for every step ``k`` of it and every action legal there other than
+  the one Base took, a fork: the parent's first ``k`` steps replayed exactly (same seed, same actions, so
+  the same states), the forced action, then Base to the end. Parents are taken in order until
+  ``episodes`` are written (the last one's forks may be cut). Episode metadata: ``parent_id`` (``p``),
+  ``fork_step`` (``k``; -1 for the parent itself) and ``forced_action`` (-1 for the parent). The forced
+  step's ``behavior_logp`` is log(1 / legal actions), the share of that state's forks taking it: a design
+  weight, not a policy's probability (no single policy collected this data; FQE is its estimator).
+
+Per-episode metadata, where a behaviour has any, is Minari's episode metadata
+(``dataset.storage.get_episode_metadata``) beside ``seed``.
+
 Minari is imported only here, never by ``import harness_gym``.
 """
 
@@ -53,11 +76,16 @@ import numpy as np
 from harness_gym._version import __version__
 from harness_gym.core.actions import Action
 from harness_gym.core.hms import EVENTS
+from harness_gym.core.state import LAYOUT_VERSION
 from harness_gym.core.task import SPLITS
 from harness_gym.envs.registry import ALL_ENV_IDS, env_class
 from harness_gym.evaluation.engine import EngineConfig, EngineError, differences
 from harness_gym.evaluation.engine import run as run_engine
-from harness_gym.evaluation.reference_scores import reference_scores
+from harness_gym.evaluation.reference_scores import (
+    reference_episode_count,
+    reference_scores,
+    reference_table_version,
+)
 from harness_gym.evaluation.rollout import USAGE_KEYS, policy_rng
 from harness_gym.evaluation.spend import calls_of, distinct_episodes, episode_trace, summarize_calls
 from harness_gym.executors.base import REPLY_KINDS
@@ -67,9 +95,22 @@ if TYPE_CHECKING:
 
     from harness_gym.executors.openai_executor import OpenAIConfig
 
-BEHAVIORS = ("base", "exploratory", "forced-check", "check-revise", "expert", "random", "mixed")
-"""Behaviour policies: ``mixed`` alternates base and exploratory so that every task gets both (see
-``mixed_behavior``)."""
+BEHAVIORS = (
+    "base",
+    "exploratory",
+    "forced-check",
+    "check-revise",
+    "expert",
+    "random",
+    "mixed",
+    "medium-expert",
+    "medium-replay",
+    "coverage",
+)
+"""Behaviours a collection can follow: the observation-only scripted policies and the schedules over them
+described in the module docstring (``mixed``, ``medium-expert``, ``medium-replay``, ``coverage``)."""
+ALTERNATING = {"mixed": ("base", "exploratory"), "medium-expert": ("base", "expert")}
+"""Behaviours that alternate two scripted policies episode by episode (``alternating``)."""
 
 DATASET_ID = re.compile(r"^harness/(?P<domain>[a-z_]+)/(?P<name>[a-z0-9][a-z0-9_-]*)-v(?P<version>\d+)$")
 FORMAT_VERSION = 1
@@ -92,9 +133,12 @@ class CollectConfig:
     seed: int = 0
     split: str = "train"
     epsilon: float = 0.3
-    """Exploratory policy: probability of a uniformly random legal action."""
+    """Exploratory policy: probability of a uniformly random legal action (``medium-replay``: the top of
+    its ramp)."""
     executor: OpenAIConfig | None = None
     """A chat LLM executor's settings; ``None`` is the embedded simulated executor."""
+    max_steps: int | None = None
+    """Step budget of every episode; ``None`` is the env id's own (recorded in the dataset's env spec)."""
     workers: int = 1
     concurrency: int = 1
     """Episodes in flight per process (the dataset does not depend on it)."""
@@ -120,7 +164,10 @@ class CollectConfig:
 
     def env_kwargs(self) -> dict[str, Any]:
         """What ``gym.make`` needs besides the id and split."""
-        return {} if self.executor is None else {"executor": self.executor}
+        kwargs: dict[str, Any] = {} if self.executor is None else {"executor": self.executor}
+        if self.max_steps is not None:
+            kwargs["max_steps"] = self.max_steps
+        return kwargs
 
 
 @dataclass
@@ -184,6 +231,8 @@ def validate(config: CollectConfig) -> Path:
         raise CollectError(f"unknown split {config.split!r}; expected train, eval or all")
     if not 0.0 <= config.epsilon <= 1.0:
         raise CollectError(f"epsilon must lie in [0, 1], got {config.epsilon}")
+    if config.max_steps is not None and config.max_steps < 1:
+        raise CollectError(f"max_steps must be at least 1, got {config.max_steps}")
     if config.executor is not None:
         resolved = config.executor.resolved()
         if resolved.model is None or resolved.base_url is None:
@@ -219,11 +268,11 @@ def validate(config: CollectConfig) -> Path:
 
 
 # -- one episode -----------------------------------------------------------------------------------
-_ENVS: dict[tuple[str, str, OpenAIConfig | None], gym.Env] = {}
+_ENVS: dict[tuple[str, str, OpenAIConfig | None, int | None], gym.Env] = {}
 
 
-def mixed_behavior(index: int, n_tasks: int) -> str:
-    """Behaviour of episode ``index`` of a ``mixed`` collection over ``n_tasks`` tasks (round robin).
+def alternating(index: int, n_tasks: int) -> int:
+    """0 or 1: which of two alternating behaviours episode ``index`` over ``n_tasks`` tasks follows.
 
     Alternating by episode parity alone would give task ``i mod n`` the same behaviour in every round
     when ``n`` is even, so no task's advantage would compare the two behaviours. For even ``n`` the
@@ -232,17 +281,105 @@ def mixed_behavior(index: int, n_tasks: int) -> str:
     if n_tasks < 1:
         raise ValueError(f"n_tasks must be >= 1, got {n_tasks}")
     shift = index // n_tasks if n_tasks % 2 == 0 else 0
-    return "base" if (index + shift) % 2 == 0 else "exploratory"
+    return (index + shift) % 2
 
 
-def _behavior(config: CollectConfig, index: int, n_tasks: int) -> str:
-    if config.policy == "mixed":
-        return mixed_behavior(index, n_tasks)
-    return config.policy
+def mixed_behavior(index: int, n_tasks: int) -> str:
+    """Behaviour of episode ``index`` of a ``mixed`` collection over ``n_tasks`` tasks (``alternating``)."""
+    return ALTERNATING["mixed"][alternating(index, n_tasks)]
+
+
+def replay_epsilon(index: int, episodes: int, epsilon: float) -> float:
+    """Epsilon of episode ``index`` of a ``medium-replay`` collection of ``episodes``: a linear ramp from
+    0 (the first, pure Base) to ``epsilon`` (the last)."""
+    return epsilon * index / (episodes - 1) if episodes > 1 else 0.0
+
+
+@dataclass(frozen=True)
+class EpisodePlan:
+    """What episode ``index`` of a collection runs: the scripted policy, its epsilon, the episode whose
+    task and seed it uses (``source``) and, for a coverage fork, the step and the action it forces."""
+
+    policy: str
+    behavior: str
+    """Its name in the dataset's ``harness_behaviors`` (``coverage`` for a fork)."""
+    source: int
+    epsilon: float = 0.0
+    fork_step: int = -1
+    forced_action: int = -1
+
+    def metadata(self, config: CollectConfig) -> dict[str, Any]:
+        """Episode metadata beside Minari's ``seed`` (none for a plain scripted behaviour)."""
+        if config.policy == "medium-replay":
+            return {"epsilon": self.epsilon}
+        if config.policy == "coverage":
+            fork = {"fork_step": self.fork_step, "forced_action": self.forced_action}
+            return {"parent_id": self.source, **fork}
+        return {}
+
+
+def episode_plan(config: CollectConfig, index: int, n_tasks: int) -> EpisodePlan:
+    """The plan of episode ``index`` for every behaviour but ``coverage`` (``coverage_plans``)."""
+    if config.policy in ALTERNATING:
+        name = ALTERNATING[config.policy][alternating(index, n_tasks)]
+        return EpisodePlan(name, name, index, config.epsilon)
+    if config.policy == "medium-replay":
+        epsilon = replay_epsilon(index, config.episodes, config.epsilon)
+        return EpisodePlan("exploratory", "exploratory", index, epsilon)
+    if config.policy == "coverage":
+        raise ValueError("coverage episodes are planned together (coverage_plans)")
+    return EpisodePlan(config.policy, config.policy, index, config.epsilon)
 
 
 def behaviors(config: CollectConfig) -> list[str]:
-    return ["base", "exploratory"] if config.policy == "mixed" else [config.policy]
+    """The dataset's ``harness_behaviors``: what the per-step ``behavior`` info indexes."""
+    if config.policy in ALTERNATING:
+        return list(ALTERNATING[config.policy])
+    if config.policy == "medium-replay":
+        return ["exploratory"]
+    if config.policy == "coverage":
+        return ["base", "coverage"]
+    return [config.policy]
+
+
+def behavior_versions(config: CollectConfig) -> dict[str, int]:
+    """Versions of the scripted policies behind the data that carry one (the expert's, which changes as
+    the simulator does): ``{policy: version}``."""
+    from harness_gym.policies.scripted import make_policy
+
+    names = {"coverage": ["base"], "medium-replay": ["exploratory"]}.get(config.policy, behaviors(config))
+    policies = [make_policy(name, config.env_id, config.epsilon) for name in names]
+    return {p.name: p.version for p in policies if getattr(p, "version", None) is not None}
+
+
+def coverage_plans(config: CollectConfig, env: gym.Env | None = None) -> list[EpisodePlan]:
+    """The ``episodes`` plans of a ``coverage`` collection: each parent, then its forks in (step, action)
+    order, parent after parent (module docstring). Rolls the parents, which are Base episodes."""
+    from harness_gym.policies.scripted import make_policy
+
+    env = env if env is not None else _env(config)
+    ids = [task.task_id for task in env.unwrapped.tasks]
+    base = make_policy("base", config.env_id)
+    plans: list[EpisodePlan] = []
+    parent = 0
+    while len(plans) < config.episodes:
+        plans.append(EpisodePlan("base", "base", parent))
+        obs, info = env.reset(seed=config.seed + parent, options={"task_id": ids[parent % len(ids)]})
+        step = 0
+        while True:
+            mask = info["action_mask"]
+            taken = base.act(obs, mask, policy_rng(config.seed + parent))
+            plans += [
+                EpisodePlan("base", "coverage", parent, fork_step=step, forced_action=int(action))
+                for action in np.flatnonzero(mask)
+                if action != taken
+            ]
+            obs, _, terminated, truncated, info = env.step(taken)
+            step += 1
+            if terminated or truncated:
+                break
+        parent += 1
+    return plans[: config.episodes]
 
 
 def task_ids(env_id: str, split: str) -> list[str]:
@@ -251,34 +388,51 @@ def task_ids(env_id: str, split: str) -> list[str]:
     return [task.task_id for task in select(env_class(env_id).domain_cls().tasks(), split)]
 
 
-def rollout(config: CollectConfig, index: int, env: gym.Env | None = None) -> dict[str, np.ndarray]:
+def _env(config: CollectConfig) -> gym.Env:
+    """This process's environment for ``config`` (one per env id, split, executor and budget)."""
+    key = (config.env_id, config.split, config.executor, config.max_steps)
+    env = _ENVS.get(key)
+    if env is None:
+        env = _ENVS[key] = gym.make(config.env_id, split=config.split, **config.env_kwargs())
+    return env
+
+
+def rollout(
+    config: CollectConfig, index: int, env: gym.Env | None = None, plan: EpisodePlan | None = None
+) -> dict[str, np.ndarray]:
     """Episode ``index`` of a collection as flat arrays, on ``env`` (default: one cached per process).
 
-    The behaviour policy is built afresh for every episode, so no state crosses episodes.
+    ``plan`` is the episode's (``episode_plan`` by default; a coverage collection passes its own). The
+    behaviour policy is built afresh for every episode, so no state crosses episodes.
     """
     from harness_gym.policies.scripted import make_policy
 
-    if env is None:
-        key = (config.env_id, config.split, config.executor)
-        env = _ENVS.get(key)
-        if env is None:
-            env = _ENVS[key] = gym.make(config.env_id, split=config.split, **config.env_kwargs())
+    env = env if env is not None else _env(config)
     domain = env.unwrapped.domain
     ids = [task.task_id for task in env.unwrapped.tasks]
-    behavior = _behavior(config, index, len(ids))
-    policy = make_policy(behavior, config.env_id, config.epsilon)
-    seed = config.seed + index
-    task_index = index % len(ids)
+    plan = plan if plan is not None else episode_plan(config, index, len(ids))
+    policy = make_policy(plan.policy, config.env_id, plan.epsilon)
+    seed = config.seed + plan.source
+    task_index = plan.source % len(ids)
 
-    obs, info = env.reset(seed=seed, options={"task_id": ids[task_index], "episode_tag": behavior})
+    obs, info = env.reset(seed=seed, options={"task_id": ids[task_index], "episode_tag": plan.behavior})
     rng = policy_rng(seed)
     observations, masks = [obs], [info["action_mask"]]
     actions, logps, rewards, terms, truncs = [], [], [], [], []
     while True:
         mask = info["action_mask"]
-        action = policy.act(obs, mask, rng)
-        probs = policy.action_probs(obs, mask)
-        logps.append(float(np.log(probs[action])))
+        if len(actions) == plan.fork_step:
+            action = plan.forced_action
+            if not mask[action]:
+                raise CollectError(
+                    f"coverage episode {index}: action {action} is not legal at step {plan.fork_step} of "
+                    f"parent {plan.source} (the replayed prefix diverged from the parent)"
+                )
+            logps.append(-float(np.log(mask.sum())))
+        else:
+            action = policy.act(obs, mask, rng)
+            probs = policy.action_probs(obs, mask)
+            logps.append(float(np.log(probs[action])))
         obs, reward, terminated, truncated, info = env.step(action)
         observations.append(obs)
         masks.append(info["action_mask"])
@@ -314,7 +468,7 @@ def rollout(config: CollectConfig, index: int, env: gym.Env | None = None) -> di
         "infos/action_mask": np.asarray(masks, dtype=np.int8),
         "infos/behavior_logp": np.asarray([*logps, np.nan]),
         "infos/task_index": np.full(n, task_index, dtype=np.int64),
-        "infos/behavior": np.full(n, behaviors(config).index(behavior), dtype=np.int64),
+        "infos/behavior": np.full(n, behaviors(config).index(plan.behavior), dtype=np.int64),
         "infos/G": last,
         "infos/hms_norm": hms_norm,
         "infos/hms_fired": fired,
@@ -322,6 +476,7 @@ def rollout(config: CollectConfig, index: int, env: gym.Env | None = None) -> di
         "infos/rubric_score": score,
         "infos/rubric_max": top,
         "usage": np.asarray([info["usage"][k] for k in USAGE_KEYS], dtype=np.float64),
+        **{f"meta/{key}": np.asarray(value) for key, value in plan.metadata(config).items()},
         **llm_arrays(info["trajectory"]["steps"], n),
     }
 
@@ -459,13 +614,18 @@ class CollectJob:
     """The engine's view of a collection: each in-flight slot rolls episodes on its own env."""
 
     config: CollectConfig
+    plans: tuple[EpisodePlan, ...] | None = None
+    """Every episode's plan when they are planned together (``coverage``); else each is planned alone."""
 
     def slot(self) -> Callable[[int], dict[str, np.ndarray]]:
         kwargs = self.config.env_kwargs()
         if self.config.executor is not None:
             kwargs["executor"] = _process_executor(self.config.executor)
         env = gym.make(self.config.env_id, split=self.config.split, **kwargs)
-        return partial(rollout, self.config, env=env)
+        if self.plans is None:
+            return partial(rollout, self.config, env=env)
+        plans = self.plans
+        return lambda index: rollout(self.config, index, env=env, plan=plans[index])
 
 
 _EXECUTORS: dict[OpenAIConfig, Any] = {}
@@ -487,7 +647,12 @@ def _run_all(
 ) -> None:
     """Run the pending episodes on the engine; one task's episodes stay in one process (warm caches)."""
     n_tasks = len(task_ids(config.env_id, config.split))
-    run_engine(CollectJob(config), pending, on_done, config.engine, group=lambda index: index % n_tasks)
+    if config.policy == "coverage":
+        plans = tuple(coverage_plans(config))
+        job = CollectJob(config, plans)
+        run_engine(job, pending, on_done, config.engine, group=lambda index: plans[index].source % n_tasks)
+    else:
+        run_engine(CollectJob(config), pending, on_done, config.engine, group=lambda index: index % n_tasks)
 
 
 def collect(
@@ -566,7 +731,7 @@ def episode_outcome(config: CollectConfig, index: int, ep: dict[str, np.ndarray]
     names = [action.name for action in Action]
     return {
         "task_index": int(ep["infos/task_index"][0]),
-        "seed": config.seed + index,
+        "seed": int(ep["seed"]),
         "G": float(ep["infos/G"][-1]),
         "actions": [names[int(a)] for a in ep["actions"]],
         "trace": episode_trace_of(ep),
@@ -620,6 +785,11 @@ def _write_dataset(
         for i, ep in enumerate(episodes)
     ]
     ref_min, ref_max = reference_scores(config.env_id)
+    seeds = [int(ep["seed"]) for ep in episodes]
+    episode_meta = [
+        {key.split("/", 1)[1]: value.item() for key, value in ep.items() if key.startswith("meta/")}
+        for ep in episodes
+    ]
     with staged(root) as staging:
         dataset = minari.create_dataset_from_buffers(
             dataset_id=config.dataset_id,
@@ -632,13 +802,16 @@ def _write_dataset(
             code_permalink=f"https://pypi.org/project/harness-gym/{__version__}/",
             ref_min_score=ref_min,
             ref_max_score=ref_max,
+            num_episodes_average_score=reference_episode_count(config.env_id),
             description=(
                 f"{config.policy} harness on the {config.split} split of {config.env_id}: "
-                f"{config.episodes} episodes, seeds {config.seed}..{config.seed + config.episodes - 1}, "
+                f"{config.episodes} episodes, seeds {min(seeds)}..{max(seeds)}, "
                 + ("simulated executor." if config.executor is None else f"LLM {config.executor.model}.")
             ),
             requirements=[f"harness-gym=={__version__}"],
         )
+        if any(episode_meta):
+            dataset.storage.update_episode_metadata(episode_meta, range(len(episodes)))
         dataset.storage.update_metadata(
             {
                 "harness_format_version": FORMAT_VERSION,
@@ -654,12 +827,34 @@ def _write_dataset(
                 "harness_executor": json.dumps(describe(), sort_keys=True, default=str),
                 "harness_sandbox": env.unwrapped.sandbox or "none",
                 "harness_version": __version__,
+                "harness_layout_version": LAYOUT_VERSION,
+                "harness_reference_table_version": reference_table_version(),
+                "harness_behavior_versions": json.dumps(behavior_versions(config), sort_keys=True),
             }
         )
         del dataset
         if config.executor is not None:
             _write_audit(config, episodes, staging / config.dataset_id / AUDIT_FILE)
         _install(staging, root, config.dataset_id, target, config.overwrite)
+
+
+def namespace_metadata(namespace: str) -> dict[str, str]:
+    """Minari namespace metadata (``display_name``, ``description``) of ``harness``, ``harness/<domain>``."""
+    if namespace == "harness":
+        return {
+            "display_name": "harness-gym",
+            "description": "Rollouts of LLM agent harness controllers in the harness-gym environments "
+            "(Gymnasium): one namespace per setting, one dataset per behaviour or tier.",
+            "homepage": "https://pypi.org/project/harness-gym/",
+        }
+    domain = namespace.split("/", 1)[1] if namespace.startswith("harness/") else namespace
+    env_ids = [e for e in ALL_ENV_IDS if env_class(e).domain_cls.dataset_domain() == domain]
+    env = env_ids[0] if env_ids else domain
+    return {
+        "display_name": env,
+        "description": f"Rollout datasets of {env}: per-step action masks and behaviour log-probabilities, "
+        "the task, G, HMS events and rubric on the last row (harness-gym's dataset format).",
+    }
 
 
 def _write_audit(config: CollectConfig, episodes: list[dict[str, np.ndarray]], path: Path) -> None:
@@ -670,7 +865,7 @@ def _write_audit(config: CollectConfig, episodes: list[dict[str, np.ndarray]], p
         for index, ep in enumerate(episodes):
             task = ids[int(ep["infos/task_index"][0])]
             behavior = names[int(ep["infos/behavior"][0])]
-            episode_id = f"{config.env_id}/{task}/seed={config.seed + index}/{behavior}"
+            episode_id = f"{config.env_id}/{task}/seed={int(ep['seed'])}/{behavior}"
             for call in calls_from_arrays(ep):
                 handle.write(json.dumps({"episode": index, "episode_id": episode_id, **call}) + "\n")
 
@@ -702,11 +897,15 @@ def _install(staging: Path, root: Path, dataset_id: str, target: Path, overwrite
     """Move the staged dataset into place in one rename, with Minari's namespace files."""
     parts = dataset_id.split("/")
     for depth in range(1, len(parts)):
-        namespace = Path(*parts[:depth])
-        meta = staging / namespace / "namespace_metadata.json"
-        if meta.exists() and not (root / namespace / "namespace_metadata.json").exists():
-            (root / namespace).mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(meta, root / namespace / "namespace_metadata.json")
+        namespace = "/".join(parts[:depth])
+        path = root / namespace / "namespace_metadata.json"
+        try:
+            empty = not json.loads(path.read_text())
+        except (OSError, ValueError):
+            empty = True
+        if empty:  # Minari writes {}; a namespace that says nothing is no use on a remote
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomic(path, json.dumps(namespace_metadata(namespace), sort_keys=True).encode())
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.exists():
         if not overwrite:

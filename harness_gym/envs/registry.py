@@ -4,12 +4,15 @@ Each id is registered with ``max_episode_steps`` equal to the environment's own 
 (``max_steps``), and with :class:`SyncBudget` as an additional wrapper, so the two are one number:
 ``gym.make(id, max_episode_steps=N)`` sets the environment's budget to N and ``gym.make(id, max_steps=N)``
 moves the ``TimeLimit`` to N. Either way the environment itself truncates on the last step and scores
-the current draft (G in the final info); ``TimeLimit`` never cuts an episode before it is scored.
+the current draft (G in the final info); ``TimeLimit`` never cuts an episode before it is scored. A SUBMIT
+on the last step ends the episode as terminated only: ``TimeLimit`` would also flag it truncated, and
+offline learners (d3rlpy's ``MDPDataset``) split episodes on exactly one of the two flags.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 from gymnasium.envs.registration import WrapperSpec
@@ -52,7 +55,8 @@ class SyncBudget(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     Applied by ``gym.make`` (it is in every id's registered ``additional_wrappers``). An explicit
     ``max_episode_steps`` sets the environment's budget; an explicit ``max_steps`` moves the
-    registered ``TimeLimit``; both explicit and different is refused.
+    registered ``TimeLimit``; both explicit and different is refused. An episode that SUBMITs on its last
+    step is terminated, not truncated (``TimeLimit`` sets both; the terminal state is what it is).
     """
 
     def __init__(self, env: gym.Env) -> None:
@@ -73,6 +77,10 @@ class SyncBudget(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 f"{inner.spec.id}: max_steps={inner.max_steps} and max_episode_steps={steps} disagree; "
                 "they are the same step budget, give one of them"
             )
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return obs, reward, terminated, truncated and not terminated, info
 
 
 def _find_time_limit(env: gym.Env) -> TimeLimit | None:

@@ -13,6 +13,7 @@ hand; rerun it whenever the simulator changes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from functools import cache
 from pathlib import Path
@@ -42,3 +43,24 @@ def normalized_score(env_id: str, G: float) -> float:
     """100 x (G - random) / (expert - random): 0 is the random controller, 100 the expert harness."""
     low, high = reference_scores(env_id)
     return 100.0 * (G - low) / (high - low)
+
+
+def reference_table_version() -> str:
+    """The table's identity: the first 12 hex digits of the SHA-256 of its canonical JSON (sorted keys, no
+    whitespace). Datasets and their manifest record it, so a normalised score names the table it used."""
+    canonical = json.dumps(reference_table(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+
+def reference_episode_count(env_id: str) -> int:
+    """Episodes each reference score averages: the protocol's tasks of its split x seeds x rollouts (every
+    eval task x 3 seeds x 3 rollouts = 180 for the eight settings). Minari's
+    ``num_episodes_average_score``."""
+    from harness_gym.envs.registry import env_class
+
+    protocol = reference_table()["protocol"]
+    split = protocol["split"]
+    tasks = sum(task.split == split for task in env_class(env_id).domain_cls().tasks())
+    if protocol.get("tasks") is not None:
+        tasks = min(tasks, int(protocol["tasks"]))
+    return tasks * len(protocol["seeds"]) * int(protocol["rollouts"])

@@ -50,10 +50,12 @@ from harness_gym.executors.profiles import DomainProfile, feedback_kind, for_dom
 
 REFLAW_TRIES = 8
 """Draws spent looking for a flawed variant other than the current draft."""
-SIMULATOR_VERSION = 1
+SIMULATOR_VERSION = 2
 """Version of the simulated executor's behaviour. Results files record it (with the reference scores they
-were normalised by), and results of different versions are never merged; bump it whenever a change to the
-mechanism or a shipped profile changes what an episode yields."""
+were normalised by), and results of different versions are never merged; datasets record it
+(``harness_simulator_version``) and so does their manifest (``datasets/MANIFEST.json``). Bump it whenever a
+change to the mechanism or a shipped profile changes what an episode yields (2: findings that name
+the flaw, evidence-gated revision, greedy repeat draws, call costs, grounding)."""
 
 
 class HashDraws:
@@ -113,7 +115,12 @@ class SimulatedExecutor:
         """Parameters recorded in dataset metadata."""
         from dataclasses import asdict
 
-        return {"name": self.name, "domain": self.domain.name, "profile": asdict(self.profile)}
+        return {
+            "name": self.name,
+            "version": SIMULATOR_VERSION,
+            "domain": self.domain.name,
+            "profile": asdict(self.profile),
+        }
 
     def _flaw_table(self, key: str, pool: ArtifactPool) -> tuple[list[str], list[float], dict]:
         table = self._flaws.get(key)

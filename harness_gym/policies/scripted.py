@@ -248,6 +248,9 @@ class ExpertPolicy(_Deterministic):
     """
 
     name = "expert"
+    version = 1
+    """Bumped with any change of the expert's choices (``EXPERT_PLANS`` or this loop); datasets built from it
+    (the ``expert`` and ``medium-expert`` tiers) record it."""
 
     def __init__(self, env_id: str) -> None:
         domain = env_class(env_id).domain_cls
