@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness_gym.core import hms
 from harness_gym.core.hms import EVENTS, EpisodeOutcome, HMSParams, detect, hms_norm
@@ -441,3 +443,52 @@ def test_hms_params_from_a_mapping_refuse_unknown_keys_and_wrong_types():
         HMSParams(check_window=2.5)
     with pytest.raises(ValueError, match=r"claim_support must be a non-negative number, got .0\.7."):
         HMSParams(claim_support="0.7")
+
+
+# -- detect: one pass over the steps, event for event what each detector says -----------------------
+_ACTIONS = ("OBSERVE", "RETRIEVE", "CALL_TOOL", "DRAFT", "CHECK", "REVISE", "SUBMIT")
+
+
+@st.composite
+def _random_episode(draw: st.DrawFn) -> tuple[EpisodeOutcome, HMSParams]:
+    n = draw(st.integers(1, 9))
+    submitted = draw(st.booleans())
+    steps = []
+    for i in range(n):
+        action = "SUBMIT" if submitted and i == n - 1 else draw(st.sampled_from(_ACTIONS))
+        extra: dict[str, Any] = {"failure": draw(st.booleans())}
+        if action == "CHECK" or draw(st.booleans()):  # a CHECK always reports its coverage
+            extra["check"] = check(draw(st.sampled_from([0.0, 0.5, 0.85, 1.0])))
+        if draw(st.booleans()):
+            total = draw(st.integers(0, 3))
+            extra["tests"] = {"passed": draw(st.integers(0, total)), "total": total}
+        if draw(st.booleans()):
+            extra["tool"] = {"valid": draw(st.booleans()), "ok": True}
+        if draw(st.booleans()):
+            extra["evidence"] = draw(st.sampled_from([[], ["e1"]]))
+        steps.append(
+            step(action, draft=draw(st.sampled_from(["d1", "d2", None])), valid=draw(st.booleans()), **extra)
+        )
+    ep = episode(
+        steps,
+        submitted=submitted,
+        G=draw(st.sampled_from([0.0, 0.4, 1.0])),
+        signals={"claim_support": draw(st.sampled_from([0.0, 0.7, 1.0]))},
+        events=frozenset(draw(st.sets(st.sampled_from(EVENTS)))),
+        max_steps=draw(st.integers(n, n + 2)),
+        evidence_required=draw(st.booleans()),
+    )
+    params = HMSParams(revision_window=draw(st.integers(0, 3)), check_window=draw(st.integers(0, 3)))
+    return ep, params
+
+
+@settings(max_examples=400, deadline=None)
+@given(_random_episode())
+def test_detect_gives_every_detectors_event(case: tuple[EpisodeOutcome, HMSParams]) -> None:
+    ep, params = case
+    expected = {
+        name: hms.DETECTORS[name](ep, params) if name in ep.events else {"fired": False, "applicable": False}
+        for name in EVENTS
+    }
+    assert detect(ep, params) == expected
+    assert list(detect(ep, params)) == list(EVENTS)

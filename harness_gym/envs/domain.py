@@ -113,17 +113,18 @@ class Episode:
     def ask(self, kind: RequestKind) -> ExecutorResponse:
         """One executor call about the current draft, with its usage added to the episode's."""
         usage = self.usage
-        request = ExecutorRequest(
+        state = self.state
+        request = ExecutorRequest(  # positionally: sample_index, revision, episode_key, episode, step
             kind,
             self.task,
             self.context,
             self.draft,
             self.feedback,
-            sample_index=int(usage["executor_calls"]),
-            revision=self.state.revisions,
-            episode_key=self.key,
-            episode=self.episode_id,
-            step=self.state.t + 1,
+            int(usage["executor_calls"]),
+            state.revisions,
+            self.key,
+            self.episode_id,
+            state.t + 1,
         )
         response = self.executor.complete(request, self.rng)
         self.pending_io = response.io
@@ -279,6 +280,7 @@ class Domain(ABC):
         self._pools: dict[str, ArtifactPool] = {}
         self._supported = tuple(Action(a) in self.supported for a in range(N_ACTIONS))
         self._per_task: dict[tuple[str, str], Any] = {}
+        self._masks: dict[tuple[bool, bool, bool], np.ndarray] = {}
 
     @classmethod
     def dataset_domain(cls) -> str:
@@ -323,21 +325,27 @@ class Domain(ABC):
         return float(context.observed)
 
     def action_mask(self, ep: Episode) -> np.ndarray:
-        """Generic rule: each supported operation once it makes sense (runs on every step)."""
+        """Generic rule: each supported operation once it makes sense (runs on every step: the masks of
+        the eight (observed, can retrieve, has a draft) cases are built once, and a copy handed out)."""
         s = ep.state
-        sup = self._supported
-        return np.array(
-            (
-                sup[0] and not s.observed,
-                sup[1] and self.can_retrieve(ep),
-                sup[2] and (s.has_draft or not self.tool_needs_draft),
-                sup[3] and not s.has_draft,
-                sup[4] and s.has_draft,
-                sup[5] and s.has_draft,
-                True,
-            ),
-            dtype=np.int8,
-        )
+        key = (bool(s.observed), bool(self.can_retrieve(ep)), bool(s.has_draft))
+        mask = self._masks.get(key)
+        if mask is None:
+            observed, retrieve, has_draft = key
+            sup = self._supported
+            mask = self._masks[key] = np.array(
+                (
+                    sup[0] and not observed,
+                    sup[1] and retrieve,
+                    sup[2] and (has_draft or not self.tool_needs_draft),
+                    sup[3] and not has_draft,
+                    sup[4] and has_draft,
+                    sup[5] and has_draft,
+                    True,
+                ),
+                dtype=np.int8,
+            )
+        return mask.copy()
 
     def evidence(self, task: Task, context: Context, needs: str) -> float:
         """How much of what a fix needing ``needs`` (``FlawKind.needs``) the harness gathered, in [0, 1]:

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from harness_gym.executors.openai_executor import OpenAIConfig
 
 _NAMES = tuple(action.name for action in Action)
+_OBSERVE, _RETRIEVE, _CALL_TOOL, _DRAFT, _CHECK, _REVISE, _SUBMIT = (int(action) for action in Action)
+"""The actions as plain ints: comparing an int with one is several times cheaper than with an ``Action``."""
 
 
 class InvalidActionError(ValueError):
@@ -206,6 +208,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         self.strict = strict
         self.hms_params = hms_params or HMSParams()
         self.action_space = spaces.Discrete(N_ACTIONS)
+        self._step_costs = tuple(self.domain.step_costs[action] for action in Action)
         self.observation_space = spaces.Box(-1.0, 1.0, shape=(N_FEATURES,), dtype=np.float32)
         self._ep: Episode | None = None
         self._mask = np.ones(N_ACTIONS, dtype=np.int8)
@@ -254,30 +257,32 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
-        if options is not None and not isinstance(options, Mapping):
-            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
-        unknown = sorted(str(key) for key in (options or {}) if key not in RESET_OPTIONS)
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {unknown}; known: {', '.join(RESET_OPTIONS)}")
-        for key in RESET_OPTIONS:
-            value = (options or {}).get(key)
-            if value is not None and not isinstance(value, str):
-                raise TypeError(f"options[{key!r}] must be a str, got {type(value).__name__}")
-        task_id = (options or {}).get("task_id")
+        task_id = tag = None
+        if options is not None:
+            if not isinstance(options, Mapping):
+                raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+            unknown = sorted(str(key) for key in options if key not in RESET_OPTIONS)
+            if unknown:
+                raise ValueError(f"unknown reset option(s) {unknown}; known: {', '.join(RESET_OPTIONS)}")
+            for key in RESET_OPTIONS:
+                value = options.get(key)
+                if value is not None and not isinstance(value, str):
+                    raise TypeError(f"options[{key!r}] must be a str, got {type(value).__name__}")
+            task_id, tag = options.get("task_id"), options.get("episode_tag")
+        rng = self.np_random
         if task_id is None:
-            task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
+            task = self.tasks[int(rng.integers(len(self.tasks)))]
         elif task_id in self._by_id:
             task = self._by_id[task_id]
         else:
             raise ValueError(f"unknown task id {task_id!r} for {self.domain.env_id} split {self.split!r}")
         state = HarnessState(self.domain.name, self.max_steps, self.domain.cost_budget)
-        key = episode_key(self.np_random)
+        key = episode_key(rng)
         episode_id = f"{self.domain.env_id}/{task.task_id}/seed={seed}"
-        tag = (options or {}).get("episode_tag")
         if tag is not None:
             episode_id += f"/{tag}"
         self._ep = Episode(
-            task=task, state=state, rng=self.np_random, executor=self.executor, episode_id=episode_id, key=key
+            task=task, state=state, rng=rng, executor=self.executor, episode_id=episode_id, key=key
         )
         self._final = None
         self._mask = self._legal(self._ep)
@@ -289,7 +294,9 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             raise RuntimeError("call reset() before step()")
         if self._final is not None:
             raise RuntimeError("the episode has ended; call reset()")
-        if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer):
+        if type(action) is not int and (
+            isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer)
+        ):
             raise TypeError(f"action must be an int in Discrete({N_ACTIONS}), got {type(action).__name__}")
         a = int(action)
         if not 0 <= a < N_ACTIONS:
@@ -298,7 +305,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         legal = bool(self._mask[a])
         if legal:
             outcome = self._apply(ep, a)
-            state.cost += self.domain.step_costs[a]
+            state.cost += self._step_costs[a]
         else:
             if self.strict:
                 allowed = [_NAMES[i] for i in np.flatnonzero(self._mask)]
@@ -311,7 +318,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             "t": state.t,
             "action": _NAMES[a],
             "valid": outcome.valid,
-            "cost": self.domain.step_costs[a] if legal else 0.0,
+            "cost": self._step_costs[a] if legal else 0.0,
             "draft_version": ep.draft_version,
             "draft_hash": ep.draft_hash,
             "failure": outcome.failure,
@@ -334,7 +341,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             record["usage"], ep.pending_usage = spent, None
         ep.steps.append(record)
 
-        terminated = a == Action.SUBMIT
+        terminated = a == _SUBMIT
         truncated = not terminated and state.t >= self.max_steps
         reward = 0.0
         info: dict[str, Any] = {}
@@ -407,21 +414,21 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
     # -- the operations ------------------------------------------------------------------------
     def _apply(self, ep: Episode, a: int) -> Outcome:
         state = ep.state
-        if a == Action.DRAFT or a == Action.REVISE:
-            outcome = self._execute(ep, "draft" if a == Action.DRAFT else "revise")
-            if a == Action.REVISE:
+        if a in (_DRAFT, _REVISE):
+            outcome = self._execute(ep, "draft" if a == _DRAFT else "revise")
+            if a == _REVISE:
                 state.revisions += 1
             return outcome
-        if a == Action.SUBMIT:
+        if a == _SUBMIT:
             return Outcome(text=f"submitted draft v{ep.draft_version}" if ep.draft else "submitted no draft")
-        if a == Action.OBSERVE:
+        if a == _OBSERVE:
             outcome = self.domain.observe(ep)
             state.observed = ep.context.observed = True
-        elif a == Action.RETRIEVE:
+        elif a == _RETRIEVE:
             outcome = self.domain.retrieve(ep)
             ep.context.evidence.extend(outcome.evidence)
             state.evidence += len(outcome.evidence)
-        elif a == Action.CALL_TOOL:
+        elif a == _CALL_TOOL:
             outcome = self.domain.call_tool(ep)
             state.tool_calls += 1
         else:

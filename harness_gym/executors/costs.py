@@ -64,23 +64,31 @@ class PromptSizer:
         if prompts is None:
             items = len(context.evidence) + len(context.tool_results)
             return chars + len(request.draft or "") + FALLBACK_ITEM_CHARS * items
+        task_id = task.task_id
         if context.evidence:
             chars += SEPARATOR + EVIDENCE_HEADING + SEPARATOR * (len(context.evidence) - 1)
+            items = self._items
             for item in context.evidence:
-                chars += self._cached(
-                    self._items,
-                    (task.task_id, item),
-                    lambda item=item: len(f"[{item}]\n{prompts.evidence_text(task, item).strip()}"),
-                )
+                size = items.get((task_id, item))
+                if size is None:
+                    size = self._cached(
+                        items,
+                        (task_id, item),
+                        lambda item=item: len(f"[{item}]\n{prompts.evidence_text(task, item).strip()}"),
+                    )
+                chars += size
         shown = 0
+        tools = self._tools
         for result in context.tool_results:  # a harness error is not shown: size -1
-            size = self._cached(
-                self._tools,
-                (task.task_id, result),
-                lambda result=result: (
-                    -1 if is_harness_error(result) else len(prompts.tool_text(task, result).strip())
-                ),
-            )
+            size = tools.get((task_id, result))
+            if size is None:
+                size = self._cached(
+                    tools,
+                    (task_id, result),
+                    lambda result=result: (
+                        -1 if is_harness_error(result) else len(prompts.tool_text(task, result).strip())
+                    ),
+                )
             if size >= 0:
                 chars += size
                 shown += 1

@@ -45,7 +45,7 @@ from harness_gym.executors.base import (
     FlawKind,
     Usage,
 )
-from harness_gym.executors.costs import PromptSizer, completion_tokens, prompt_tokens
+from harness_gym.executors.costs import CACHE_LIMIT, PromptSizer, completion_tokens, prompt_tokens
 from harness_gym.executors.profiles import DomainProfile, feedback_kind, for_domain
 
 REFLAW_TRIES = 8
@@ -79,20 +79,22 @@ class HashDraws:
         return value
 
 
+_ITEM = "\x1f"
+"""Between two items of one part of a greedy call's seed (parts are separated by ``\\x1e``)."""
+
+
 def greedy_rng(request: ExecutorRequest) -> HashDraws:
     """The draws of a greedy (temperature 0) call: seeded by the episode key and everything the call's
     prompt would hold (kind, task, whether it was read, evidence ids, tool results, draft, and for a REVISE
     the fresh feedback), so an identical request in the same episode gets the identical reply."""
     context, draft, feedback = request.context, request.draft or "", request.feedback
-    h = hashlib.blake2b(digest_size=16)
-    h.update(
-        f"{request.episode_key}\x1e{request.kind}\x1e{request.task.task_id}\x1e{context.observed}".encode()
+    text = (
+        f"{request.episode_key}\x1e{request.kind}\x1e{request.task.task_id}\x1e{context.observed}"
+        f"\x1e{_ITEM.join(context.evidence)}\x1e{_ITEM.join(context.tool_results)}\x1e{draft}"
     )
-    for part in ("\x1f".join(context.evidence), "\x1f".join(context.tool_results), draft):
-        h.update(b"\x1e" + part.encode())
     if request.kind == "revise" and feedback is not None and feedback.localizes(artifact_hash(draft)):
-        h.update(b"\x1e" + "\x1f".join(feedback.issues).encode())
-    return HashDraws(h.digest())
+        text += "\x1e" + _ITEM.join(feedback.issues)
+    return HashDraws(hashlib.blake2b(text.encode(), digest_size=16).digest())
 
 
 class SimulatedExecutor:
@@ -107,6 +109,7 @@ class SimulatedExecutor:
         self._flaws: dict[str, tuple[list[str], list[float], dict[str, list[str]]]] = {}
         self._kinds: dict[str, dict[str, str]] = {}
         self.sizer = PromptSizer(domain)
+        self._responses: dict[tuple[str, int, str], ExecutorResponse] = {}
 
     def describe(self) -> dict[str, object]:
         """Parameters recorded in dataset metadata."""
@@ -172,7 +175,7 @@ class SimulatedExecutor:
                 text = calls.reference
             else:
                 text = self._flawed(f"{task.task_id}/tool:{calls.reference}", calls, rng)
-            return ExecutorResponse(text=text, usage=self._usage(request, text))
+            return self._response(request, text)
         pool = self.domain.pool(task)
         if request.kind == "draft":
             informed = self.domain.informedness(task, request.context)
@@ -191,7 +194,7 @@ class SimulatedExecutor:
             text = "FAIL: the draft does not meet the task's criteria" if alarm else "PASS"
         else:
             raise ValueError(f"unknown request kind {request.kind!r}")
-        return ExecutorResponse(text=text, usage=self._usage(request, text))
+        return self._response(request, text)
 
     def _revise(
         self, draft: str, request: ExecutorRequest, pool: ArtifactPool, rng: np.random.Generator
@@ -212,12 +215,22 @@ class SimulatedExecutor:
             return self._flawed(key, pool, rng, avoid=draft)
         return draft
 
-    def _usage(self, request: ExecutorRequest, text: str) -> Usage:
-        """Tokens of the prompt the domain's templates would render and of the reply; modelled latency
-        (``CallCosts``)."""
-        costs = self.profile.costs
-        prompt = prompt_tokens(costs, self.sizer.prompt_chars(request))
-        completion = completion_tokens(costs, request.kind, len(text))
-        return Usage(
-            prompt_tokens=prompt, completion_tokens=completion, latency_s=costs.latency_s(completion)
-        )
+    def _response(self, request: ExecutorRequest, text: str) -> ExecutorResponse:
+        """The reply ``text`` with its usage: tokens of the prompt the domain's templates would render and
+        of the reply, modelled latency (``CallCosts``). A function of (reply, prompt characters, kind):
+        each distinct one is built once (``ExecutorResponse`` and ``Usage`` are frozen, so one instance
+        serves every such call)."""
+        chars = self.sizer.prompt_chars(request)
+        key = (text, chars, request.kind)
+        response = self._responses.get(key)
+        if response is None:
+            costs = self.profile.costs
+            prompt = prompt_tokens(costs, chars)
+            completion = completion_tokens(costs, request.kind, len(text))
+            usage = Usage(
+                prompt_tokens=prompt, completion_tokens=completion, latency_s=costs.latency_s(completion)
+            )
+            if len(self._responses) >= CACHE_LIMIT:
+                self._responses.clear()
+            response = self._responses[key] = ExecutorResponse(text=text, usage=usage)
+        return response

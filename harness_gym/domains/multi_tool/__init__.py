@@ -184,7 +184,7 @@ class MultiToolDomain(ToolSetting):
         )
 
     def _parsed(self, ep: Episode, artifact: str) -> tuple[AnswerSpec, Parsed]:
-        spec = AnswerSpec.from_payload(ep.task.payload)
+        spec = self.per_task("spec", ep.task, lambda: AnswerSpec.from_payload(ep.task.payload))
         return spec, VERIFIER_CACHE.get("parse", ep.task, artifact, lambda: parse_artifact(spec, artifact))
 
     def check(self, ep: Episode) -> Outcome:
@@ -225,7 +225,11 @@ class MultiToolDomain(ToolSetting):
                 )
         ran = {s.tool for s in seen if s.ok}
         missing = [name for name in spec.tools if name not in ran]
-        loose = [name for name in unconnected(spec.tools, ep.context.tool_results) if name not in missing]
+        results = ep.context.tool_results
+        linked = VERIFIER_CACHE.get(
+            "unconnected", ep.task, "\x00".join(results), lambda: tuple(unconnected(spec.tools, results))
+        )
+        loose = [name for name in linked if name not in missing]
         if missing:
             issues.append(
                 Finding(

@@ -180,14 +180,7 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
                     )
                 )
                 failed += 1
-            keys = [json.dumps([c["name"], c.get("kwargs", {})], sort_keys=True) for c in calls]
-            repeated = sorted(
-                {
-                    c["name"]
-                    for c, k in zip(calls, keys, strict=True)
-                    if c["name"] in WRITE_TOOLS and keys.count(k) > 1
-                }
-            )
+            repeated, listing = VERIFIER_CACHE.get("shape", task, draft, lambda: _plan_shape(calls))
             if repeated:
                 issues.append(
                     Finding(
@@ -195,7 +188,7 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
                     )
                 )
                 failed += 1
-            if candidate_listing((), calls):
+            if listing:
                 issues.append(
                     Finding(
                         "listing",
@@ -226,6 +219,20 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
         named = [f"order:{c['kwargs']['order_id']}" for c in calls or () if "order_id" in c.get("kwargs", {})]
         support = sum(n in seen for n in named) / len(named) if named else float(bool(seen))
         return Verdict(rubric=dict(rubric), signals={"native_score": native_score, "claim_support": support})
+
+
+def _plan_shape(calls: list[dict[str, Any]]) -> tuple[list[str], bool]:
+    """What a CHECK sees of a parsed plan by itself: the write tools called twice with the same arguments,
+    and whether its respond messages list many numbers (kept per draft in ``VERIFIER_CACHE``)."""
+    keys = [json.dumps([c["name"], c.get("kwargs", {})], sort_keys=True) for c in calls]
+    repeated = sorted(
+        {
+            c["name"]
+            for c, k in zip(calls, keys, strict=True)
+            if c["name"] in WRITE_TOOLS and keys.count(k) > 1
+        }
+    )
+    return repeated, candidate_listing((), calls)
 
 
 class HarnessTauRetailEnv(HarnessEnv):
