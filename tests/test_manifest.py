@@ -150,6 +150,8 @@ def test_cards_and_index_come_from_the_entries(published):
     index = cards.index(entries)
     assert f"[`{MEDIUM}`](tau_retail-medium-v0.md)" in index and entry["sha256"][:12] in index
     table = cards.readme_table(entries)
+    assert f"| `harness/tau_retail/*-v0` | {entry['episodes']} |" in table  # one row per setting
+    assert f"{entry['mean_G']:.3f} ({entry['normalized_score']:.1f})" in table
     readme = f"intro\n{cards.README_START}\nold\n{cards.README_END}\nrest\n"
     assert cards.replace_readme_table(readme, entries) == f"intro\n{table}\nrest\n"
     with pytest.raises(ValueError, match="no dataset table markers"):

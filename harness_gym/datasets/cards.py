@@ -165,18 +165,30 @@ def _disk(entries: Mapping[str, Mapping[str, Any]]) -> str:
 
 
 def readme_table(entries: Mapping[str, Mapping[str, Any]]) -> str:
-    """The README's dataset table, between ``README_START`` and ``README_END``."""
-    rows = "\n".join(
-        f"| `{dataset_id}` | {e['tier']} | {e['episodes']} | {e['steps']} | {e['mean_G']:.3f} | "
-        f"{e['normalized_score']:.1f} | {_mb(e['size_bytes'])} | `{e['sha256'][:12]}` |"
-        for dataset_id, e in _ordered(entries)
-    )
+    """The README's dataset table, between ``README_START`` and ``README_END``: one row per setting, one
+    column per tier, each cell the tier's mean G and normalised score. It stays short enough for a front
+    door; every id's steps, size and SHA-256 are in the index (``datasets/README.md``)."""
     if not entries:
         note = "*Not built yet: `python datasets/build.py --workers 2` fills this table.*"
         return f"{README_START}\n{note}\n{README_END}"
+    ordered = _ordered(entries)
+    tiers = [t for t in TIERS if any(e["tier"] == t for _, e in ordered)]
+    by_domain: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for dataset_id, e in ordered:
+        by_domain.setdefault(dataset_id.split("/")[1], {})[e["tier"]] = e
+
+    def cell(e: Mapping[str, Any] | None) -> str:
+        return "—" if e is None else f"{e['mean_G']:.3f} ({e['normalized_score']:.1f})"
+
+    rows = "\n".join(
+        f"| `harness/{domain}/*-v0` | {next(iter(tiers_of.values()))['episodes']} | "
+        + " | ".join(cell(tiers_of.get(t)) for t in tiers)
+        + " |"
+        for domain, tiers_of in by_domain.items()
+    )
     return f"""{README_START}
-| id | tier | episodes | steps | mean G | normalised score | size | SHA-256 |
-|---|---|---|---|---|---|---|---|
+| setting | episodes | {" | ".join(tiers)} |
+|---|---|{"---|" * len(tiers)}
 {rows}
 {README_END}"""
 
