@@ -93,9 +93,8 @@ def _group_members(pgid: int) -> list[int]:
 
 def test_stdout_is_captured() -> None:
     result = run("print('hello'); print('wörld')")
-    assert dataclasses.replace(result, duration_s=0.0) == SandboxResult(
-        0, "hello\nwörld\n", "", False, False, 0.0
-    )
+    untimed = dataclasses.replace(result, duration_s=0.0)  # the time it took is not the behaviour checked
+    assert untimed == SandboxResult(0, "hello\nwörld\n", "", False, False, 0.0)
     assert result.ok
 
 
