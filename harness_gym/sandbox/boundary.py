@@ -80,6 +80,7 @@ from harness_gym.sandbox.runner import (
     _child_env,
     _kill_group,
     _read_lists,
+    _reap,
     _supervise,
 )
 
@@ -498,12 +499,7 @@ class _Fresh:
                 proc, stdin_data, start + limits.wall_time_s, limits.output_bytes
             )
         finally:
-            _kill_group(proc.pid)
-            for stream in (proc.stdin, proc.stdout, proc.stderr):
-                if stream is not None:
-                    with contextlib.suppress(OSError):
-                        stream.close()
-            returncode = proc.wait()
+            returncode = _reap(proc)
         return SandboxResult(
             returncode=None if timed_out else _bwrap_status(returncode),
             stdout=out.text(),

@@ -246,12 +246,7 @@ def _execute(config: dict[str, object], stdin_data: bytes, limits: SandboxLimits
     try:
         out, err, timed_out = _supervise(proc, stdin_data, start + limits.wall_time_s, limits.output_bytes)
     finally:
-        _kill_group(proc.pid)
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
-        returncode = proc.wait()
+        returncode = _reap(proc)
     duration = time.monotonic() - start
     return SandboxResult(
         returncode=None if timed_out else returncode,
@@ -371,6 +366,16 @@ def _has_exited(pid: int) -> bool:
 def _kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+def _reap(proc: subprocess.Popen) -> int:
+    """Kill what is left of the run's process group, close its pipes and collect its exit status."""
+    _kill_group(proc.pid)
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+    return proc.wait()
 
 
 def _remove_tree(path: str) -> None:
