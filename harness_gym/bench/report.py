@@ -20,6 +20,7 @@ from typing import Any
 
 from harness_gym.core.hms import EVENTS
 from harness_gym.evaluation.paper import MACRO_MEAN, PAPER, SETTING_ORDER, PaperSetting
+from harness_gym.evaluation.results import json_default
 
 AW, BC, FC = "awr", "bc", "forced-check"
 SCRIPTED = frozenset({"base", AW, BC, FC, "exploratory", "random"})
@@ -882,17 +883,6 @@ def _curves_table(settings: list[tuple[str, Mapping[str, Any]]]) -> str:
 
 
 # -- files -----------------------------------------------------------------------------------------
-def _json_default(obj: Any) -> Any:
-    """numpy scalars and arrays, paths and sets, for ``json.dumps``."""
-    if hasattr(obj, "tolist"):
-        return obj.tolist()
-    if isinstance(obj, Path):
-        return str(obj)
-    if isinstance(obj, set | frozenset):
-        return sorted(obj)
-    raise TypeError(f"{type(obj).__name__} is not JSON serialisable")
-
-
 def _header(results: Mapping[str, Any]) -> str:
     settings = _ordered_settings(results)
     config = results.get("config") or {}
@@ -910,7 +900,7 @@ def _header(results: Mapping[str, Any]) -> str:
         ]
         lines.append(f"Timings: {', '.join(parts)}.")
     if config:
-        rows = [[str(k), f"`{json.dumps(v, default=_json_default)}`"] for k, v in config.items()]
+        rows = [[str(k), f"`{json.dumps(v, default=json_default)}`"] for k, v in config.items()]
         lines += ["", "Configuration:", "", markdown_table(["Key", "Value"], rows, left=2)]
     per_setting = [(e, s.get("timings") or {}) for e, s in settings]
     keys = list(dict.fromkeys(k for _, t in per_setting for k in t))
@@ -939,7 +929,7 @@ def write_report(results: Mapping[str, Any], out_dir: str | Path, figures: bool 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"results": out / "results.json", "summary": out / "summary.csv", "report": out / "report.md"}
-    paths["results"].write_text(json.dumps(results, indent=1, default=_json_default) + "\n")
+    paths["results"].write_text(json.dumps(results, indent=1, default=json_default) + "\n")
     with paths["summary"].open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)
         writer.writeheader()

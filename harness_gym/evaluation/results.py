@@ -226,14 +226,15 @@ def load(path: str | os.PathLike) -> dict[str, Any]:
 def write(doc: Mapping[str, Any], path: str | os.PathLike) -> Path:
     """``doc`` as indented JSON, arrays of plain numbers on one line each (episode G arrays stay short)."""
     path = Path(path)
-    text = json.dumps(doc, indent=1, default=_json_default)
+    text = json.dumps(doc, indent=1, default=json_default)
     flat = lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]"  # noqa: E731
     text = re.sub(r"\[([-0-9.eE+,\s]+)\]", flat, text)
     path.write_text(text + "\n")
     return path
 
 
-def _json_default(obj: Any) -> Any:
+def json_default(obj: Any) -> Any:
+    """numpy scalars and arrays, paths and sets, for ``json.dumps``."""
     if hasattr(obj, "tolist"):
         return obj.tolist()
     if isinstance(obj, Path):
