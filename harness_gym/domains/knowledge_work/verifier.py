@@ -533,19 +533,26 @@ class CheckReport:
     issues: tuple[str, ...]
 
 
+def read_report(fmt: Mapping[str, Any], text: str) -> tuple[Report, Claims]:
+    """A report parsed in the task's format, and its typed claims."""
+    report = parse_report(fmt, text)
+    return report, claims_of(report)
+
+
 def observable_check(
     payload: Mapping[str, Any],
     index: SourceIndex,
     text: str,
     opened: Sequence[str],
     tool_texts: Sequence[str],
+    read: tuple[Report, Claims] | None = None,
 ) -> CheckReport:
     """Checks a harness can run without the gold answer: format, required fields, grounding of the
     figure, person and date in the sources it opened (or the figure in its tool outputs), and that
-    every cited source exists and was opened."""
+    every cited source exists and was opened. ``read``: ``read_report(payload["format"], text)``, when the
+    caller has it."""
     fmt = payload["format"]
-    report = parse_report(fmt, text)
-    claims = claims_of(report)
+    report, claims = read if read is not None else read_report(fmt, text)
     issues: list[Finding] = []
     items: dict[str, bool] = {}
     items["format"] = report.well_formed
