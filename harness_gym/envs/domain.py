@@ -209,11 +209,13 @@ class VerifierCache:
 
     def __init__(self, max_entries: int = 50_000) -> None:
         self.max_entries = max_entries
-        self._store: dict[tuple[str, str, str], Any] = {}
+        self._store: dict[tuple[str, str, str | tuple[str, ...]], Any] = {}
         self.hits = self.misses = 0
 
-    def get(self, what: str, task: Task, artifact: str, compute: Callable[[], Any]) -> Any:
-        key = (what, task.task_id, artifact_hash(artifact))
+    def get(self, what: str, task: Task, artifact: str | tuple[str, ...], compute: Callable[[], Any]) -> Any:
+        """``compute()``, or what it returned before for this (what, task, artifact). A tuple of texts (the
+        tool results so far, say) is a key as it is: cheaper than hashing one text joined from them."""
+        key = (what, task.task_id, artifact if type(artifact) is tuple else artifact_hash(artifact))
         try:
             value = self._store[key]
         except KeyError:
