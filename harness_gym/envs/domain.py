@@ -328,7 +328,8 @@ class Domain(ABC):
 
     def action_mask(self, ep: Episode) -> np.ndarray:
         """Generic rule: each supported operation once it makes sense (runs on every step: the masks of
-        the eight (observed, can retrieve, has a draft) cases are built once, and a copy handed out)."""
+        the eight (observed, can retrieve, has a draft) cases are built once and shared, read-only; copy
+        one to change it)."""
         s = ep.state
         key = (bool(s.observed), bool(self.can_retrieve(ep)), bool(s.has_draft))
         mask = self._masks.get(key)
@@ -347,7 +348,8 @@ class Domain(ABC):
                 ),
                 dtype=np.int8,
             )
-        return mask.copy()
+            mask.flags.writeable = False
+        return mask
 
     def evidence(self, task: Task, context: Context, needs: str) -> float:
         """How much of what a fix needing ``needs`` (``FlawKind.needs``) the harness gathered, in [0, 1]:
