@@ -226,7 +226,14 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
         )
         rubric = {**rubric, "grounding": (GROUNDING_WEIGHT * grounded, GROUNDING_WEIGHT)}
         seen = set(ep.context.evidence)
-        named = [f"order:{c['kwargs']['order_id']}" for c in calls or () if "order_id" in c.get("kwargs", {})]
+        named = VERIFIER_CACHE.get(  # the orders any call of the plan names
+            "named",
+            task,
+            artifact,
+            lambda: [
+                f"order:{c['kwargs']['order_id']}" for c in calls or () if "order_id" in c.get("kwargs", {})
+            ],
+        )
         support = sum(n in seen for n in named) / len(named) if named else float(bool(seen))
         return Verdict(rubric=dict(rubric), signals={"native_score": native_score, "claim_support": support})
 
