@@ -449,6 +449,7 @@ def test_cli_evaluate_on_the_llm(serve, capsys):
 def test_cli_bench_on_the_llm_replays_to_the_same_results(serve, tmp_path, capsys):
     require("d3rlpy")
     from harness_gym.cli.main import main
+    from harness_gym.evaluation.spend import calls_of
 
     srv = serve(planning_replies)
     cache = tmp_path / "bench.sqlite"
@@ -464,6 +465,13 @@ def test_cli_bench_on_the_llm_replays_to_the_same_results(serve, tmp_path, capsy
 
     recorded, replayed = load("recorded"), load("replayed")
     assert recorded["executor"]["evaluate"]["api_calls"] > 0
+    # every evaluation call is audited and counted, the state-dependence references' (expert, open-loop) too
+    lines = (tmp_path / "recorded" / "episodes" / "HarnessPlanning-v0.jsonl").read_text().splitlines()
+    calls = {}
+    for record in map(json.loads, lines):
+        calls[record["policy"]] = calls.get(record["policy"], 0) + len(calls_of(record["step_records"]))
+    assert calls["expert"] > 0 and calls["open-loop"] > 0
+    assert recorded["executor"]["evaluate"]["calls"] == sum(calls.values())
     assert replayed["executor"]["evaluate"]["api_calls"] == 0
     assert replayed["executor"]["evaluate"]["cache_misses"] == 0
     assert replayed["compare"] == recorded["compare"]
