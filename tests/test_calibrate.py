@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -14,6 +15,7 @@ from harness_gym.executors.prompts import INSTRUCTION_HEADING
 
 KNOWN = Mechanism(
     p_fix={"localised": 0.5, "verdict": 0.3, "none": 0.1},
+    p_fix_form=0.9,
     p_break=0.2,
     p_reflaw=0.7,
     fix_decay=0.6,
@@ -50,6 +52,24 @@ def test_calibrate_recovers_a_known_simulated_profile(env_id, domain, draft):
     # the written profile holds the point estimates
     assert measured.mechanism.p_fix["localised"] == pytest.approx(estimates["p_fix[localised]"].value)
     assert measured.draft.flaw_weights == profile.domain(domain).draft.flaw_weights
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_localised_fix_rates_are_measured_per_flaw_class(temperature):
+    """Form and content flaws are repaired at different rates; one pooled rate would be neither. Each class
+    gets its own probes (feedback that names the flaw, evidence gathered), also against a greedy executor,
+    whose probes each stand for an episode of their own."""
+    draft = DraftParams({"easy": 0.2, "standard": 0.1, "hard": 0.05}, 0.2)
+    mechanism = replace(KNOWN, p_fix={"localised": 0.2, "verdict": 0.1, "none": 0.1}, temperature=temperature)
+    profile = executor_profile("default").with_domain(
+        "coding", DomainProfile(draft=draft, mechanism=mechanism)
+    )
+    measured, estimates = calibrate_env("HarnessCoding-v0", executor_profile=profile, probes=150, seed=2)
+    content, form = estimates["p_fix[localised]"], estimates["p_fix_form"]
+    assert content.n >= 100 and form.n >= 100
+    assert content.covers(0.2) and form.covers(0.9) and content.high < form.low
+    assert measured.mechanism.p_fix_form == pytest.approx(form.value)
+    assert measured.mechanism.p_fix["localised"] == pytest.approx(content.value)
 
 
 def test_wilson_interval():
@@ -108,7 +128,9 @@ def test_calibrate_measures_a_chat_llm_endpoint():
     # without located problems the model returns the draft; the chat parser may still normalise a
     # malformed plan's layout into a valid plan, so these are small rather than exactly zero
     assert est["p_fix[verdict]"].value <= 0.1 and est["p_fix[none]"].value <= 0.1
-    assert est["p_reflaw"].value <= 0.1
+    # the same normalisation is the only change an unfixed reply can show (malformed drafts are about a
+    # fifth of the flawed pool): never a new flaw of another kind
+    assert est["p_reflaw"].value <= 0.15
     assert est["judge_tpr"].value == 1.0 and est["judge_fpr"].value == 0.0
     assert est["p_break"].value == 0.0
     assert est["p_correct[standard]"].value == 0.0
