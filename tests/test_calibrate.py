@@ -190,3 +190,29 @@ def test_cli_validates_the_fitted_profile_on_held_out_tasks(tmp_path, capsys):
     assert check["predicted_episodes"] == 300
     for key in ("measured_base_G", "predicted_base_G"):
         assert check[key]["low"] <= check[key]["value"] <= check[key]["high"]
+
+
+def test_bad_arguments_are_named_in_one_line(tmp_path):
+    import gymnasium as gym
+
+    from harness_gym.evaluation.calibrate import calibrate_domain, holdout_split
+
+    with pytest.raises(ValueError, match="probes must be at least 1, got 0"):
+        calibrate_env("HarnessPlanning-v0", probes=0)
+    with pytest.raises(ValueError, match="concurrency must be at least 1, got 0"):
+        calibrate_env("HarnessPlanning-v0", probes=1, concurrency=0)
+    inner = gym.make("HarnessPlanning-v0").unwrapped
+    with pytest.raises(ValueError, match="no tasks to calibrate planning on"):
+        calibrate_domain(inner.domain, inner.executor, [], probes=1)
+    with pytest.raises(ValueError, match=r"held-out fraction must lie in \[0, 1\), got 1.0"):
+        holdout_split([], 1.0)
+    out = str(tmp_path / "p.json")
+    with pytest.raises(SystemExit, match="unknown env id 'HarnessNope-v0'; known: all, Harness"):
+        main(["calibrate", "--env", "HarnessNope-v0", "--out", out])
+    for flag, value, why in [
+        ("--probes", "0", "probes must be"),
+        ("--holdout", "1.5", "the held-out fraction"),
+    ]:
+        with pytest.raises(SystemExit, match=f"^harness-gym calibrate: {why}"):
+            main(["calibrate", "--env", "HarnessPlanning-v0", flag, value, "--out", out])
+    assert not (tmp_path / "p.json").exists()
