@@ -33,33 +33,129 @@ EQUIVALENTS = ROOT / "benchmarks" / "mutation_equivalents.toml"
 TARGET = 0.90
 """Fraction of the non-equivalent mutants each module's tests must kill."""
 
+
+def _functions(module: str, *names: str) -> tuple[str, ...]:
+    """Globs of the mutants of these functions (``Class.method`` for a method) of ``module``."""
+    out = []
+    for name in names:
+        cls, _, method = name.rpartition(".")
+        out.append(f"{module}.xǁ{cls}ǁ{method}__mutmut_*" if cls else f"{module}.x_{name}__mutmut_*")
+    return tuple(out)
+
+
 MODULES: dict[str, tuple[str, ...]] = {
     "core/hms.py": ("harness_gym.core.hms.*",),
     "core/rubric.py": ("harness_gym.core.rubric.*",),
     "core/state.py": ("harness_gym.core.state.*",),
     "domains/coding/values.py": ("harness_gym.domains.coding.values.*",),
+    "domains/coding/verifier.py (scoring)": _functions(
+        "harness_gym.domains.coding.verifier",
+        "TestReport.pass_rate",
+        "validate_test",
+        "_read_records",
+        "judge",
+        "safety_violations",
+        "_parameters",
+        "signature_ok",
+        "StructuralReport.coverage",
+        "_inputs",
+        "credited_tests",
+    ),
+    "domains/planning/world.py (validator)": _functions(
+        "harness_gym.domains.planning.world",
+        "parse_plan",
+        "PlanReport.progress",
+        "PlanReport.valid",
+        "PlanReport.issues",
+        "_max_steps_violations",
+        "BlocksWorld.run",
+        "BlocksWorld.goal_report",
+        "LogisticsWorld.run",
+        "LogisticsWorld.goal_report",
+        "validate_world",
+        "scores_from_report",
+    ),
+    "domains/knowledge_work/verifier.py (scoring)": _functions(
+        "harness_gym.domains.knowledge_work.verifier",
+        "_present",
+        "_one_figure",
+        "claims_of",
+        "_supports",
+        "_claimed",
+        "support_fraction",
+        "notes_conflict",
+        "criteria_for",
+        "artifact_scores",
+        "observable_check",
+    ),
+    "domains/research/verifier.py (scoring)": _functions(
+        "harness_gym.domains.research.verifier",
+        "_number",
+        "answers_match",
+        "cited_documents",
+        "hop_support",
+        "supported_fraction",
+        "citation_quality",
+        "grade",
+        "artifact_scores",
+        "structural_check",
+    ),
+    "domains/multi_tool/verifier.py (scoring)": _functions(
+        "harness_gym.domains.multi_tool.verifier",
+        "AnswerSpec.tolerance",
+        "tolerance",
+        "Parsed.format_score",
+        "number_matches",
+        "artifact_scores",
+        "tool_use_score",
+        "score",
+        "claim_support",
+        "unconnected",
+    ),
+    "domains/long_memory/verifier.py (scoring)": _functions(
+        "harness_gym.domains.long_memory.verifier",
+        "normalize",
+        "contains_value",
+        "artifact_scores",
+        "claim_support",
+        "_stated_timeline",
+        "review",
+    ),
+    "domains/tau_retail/verifier.py (scoring)": _functions(
+        "harness_gym.domains.tau_retail.verifier",
+        "candidate_listing",
+        "_form",
+        "rival_figures",
+        "rubric_outputs_found",
+        "policy_issues",
+        "artifact_scores",
+        "native",
+    ),
+    "domains/dbbench/verifier.py (scoring)": _functions(
+        "harness_gym.domains.dbbench.verifier",
+        "_dump_issues",
+        "_code",
+        "evaluate",
+        "artifact_scores",
+    ),
     "evaluation/aggregate.py": ("harness_gym.evaluation.aggregate.*",),
-    "evaluation/protocol.py (paired statistics)": tuple(
-        f"harness_gym.evaluation.protocol.x_{name}__mutmut_*"
-        for name in (
-            "_paired_differences",
-            "_rng",
-            "_batch",
-            "mean_ci",
-            "_ratio",
-            "_bootstrap_ci",
-            "_clustered",
-            "paired_bootstrap_ci",
-            "paired_permutation_p",
-        )
+    "evaluation/protocol.py (paired statistics)": _functions(
+        "harness_gym.evaluation.protocol",
+        "_paired_differences",
+        "_rng",
+        "_batch",
+        "mean_ci",
+        "_ratio",
+        "_bootstrap_ci",
+        "_clustered",
+        "paired_bootstrap_ci",
+        "paired_permutation_p",
     ),
     "evaluation/engine.py (resume check)": (
-        *(
-            f"harness_gym.evaluation.engine.x_{name}__mutmut_*"
-            for name in ("_flat", "differences", "check_manifest")
-        ),
+        *_functions("harness_gym.evaluation.engine", "_flat", "differences", "check_manifest"),
         "harness_gym.evaluation.engine.xǁCheckpointsǁ*",
     ),
+    "baselines/legal.py": ("baselines.legal.*",),
 }
 KILLED = {"killed", "timeout", "caught by type check"}
 
@@ -98,7 +194,7 @@ def statuses() -> dict[str, str]:
     out = {}
     for line in done.stdout.splitlines():
         name, sep, status = line.strip().rpartition(": ")
-        if sep and name.startswith("harness_gym."):
+        if sep and name.startswith(("harness_gym.", "baselines.")):
             out[name] = status
     return out
 
