@@ -287,3 +287,43 @@ def test_performance_profile_bands_bracket_the_profile() -> None:
     assert out["a"]["ci_low"][1] < out["a"]["ci_high"][1]  # a band, not a point, where runs differ
     assert performance_profiles(scores, taus, reps=200) == out  # seeded
     assert performance_profiles(scores, taus, reps=200, seed=0) == out
+
+
+def test_episode_level_metrics_are_rliables_and_resample_each_runs_episodes() -> None:
+    """The episode-level path computes the four metrics as rliable does (also over leading replicate
+    axes); its interval resamples the episodes within each run: a point when every run's episodes are
+    equal, reproducible by seed, narrower at a lower confidence."""
+    from rliable import metrics
+
+    from harness_gym.evaluation.aggregate import _metric_values, episode_interval_estimates
+
+    def rliable_values(x: np.ndarray) -> list[float]:
+        return [
+            metrics.aggregate_iqm(x),
+            metrics.aggregate_mean(x),
+            metrics.aggregate_median(x),
+            metrics.aggregate_optimality_gap(x, 100.0),
+        ]
+
+    x = np.array([[0.0, 10.0, 50.0, 1000.0], [-300.0, 20.0, 60.0, 70.0]])
+    y = np.array([[5.0, 5.0, 90.0, 120.0], [0.0, 40.0, 30.0, 20.0]])
+    np.testing.assert_allclose(_metric_values(x), rliable_values(x))
+    np.testing.assert_allclose(_metric_values(np.stack([x, y])), [rliable_values(x), rliable_values(y)])
+
+    runs = np.array([[20.0, 80.0], [40.0, 60.0]])  # 2 seeds x 2 settings
+    flat = [np.repeat(runs[:, [e]], 5, axis=1) for e in range(2)]  # every episode equals its run's mean
+    point = episode_interval_estimates(runs, flat, reps=50, seed=1)
+    assert list(point) == ["iqm", "mean", "median", "optimality_gap"]
+    for metric, value in zip(point, _metric_values(runs), strict=True):
+        assert point[metric] == {"estimate": value, "ci_low": value, "ci_high": value}
+
+    spread = [runs[:, [e]] + np.array([[-20.0, -10.0, 0.0, 10.0, 20.0]]) for e in range(2)]
+    wide = episode_interval_estimates(runs, spread, reps=400, seed=1)
+    assert wide == episode_interval_estimates(runs, spread, reps=400, seed=1)
+    assert wide != episode_interval_estimates(runs, spread, reps=400, seed=2)
+    narrow = episode_interval_estimates(runs, spread, reps=400, seed=1, confidence=0.5)
+    for metric in ("iqm", "mean", "median"):
+        e, n = wide[metric], narrow[metric]
+        assert e["estimate"] == pytest.approx(runs.mean() if metric != "iqm" else e["estimate"])
+        assert e["ci_low"] < n["ci_low"] <= e["estimate"] <= n["ci_high"] < e["ci_high"]
+        assert e["ci_high"] - e["ci_low"] < 40.0  # episodes are averaged within a run, not pooled

@@ -404,3 +404,30 @@ def test_copies_are_resampled_as_whole_tasks(planning_runs):
     assert entry["delta_G"] == pytest.approx(by_pairs.estimate)  # the estimate is the same mean
     with pytest.raises(ValueError, match="cluster labels"):
         paired_bootstrap_ci([0.0, 1.0], [1.0, 1.0], clusters=["a"])
+
+
+def test_clustered_interval_is_the_bca_bootstrap_of_the_pooled_ratio() -> None:
+    """With ``clusters``, the interval resamples whole clusters and pools them: the statistic is
+    sum(differences) / sum(pairs) over the drawn clusters, each summed along the resample's own axis.
+    scipy's BCa bootstrap over hand-computed per-cluster sums and counts, with the same generator, gives
+    the same interval."""
+    from scipy.stats import bootstrap
+
+    d = [1.0, 0.0, 1.0, 1.0, 0.0, 0.5, 1.0, 0.0, 0.0, 1.0, 0.25, 0.75, 0.0]
+    labels = ["c", "c", "c", "a", "a", "b", "d", "d", "d", "d", "e", "e", "f"]
+    sums = np.array([1.0, 0.5, 2.0, 2.0, 1.0, 0.0])  # per label a..f
+    counts = np.array([2.0, 1.0, 3.0, 4.0, 2.0, 1.0])
+    got = paired_bootstrap_ci([0.0] * len(d), d, n_boot=500, level=0.9, rng=3, clusters=labels)
+    want = bootstrap(
+        (sums, counts),
+        lambda s, c, axis: np.sum(s, axis=axis) / np.sum(c, axis=axis),
+        n_resamples=500,
+        confidence_level=0.9,
+        method="BCa",
+        paired=True,
+        vectorized=True,
+        rng=np.random.default_rng(3),
+    ).confidence_interval
+    assert got.estimate == pytest.approx(sum(d) / len(d))
+    assert (got.low, got.high) == pytest.approx((want.low, want.high))
+    assert 0.0 < got.low < got.estimate < got.high < 1.0

@@ -458,3 +458,28 @@ def test_a_plan_over_the_length_bound_is_not_validated_and_earns_nothing() -> No
     assert report.format_errors == (f"the plan has {MAX_PLAN_STEPS + 2} steps, over the bound of 200",)
     assert all(score == 0.0 for score, _ in artifact_scores(blocks(), long_plan).values())
     assert validate(blocks(), "\n".join([*BLOCKS_PLAN.splitlines()] * 100)).parsed_steps == 200
+
+
+def test_logistics_constraints_are_each_reported_with_their_step_and_the_load_after_unloads() -> None:
+    """Every broken constraint is reported, in constraint order, naming its step, line and label; the
+    capacity constraint counts what the truck holds now (an unload frees one place)."""
+    plan = "load(p1, t1, x-a)\nunload(p1, t1, x-a)\nload(p1, t1, x-a)\ndrive(t1, x-a, x-b)\nload(p2, t1, x-b)"
+    rules = [spec("avoid", truck="t1", location="x-b"), spec("capacity", truck="t1", k=1)]
+    report = validate(logistics(rules), plan)
+    assert report.illegal_step is None
+    assert report.constraint_violations == (
+        "step 4 (line 4) drive(t1, x-a, x-b) takes t1 into x-b, forbidden by avoid(t1, x-b)",
+        "step 5 (line 5) load(p2, t1, x-b) loads 2 packages into t1, more than capacity(t1, 1) allows",
+    )
+    unloaded = "load(p1, t1, x-a)\ndrive(t1, x-a, x-b)\nunload(p1, t1, x-b)\nload(p2, t1, x-b)"
+    assert validate(logistics([rules[1]]), unloaded).constraint_violations == ()
+
+
+def test_an_executable_plan_that_achieves_nothing_earns_no_constraint_credit() -> None:
+    """Keeping every constraint counts only with some goal progress: a legal plan that moves a truck
+    and delivers nothing earns its format point only."""
+    assert artifact_scores(logistics(), "drive(t1, x-a, x-b)") == {
+        "constraints": (0.0, 1.0),
+        "goal_coverage": (0.0, 2.0),
+        "plan_format": (1.0, 1.0),
+    }
