@@ -15,7 +15,7 @@ from harness_gym.core.actions import N_ACTIONS, Action
 require("d3rlpy")
 
 import torch
-from test_offline_mdp import DONE, M0, M1, M_DONE, S0, S1, _episode
+from test_offline_mdp import DONE, S0, S1, _episode
 
 from baselines.legal import (
     ILLEGAL_LOGIT,
@@ -85,40 +85,50 @@ def test_check_mask_input_refuses_only_a_scaler_on_a_masked_config() -> None:
 
 
 def _data():
-    """Two episodes: DRAFT, CHECK (terminated, G = 1); DRAFT, SUBMIT (timed out, G = 0.5)."""
-    timed_out = _episode([S0, S1, DONE], [M0, M1, M_DONE], [Action.DRAFT, Action.SUBMIT], 0.5)
+    """Three episodes, every action legal: DRAFT, CHECK (terminated, G = 1); DRAFT, REVISE (timed out,
+    G = 0.5); CHECK (terminated, G = 0). No SUBMIT is logged, so the action count is not the largest
+    logged action + 1."""
+    legal = np.ones(N_ACTIONS, dtype=bool)
+    timed_out = _episode([S0, S1, DONE], [legal] * 3, [Action.DRAFT, Action.REVISE], 0.5)
     timed_out = dataclasses.replace(timed_out, terminations=np.zeros(2, bool), truncations=np.arange(2) == 1)
     return episodes_to_d3rlpy(
-        [_episode([S0, S1, DONE], [M0, M1, M_DONE], [Action.DRAFT, Action.CHECK], 1.0), timed_out]
+        [
+            _episode([S0, S1, DONE], [legal] * 3, [Action.DRAFT, Action.CHECK], 1.0),
+            timed_out,
+            _episode([S0, DONE], [legal] * 2, [Action.CHECK], 0.0),
+        ]
     )
 
 
 def test_masked_dataset_appends_the_masks_and_keeps_actions_rewards_and_ends() -> None:
-    """Observations gain the step's mask as trailing columns; actions, rewards and the episode ends
-    (terminated or timed out) are the source's."""
+    """Observations gain the step's mask as trailing columns; actions, rewards, the episode ends
+    (terminated or timed out) and the action count are the source's."""
     data = _data()
-    out = masked_dataset(data)
-    assert [int(e.size()) for e in out.episodes] == [2, 2]
+    masks = data.action_masks.copy()
+    masks[1, Action.OBSERVE] = masks[4, Action.SUBMIT] = False
+    out = masked_dataset(dataclasses.replace(data, action_masks=masks))
+    assert [int(e.size()) for e in out.episodes] == [2, 2, 1]
     obs = np.concatenate([e.observations for e in out.episodes])
-    np.testing.assert_array_equal(obs, with_mask(np.stack([S0, S1, S0, S1]), np.stack([M0, M1, M0, M1])))
+    np.testing.assert_array_equal(obs, with_mask(np.stack([S0, S1, S0, S1, S0]), masks))
     assert obs.dtype == np.float32
     assert np.concatenate([e.actions for e in out.episodes]).reshape(-1).tolist() == [
         Action.DRAFT,
         Action.CHECK,
         Action.DRAFT,
-        Action.SUBMIT,
+        Action.REVISE,
+        Action.CHECK,
     ]
-    assert np.concatenate([e.rewards for e in out.episodes]).reshape(-1).tolist() == [0.0, 1.0, 0.0, 0.5]
-    assert [e.terminated for e in out.episodes] == [True, False]
-    assert out.dataset_info.action_size == data.dataset.dataset_info.action_size
+    assert np.concatenate([e.rewards for e in out.episodes]).reshape(-1).tolist() == [0.0, 1.0, 0.0, 0.5, 0.0]
+    assert [e.terminated for e in out.episodes] == [True, False, True]
+    assert out.dataset_info.action_size == data.dataset.dataset_info.action_size == N_ACTIONS
     assert out.dataset_info.action_space == data.dataset.dataset_info.action_space
 
 
 def test_masked_dataset_refuses_side_arrays_of_another_length() -> None:
     """Side arrays that do not match the dataset's step count are refused, naming both counts."""
     data = _data()
-    with pytest.raises(ValueError, match="dataset holds 4 steps, side arrays 3"):
-        masked_dataset(dataclasses.replace(data, action_masks=data.action_masks[:3]))
+    with pytest.raises(ValueError, match="dataset holds 5 steps, side arrays 4"):
+        masked_dataset(dataclasses.replace(data, action_masks=data.action_masks[:4]))
 
 
 def test_masked_dataset_names_the_first_illegal_logged_action() -> None:
@@ -126,7 +136,7 @@ def test_masked_dataset_names_the_first_illegal_logged_action() -> None:
     data = _data()
     masks = data.action_masks.copy()
     masks[1] = np.arange(N_ACTIONS) == Action.SUBMIT  # row 1 logs CHECK
-    masks[3] = np.arange(N_ACTIONS) == Action.DRAFT  # row 3 logs SUBMIT
+    masks[3] = np.arange(N_ACTIONS) == Action.DRAFT  # row 3 logs REVISE
     why = r"^2 logged actions are illegal under their masks \(first at row 1\)$"
     with pytest.raises(ValueError, match=why):
         masked_dataset(dataclasses.replace(data, action_masks=masks))
