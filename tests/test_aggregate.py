@@ -320,6 +320,9 @@ def test_episode_level_metrics_are_rliables_and_resample_each_runs_episodes() ->
     spread = [runs[:, [e]] + np.array([[-20.0, -10.0, 0.0, 10.0, 20.0]]) for e in range(2)]
     wide = episode_interval_estimates(runs, spread, reps=400, seed=1)
     assert wide == episode_interval_estimates(runs, spread, reps=400, seed=1)
+    assert episode_interval_estimates(runs, spread, reps=400) == episode_interval_estimates(
+        runs, spread, reps=400, seed=0
+    )
     assert wide != episode_interval_estimates(runs, spread, reps=400, seed=2)
     narrow = episode_interval_estimates(runs, spread, reps=400, seed=1, confidence=0.5)
     for metric in ("iqm", "mean", "median"):

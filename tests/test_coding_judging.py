@@ -145,6 +145,8 @@ def test_judge_reads_each_tolerance_limit_and_defaults_the_other_to_zero() -> No
         ("y = __builtins__\n", ("forbidden name: __builtins__",)),
         ("def f(x=input):\n    return x\n", ("forbidden call: input()",)),
         ("def f(input):\n    return input\n", ()),
+        ("def f(input=input):\n    return input\n", ("forbidden call: input()",)),  # default: the builtin
+        ("fs[0]('os')\n", ()),  # a call of neither a name nor an attribute
         ("input = 1\nx = input\n", ()),
         ("def f():\n    return input\n", ("forbidden call: input()",)),
         ("def f():\n    return open\n", ("forbidden call: open()",)),
