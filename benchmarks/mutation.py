@@ -12,8 +12,9 @@ why no test can tell it from the original; equivalents are left out of the score
     python benchmarks/mutation.py --report-only   # the table of the last run in mutants/
     python benchmarks/mutation.py --write benchmarks/mutation_results.md
 
-The run is niced (nice 10: the machine is shared); it exits 1 when a module scores under ``TARGET`` or an equivalent is listed that is no
-longer a surviving mutant (a changed source renumbers mutants: recheck the list then).
+The run is niced (nice 10: the machine is shared); it exits 1 when a module scores under ``TARGET`` or
+an equivalent is listed that is no longer a surviving mutant (a changed source renumbers mutants: recheck
+the list then).
 """
 
 from __future__ import annotations

@@ -330,3 +330,107 @@ def test_episode_level_metrics_are_rliables_and_resample_each_runs_episodes() ->
         assert e["estimate"] == pytest.approx(runs.mean() if metric != "iqm" else e["estimate"])
         assert e["ci_low"] < n["ci_low"] <= e["estimate"] <= n["ci_high"] < e["ci_high"]
         assert e["ci_high"] - e["ci_low"] < 40.0  # episodes are averaged within a run, not pooled
+
+
+def _episode_document(seeds: int) -> dict[str, Any]:
+    """2 settings x ``seeds`` seeds x 4 episodes; base, bc, awr (one shared model: episodes resampled)
+    and an expert reference; raw G in [0, 1] with reference scores random 0, expert 1."""
+    rng = np.random.default_rng(4)
+    shift = {"base": 0.1, "bc": 0.3, "awr": 0.5, "expert": 0.9}
+    scores = {}
+    for env in (ENV, DB):
+        policies = {}
+        for name, s in shift.items():
+            g = np.clip(s + rng.normal(0, 0.15, (seeds, 4)), 0, 1)
+            policies[name] = {"seed_scores": {str(k): 100 * float(g[k].mean()) for k in range(seeds)}}
+            policies[name]["episode_G"] = g.ravel().tolist()
+        scores[env] = {"policies": policies, "reference": {"random": 0.0, "expert": 1.0}}
+    return {
+        "scores": scores,
+        "protocol": {"seeds": list(range(seeds))},
+        "config": {"references": ["expert"]},
+        "policies": {"awr": {"per_seed_models": False}, "expert": {"kind": "reference"}},
+    }
+
+
+@pytest.mark.parametrize("seeds", [1, 3])
+def test_summarize_is_composed_of_the_documented_estimates(seeds: int) -> None:
+    """Each part of the summary is the function that defines it, called with the document's matrices,
+    episodes and the bootstrap settings: intervals over episodes for a policy with one shared model,
+    over seeds otherwise (none with a single seed); per-setting means; the paired comparisons against
+    base and the best non-reference policy; the improvement pairs; the profile."""
+    from harness_gym.evaluation.aggregate import (
+        _episodes,
+        _metric_values,
+        best_policy,
+        episode_interval_estimates,
+        paired_comparison,
+        performance_profiles,
+        profile_taus,
+    )
+
+    doc = _episode_document(seeds)
+    out = summarize(doc, reps=30, poi_reps=20, seed=2, confidence=0.8, profile_reps=4)
+    m = score_matrices(doc)
+    assert out["settings"] == [ENV, DB] and out["seeds"] == list(range(seeds))
+    assert out["runs_per_policy"] == 2 * seeds and out["missing"] == "drop-policy"
+    assert out["bootstrap"] == {"reps": 30, "poi_reps": 20, "profile_reps": 4, "seed": 2, "confidence": 0.8}
+    assert out["references"] == ["expert"]
+    episodes = {name: _episodes(doc, name, m.settings) for name in m.scores}
+    assert all(e is not None for e in episodes.values())
+    for name, runs in m.scores.items():
+        metrics = dict(out["metrics"][name])
+        interval = metrics.pop("interval")
+        if name == "awr":
+            assert interval == "episodes"
+            assert metrics == episode_interval_estimates(runs, episodes[name], 30, 2, 0.8)
+        elif seeds > 1:
+            assert interval == "seeds"
+            assert metrics == interval_estimates({name: runs}, 30, 2, 0.8)[name]
+        else:
+            assert interval is None
+            point = _metric_values(runs)
+            assert metrics == {
+                k: {"estimate": float(point[i]), "ci_low": None, "ci_high": None}
+                for i, k in enumerate(("iqm", "mean", "median", "optimality_gap"))
+            }
+        for e, env in enumerate(m.settings):
+            entry = out["per_setting"][env][name]
+            assert entry["estimate"] == pytest.approx(runs[:, e].mean())
+            assert (entry["ci_low"] is None) == (interval is None)
+            if interval is not None:
+                assert entry["ci_low"] <= entry["ci_high"] and entry["ci_low"] < entry["ci_high"]
+    assert out["best"] == best_policy(out["metrics"], ["expert"]) == "awr"
+
+    def side(name: str) -> tuple[np.ndarray, Any, bool]:
+        return m.scores[name], episodes[name], name != "awr"
+
+    assert out["paired"]["base"] == {"best": paired_comparison(side("base"), side("awr"), 20, 2, 0.8)}
+    assert out["paired"]["awr"] == {"base": paired_comparison(side("awr"), side("base"), 20, 2, 0.8)}
+    assert out["paired"]["bc"] == {
+        "base": paired_comparison(side("bc"), side("base"), 20, 2, 0.8),
+        "best": paired_comparison(side("bc"), side("awr"), 20, 2, 0.8),
+    }
+    improvement = {(p["x"], p["y"]): p for p in out["improvement"]}
+    assert list(improvement) == [("bc", "base"), ("awr", "base"), ("awr", "bc")]
+    for x in ("bc", "awr"):
+        poi = out["paired"][x]["base"]["poi"]
+        assert improvement[x, "base"] == {"x": x, "y": "base", **poi, "paired": True}
+    awr_bc = improvement["awr", "bc"]
+    assert awr_bc["paired"] is False and awr_bc["x"] == "awr" and awr_bc["y"] == "bc"
+    if seeds > 1:
+        want = probability_of_improvement(m.scores, [("awr", "bc")], 20, 2, 0.8)[0]
+        assert awr_bc == {**want, "paired": False}
+    else:
+        p = float(((m.scores["awr"] > m.scores["bc"]) + 0.5 * (m.scores["awr"] == m.scores["bc"])).mean())
+        assert awr_bc == {
+            "x": "awr",
+            "y": "bc",
+            "estimate": p,
+            "ci_low": None,
+            "ci_high": None,
+            "paired": False,
+        }
+    taus = profile_taus(m.scores)
+    assert out["profile"]["tau"] == [float(t) for t in taus]
+    assert out["profile"]["policies"] == performance_profiles(m.scores, taus, 4, 2)

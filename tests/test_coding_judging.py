@@ -113,6 +113,8 @@ def test_judge_reads_each_tolerance_limit_and_defaults_the_other_to_zero() -> No
     rel = {"args": [], "expected": expected, "tolerance": {"rel": 0.01}}
     assert verifier.judge(rel, [("value", 100.5)])[0]
     assert not verifier.judge(rel, [("value", 102.0)])[0]
+    tight = {"args": [], "expected": expected, "tolerance": {"rel": 0.001}}
+    assert not verifier.judge(tight, [("value", 100.5)])[0]  # no absolute allowance unless declared
     absolute = {"args": [], "expected": expected, "tolerance": {"abs": 0.6}}
     assert verifier.judge(absolute, [("value", 100.5)])[0]
     assert not verifier.judge(absolute, [("value", 100.7)])[0]

@@ -76,7 +76,8 @@ def test_check_mask_input_refuses_only_a_scaler_on_a_masked_config() -> None:
     """masked=True with an observation scaler is refused (naming the config); either alone passes, and a
     config without the attributes passes."""
     scaler = object()
-    with pytest.raises(ValueError, match=r"^SimpleNamespace: masked=True .*drop observation_scaler"):
+    why = r"^SimpleNamespace: masked=True .*; drop observation_scaler or set masked=False$"
+    with pytest.raises(ValueError, match=why):
         check_mask_input(SimpleNamespace(masked=True, observation_scaler=scaler))
     check_mask_input(SimpleNamespace(masked=False, observation_scaler=scaler))
     check_mask_input(SimpleNamespace(masked=True, observation_scaler=None))
