@@ -121,6 +121,7 @@ def test_masked_dataset_appends_the_masks_and_keeps_actions_rewards_and_ends() -
     ]
     assert np.concatenate([e.rewards for e in out.episodes]).reshape(-1).tolist() == [0.0, 1.0, 0.0, 0.5, 0.0]
     assert [e.terminated for e in out.episodes] == [True, False, True]
+    assert {e.rewards.dtype for e in out.episodes} == {np.dtype(np.float32)}  # d3rlpy keeps what it is given
     assert out.dataset_info.action_size == data.dataset.dataset_info.action_size == N_ACTIONS
     assert out.dataset_info.action_space == data.dataset.dataset_info.action_space
 
