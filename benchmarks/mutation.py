@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import json
 import os
 import shutil
 import subprocess
@@ -200,14 +201,26 @@ def statuses() -> dict[str, str]:
     return out
 
 
-def table(found: dict[str, str], equivalent: dict[str, str]) -> tuple[str, list[str]]:
+def durations() -> dict[str, float]:
+    """Mutant name -> seconds its test run took (mutmut's ``.meta`` files of the last run)."""
+    out: dict[str, float] = {}
+    for meta in (ROOT / "mutants").rglob("*.meta"):
+        out.update(json.loads(meta.read_text()).get("durations_by_key", {}))
+    return out
+
+
+def table(
+    found: dict[str, str], equivalent: dict[str, str], seconds: dict[str, float] | None = None
+) -> tuple[str, list[str]]:
     """The per-module Markdown table, and the problems (modules under target, stale equivalents).
 
     A mutant the run did not reach (``not checked``, e.g. an interrupted run) is counted apart and left
-    out of the score; the problems name it."""
+    out of the score; the problems name it. ``test s`` sums the module's mutants' test runs (seconds of
+    wall time in one child; the children run side by side)."""
+    seconds = seconds or {}
     rows = [
-        "| module | mutants | killed | equivalent | survived | not run | score |",
-        "|---|---|---|---|---|---|---|",
+        "| module | mutants | killed | equivalent | survived | not run | score | test s |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     problems = []
     for module, patterns in MODULES.items():
@@ -218,9 +231,10 @@ def table(found: dict[str, str], equivalent: dict[str, str]) -> tuple[str, list[
         counted = len(names) - counts["equivalent"] - unchecked
         survived = counted - killed
         score = killed / counted if counted else 1.0
+        spent = sum(seconds.get(n, 0.0) for n in names)
         rows.append(
             f"| `{module}` | {len(names)} | {killed} | {counts['equivalent']} | {survived} | {unchecked} "
-            f"| {100 * score:.1f}% |"
+            f"| {100 * score:.1f}% | {spent:.0f} |"
         )
         if unchecked:
             problems.append(f"{module}: {unchecked} mutants not run")
@@ -247,7 +261,7 @@ def main() -> int:
     if not args.report_only:
         run(args.children)
     equivalent = tomllib.loads(EQUIVALENTS.read_text())["equivalent"]
-    text, problems = table(statuses(), equivalent)
+    text, problems = table(statuses(), equivalent, durations())
     print(text)
     for problem in problems:
         print(problem, file=sys.stderr)

@@ -210,7 +210,7 @@ def fake_results() -> dict[str, Any]:
             name: {"1": 0.5, "2": 0.25, "3": 0.125} if name == "awr" else {"1": 0.2, "2": 0.1, "3": 0.0}
             for name in shift
         }
-    results["aggregate"] = summarize(results, reps=200, poi_reps=50, seed=3)
+    results["aggregate"] = summarize(results, reps=200, poi_reps=50, seed=3, profile_reps=20)
     return json.loads(json.dumps(results))
 
 
@@ -225,9 +225,10 @@ def test_summarize_is_json_ready_and_reproducible(fake_results: dict[str, Any]) 
     assert profile["tau"][0] <= 0 and profile["tau"][-1] >= 100
     awr = profile["policies"]["awr"]["fraction"]
     assert awr[0] == 1.0 and awr[-1] == 0.0 and all(a >= b for a, b in itertools.pairwise(awr))
-    assert summarize(fake_results, reps=200, poi_reps=50, seed=3) == aggregate
-    with pytest.raises(ValueError, match="replications"):
-        summarize(fake_results, reps=0)
+    assert summarize(fake_results, reps=200, poi_reps=50, seed=3, profile_reps=20) == aggregate
+    for bad in ({"reps": 0}, {"poi_reps": 0}, {"profile_reps": 0}):
+        with pytest.raises(ValueError, match=r"^bootstrap replications must be positive, got reps="):
+            summarize(fake_results, **bad)
 
 
 def test_report_renders_the_aggregate_section(
