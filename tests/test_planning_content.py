@@ -15,6 +15,7 @@ from harness_gym.domains.planning.world import (
     SearchLimitError,
     artifact_scores,
     check_payload,
+    make_world,
     solve,
     validate,
 )
@@ -483,3 +484,49 @@ def test_an_executable_plan_that_achieves_nothing_earns_no_constraint_credit() -
         "goal_coverage": (0.0, 2.0),
         "plan_format": (1.0, 1.0),
     }
+
+
+def _two_trucks(constraints: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    payload = logistics(constraints)
+    payload["problem"]["trucks"] = {"t1": "x-a", "t2": "x-b"}
+    payload["problem"]["capacity"] = {"t1": 2, "t2": 2}
+    return payload
+
+
+def test_logistics_messages_say_where_each_package_is() -> None:
+    """An unload names where the package really is (in which truck, or at which place); an unmet goal
+    names the package's place, or its truck and the truck's place."""
+    payload = _two_trucks()
+    at = validate(payload, "load(p1, t1, x-a)\nunload(p2, t1, x-a)")
+    assert at.illegal_reason == "unload(p2, t1, x-a): p2 is not in t1 (it is at x-b)"
+    assert at.unmet_goals == (
+        "at(p1, x-c) not met: p1 is in t1 (at x-a)",
+        "at(p2, x-c) not met: p2 is at x-b",
+    )
+    other = validate(payload, "load(p2, t2, x-b)\ndrive(t1, x-a, x-b)\nunload(p2, t1, x-b)")
+    assert other.illegal_reason == "unload(p2, t1, x-b): p2 is not in t1 (it is in t2)"
+    world = make_world("logistics", payload["problem"], [])
+    state = ({"t1": "x-a", "t2": "x-b"}, {"p1": "x-a", "p2": "t2"})
+    assert world.goal_report(state, [("p1", "x-a"), ("p2", "x-d")]) == [
+        "at(p2, x-d) not met: p2 is in t2 (at x-b)"
+    ]
+
+
+def test_deliver_before_counts_only_a_delivery_to_the_destination() -> None:
+    """Unloading the first package anywhere but its destination does not deliver it: delivering the
+    second then breaks the constraint, reported with its step."""
+    payload = _two_trucks([spec("deliver_before", first="p1", second="p2")])
+    plan = "\n".join(
+        [
+            "load(p1, t1, x-a)",
+            "drive(t1, x-a, x-b)",
+            "unload(p1, t1, x-b)",
+            "load(p2, t2, x-b)",
+            "drive(t2, x-b, x-c)",
+            "unload(p2, t2, x-c)",
+        ]
+    )
+    assert validate(payload, plan).constraint_violations == (
+        "step 6 (line 6) unload(p2, t2, x-c) delivers p2 before p1 has been delivered, breaking "
+        "deliver_before(p1, p2)",
+    )

@@ -549,3 +549,31 @@ def test_base_harness_is_calibrated() -> None:
         BASE_G["HarnessResearch-v0"], abs=CALIBRATION_TOLERANCE
     )
     assert not any(f["hms"]["CheckBeforeSubmit"]["fired"] for f in finals)
+
+
+def test_research_scoring_edges() -> None:
+    """A gold answer with words that are not units is text, not a number; padding costs one supported hop
+    per extra citation; the sources field, when present, is what is cited (not ids elsewhere in the
+    text); a payload without aliases grades as one with none; the format finding shows the form."""
+    from harness_gym.domains.research.verifier import (
+        Parsed,
+        answers_match,
+        cited_documents,
+        supported_fraction,
+    )
+
+    assert not answers_match("12", "12 apples") and answers_match("12 apples", "12 apples")
+    assert supported_fraction([True, True], 3) == 0.5 and supported_fraction([True, False], 2) == 0.5
+    assert supported_fraction([True, True], 5) == 0.0
+    parsed = Parsed("x", ("doc-002", "doc-002"), ("doc-001", "doc-002"), True)
+    assert cited_documents(parsed, {"doc-001", "doc-002"}) == ["doc-002"]
+    assert cited_documents(Parsed("x", None, ("doc-001", "doc-009"), False), {"doc-001"}) == ["doc-001"]
+    p = payload()
+    without = {k: v for k, v in p.items() if k != "aliases"}
+    assert grade(without, REFERENCE) == grade({**p, "aliases": []}, REFERENCE)
+    report = structural_check(p, "Dorrin, doc-001", ["doc-001"])
+    assert [str(i) for i in report.issues] == [
+        "format: the reply is not exactly in the required form (ANSWER: ... / SOURCES: doc-NNN)",
+        "citations: no document ids in the sources field",
+        "answer: no answer field could be read",
+    ]
