@@ -577,3 +577,62 @@ def test_research_scoring_edges() -> None:
         "citations: no document ids in the sources field",
         "answer: no answer field could be read",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "gathered", "items", "issues"),
+    [
+        (REFERENCE, ["doc-001", "doc-002"], (True, True, True, True), []),
+        (
+            REFERENCE,
+            ["doc-001"],
+            (True, True, False, False),
+            [
+                "citations: doc-002 was never retrieved",
+                "answer: 'Dorrin' does not appear in any cited document that was retrieved",
+            ],
+        ),
+        (
+            "ANSWER: Ostra\nSOURCES: doc-001, doc-002",
+            ["doc-001", "doc-002"],
+            (True, True, True, False),
+            ["answer: 'Ostra' does not appear in any cited document that was retrieved"],
+        ),
+        (
+            "ANSWER: Dorrin\nSOURCES: doc-2, doc-999",
+            ["doc-002"],
+            (False, False, False, False),
+            [
+                "format: the reply is not exactly in the required form (ANSWER: ... / SOURCES: doc-NNN)",
+                "citations: 'doc-2' is not the id of a document in the corpus",
+                "citations: 'doc-999' is not the id of a document in the corpus",
+                "answer: 'Dorrin' does not appear in any cited document that was retrieved",
+            ],
+        ),
+        (
+            "ANSWER: Dorrin\nSOURCES: doc-001, doc-002, doc-003, doc-004, doc-005",
+            ["doc-001", "doc-002", "doc-003", "doc-004", "doc-005"],
+            (True, False, True, True),
+            [
+                "citations: 5 documents cited; cite only the documents that state the facts of the answer's "
+                "chain (at most 3)"
+            ],
+        ),
+        (
+            "ANSWER: Dorrin\nSOURCES: doc-001, doc-002, doc-003, doc-001",
+            ["doc-001", "doc-002", "doc-003"],
+            (True, True, True, True),
+            [],
+        ),
+    ],
+)
+def test_structural_check_items_and_findings_in_words(
+    text: str, gathered: list[str], items: tuple[bool, ...], issues: list[str]
+) -> None:
+    """The CHECK's four items and its findings, exactly: format (showing the form), citations unknown,
+    too many (distinct ids, at most three), never retrieved, and an answer no retrieved cited document
+    states."""
+    report = structural_check(payload(), text, gathered)
+    names = ("format", "citations_well_formed", "citations_retrieved", "answer_grounded")
+    assert report.items == tuple(zip(names, items, strict=True))
+    assert [str(i) for i in report.issues] == issues
