@@ -3,12 +3,18 @@
 mutmut copies the package to ``mutants/``, records which tests call which function, then runs each mutant
 of the modules below against only the tests that called the mutated function. The files mutated and the
 test files that may kill them are ``[tool.mutmut]`` in ``pyproject.toml``; ``MODULES`` below names, per
-reported module, which of the mutants count (all of a module, or the functions of the engine's resume check
-and of the paired statistics in ``evaluation/protocol.py``). A surviving mutant is either killed by a test
-that states the behaviour, or listed in ``benchmarks/mutation_equivalents.toml`` with a one-line reason
-why no test can tell it from the original; equivalents are left out of the score.
+reported module, which of the mutants count (all of a module, or the functions that decide a score, a
+CHECK verdict, the engine's resume check or the paired statistics in ``evaluation/protocol.py``). A
+surviving mutant is either killed by a test that states the behaviour, or listed in
+``benchmarks/mutation_equivalents.toml`` with a one-line reason why no test can tell it from the original;
+equivalents are left out of the score.
 
-    python benchmarks/mutation.py                 # a fresh run, then the table (40+ min on 2 shared cores)
+Out of reach: the coding sandbox's child. Its script embeds ``values.py``'s source, which mutmut rewrites to
+import mutmut, absent inside the sandbox (bubblewrap, no site-packages); the tests that run candidates in
+the sandbox are therefore deselected and only the verifier's in-process judging is mutated (reading the
+child's records, judging a data test, the safety scan, signatures, test validation, credited tests).
+
+    python benchmarks/mutation.py                 # a fresh run, then the table (over an hour, 2 shared cores)
     python benchmarks/mutation.py --report-only   # the table of the last run in mutants/
     python benchmarks/mutation.py --write benchmarks/mutation_results.md
 
