@@ -435,3 +435,46 @@ def test_summarize_is_composed_of_the_documented_estimates(seeds: int) -> None:
     taus = profile_taus(m.scores)
     assert out["profile"]["tau"] == [float(t) for t in taus]
     assert out["profile"]["policies"] == performance_profiles(m.scores, taus, 4, 2)
+
+
+def test_paired_comparison_resamples_episodes_seeds_or_nothing() -> None:
+    """X against Y on the same runs: the point delta is the mean paired difference and P(X > Y) counts
+    ties as half; with both sides one shared model and their episodes, episodes are resampled (runs whose
+    episodes all equal their mean leave no spread), otherwise seeds (spread), and a single seed has no
+    interval. The seed and confidence default to 0 and 0.95."""
+    from harness_gym.evaluation.aggregate import paired_comparison
+
+    x = np.array([[60.0, 40.0], [50.0, 70.0], [30.0, 80.0], [65.0, 20.0]])  # 4 seeds x 2 settings
+    y = np.array([[50.0, 40.0], [55.0, 60.0], [35.0, 70.0], [60.0, 30.0]])
+    xe = [np.repeat(x[:, [e]], 3, axis=1) for e in range(2)]
+    ye = [np.repeat(y[:, [e]], 3, axis=1) for e in range(2)]
+    shared = paired_comparison((x, xe, False), (y, ye, False), reps=200)
+    assert shared["resampled"] == "episodes"
+    assert shared["delta"] == {"estimate": 1.875, "ci_low": 1.875, "ci_high": 1.875}
+    assert shared["poi"] == {"estimate": 0.5625, "ci_low": 0.5625, "ci_high": 0.5625}
+    for xs, ys in (((x, xe, True), (y, ye, False)), ((x, xe, False), (y, ye, True))):
+        assert paired_comparison(xs, ys, reps=200)["resampled"] == "seeds"
+    for xs, ys in (((x, None, False), (y, ye, False)), ((x, xe, False), (y, None, False))):
+        seeds = paired_comparison(xs, ys, reps=200)
+        assert seeds["resampled"] == "seeds" and seeds["delta"]["estimate"] == 1.875
+        assert seeds["delta"]["ci_low"] < 1.875 < seeds["delta"]["ci_high"]
+        assert seeds["poi"]["ci_low"] < seeds["poi"]["ci_high"]
+    assert seeds == paired_comparison((x, xe, False), (y, None, False), reps=200, seed=0, confidence=0.95)
+    assert seeds != paired_comparison((x, xe, False), (y, None, False), reps=200, seed=1)
+    single = paired_comparison((x[:1], None, True), (y[:1], None, True), reps=200)
+    assert single == {
+        "delta": {"estimate": 5.0, "ci_low": None, "ci_high": None},
+        "poi": {"estimate": 0.75, "ci_low": None, "ci_high": None},
+        "resampled": None,
+    }
+
+
+def test_best_policy_is_the_highest_iqm_outside_the_skipped() -> None:
+    """The best policy has the highest IQM estimate among those not skipped (the references); none when
+    every policy is skipped."""
+    from harness_gym.evaluation.aggregate import best_policy
+
+    metrics = {name: {"iqm": {"estimate": v}} for name, v in (("a", 1.0), ("b", 3.0), ("ref", 9.0))}
+    assert best_policy(metrics, ["ref"]) == "b"
+    assert best_policy(metrics) == "ref"
+    assert best_policy(metrics, ("a", "b", "ref")) is None
