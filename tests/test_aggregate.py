@@ -435,6 +435,9 @@ def test_summarize_is_composed_of_the_documented_estimates(seeds: int) -> None:
     taus = profile_taus(m.scores)
     assert out["profile"]["tau"] == [float(t) for t in taus]
     assert out["profile"]["policies"] == performance_profiles(m.scores, taus, 4, 2)
+    small = {"reps": 30, "poi_reps": 20, "profile_reps": 4}
+    assert summarize(doc, **small) == summarize(doc, seed=0, **small)  # the seed defaults to 0
+    assert summarize(doc, reps=1, poi_reps=1, profile_reps=1)["bootstrap"]["reps"] == 1  # one is allowed
 
 
 def test_paired_comparison_resamples_episodes_seeds_or_nothing() -> None:
