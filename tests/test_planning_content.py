@@ -462,7 +462,7 @@ def test_a_plan_over_the_length_bound_is_not_validated_and_earns_nothing() -> No
 
 
 def test_logistics_constraints_are_each_reported_with_their_step_and_the_load_after_unloads() -> None:
-    """Every broken constraint is reported, in constraint order, naming its step, line and label; the
+    """Every broken constraint is reported, in the order found, naming its step, line and label; the
     capacity constraint counts what the truck holds now (an unload frees one place)."""
     plan = "load(p1, t1, x-a)\nunload(p1, t1, x-a)\nload(p1, t1, x-a)\ndrive(t1, x-a, x-b)\nload(p2, t1, x-b)"
     rules = [spec("avoid", truck="t1", location="x-b"), spec("capacity", truck="t1", k=1)]
@@ -530,3 +530,42 @@ def test_deliver_before_counts_only_a_delivery_to_the_destination() -> None:
         "step 6 (line 6) unload(p2, t2, x-c) delivers p2 before p1 has been delivered, breaking "
         "deliver_before(p1, p2)",
     )
+
+
+def test_blocks_findings_and_report_counts_in_words() -> None:
+    """Parse errors name the line, the arity and the known actions; each broken blocks constraint is
+    reported with its step, line and label (two at once when two break); the report counts constraints,
+    goal atoms needed, gained and lost, steps left unexecuted after an illegal one, and says where each
+    unmet goal's block is."""
+    bad = validate(blocks(), "move(b)\nmove(a, c\nmove(b, table, c)\njump(a)")
+    assert bad.format_errors == (
+        "line 1: move takes 2 arguments (block, destination), got 1",
+        "line 2: cannot parse 'move(a, c': expected one action like move(...)",
+        "line 3: move takes 2 arguments (block, destination), got 3",
+        "line 4: unknown action 'jump' (known actions: move)",
+    )
+    assert bad.unmet_goals == ("on(a, c) not met: a is on the table", "on(b, table) not met: b is on a")
+    assert validate(blocks(), "move(B, Table)\nmove(a, c)").format_errors == ()  # names are case-blind
+    rules = [spec("fixed", block="b"), spec("never_on", block="a", onto="c"), spec("max_table", k=1)]
+    report = validate(blocks(rules), BLOCKS_PLAN)
+    assert report.constraint_violations == (
+        "step 1 (line 1) move(b, table) moves b, which fixed(b) forbids moving",
+        "step 1 (line 1) move(b, table) leaves 3 stacks on the table, more than max_table(1) allows",
+        "step 2 (line 2) move(a, c) puts a directly on c, forbidden by never_on(a, c)",
+    )  # in the order they are found
+    assert (report.constraints_total, report.goals_needed, report.goals_gained, report.goals_lost) == (
+        3,
+        2,
+        2,
+        0,
+    )
+    assert validate(blocks([spec("max_table", k=3)]), BLOCKS_PLAN).constraint_violations == ()
+    over = validate(blocks([spec("max_steps", n=1)]), BLOCKS_PLAN)
+    assert over.constraint_violations == (
+        "the plan has 2 steps but max_steps(1) allows 1 (steps 2-2 are over the limit)",
+    )
+    illegal = validate(blocks(), "move(a, c)\nmove(b, table)")
+    assert (illegal.illegal_reason, illegal.unexecuted_steps) == ("move(a, c): a is not clear (b is on a)", 1)
+    assert validate(blocks(), BLOCKS_PLAN).unexecuted_steps == 0
+    moved = validate(blocks(), "move(b, c)")
+    assert moved.unmet_goals == ("on(a, c) not met: a is on the table", "on(b, table) not met: b is on c")
