@@ -223,6 +223,16 @@ def test_cli_collect_and_datasets(tmp_path, capsys):
         main([*argv, "--root", str(tmp_path), "--quiet"])
 
 
+def test_cli_collect_takes_a_step_budget(tmp_path, capsys):
+    argv = ["collect", "--env", PLANNING, "--episodes", "6", "--dataset-id", "harness/planning/short-v0"]
+    assert main([*argv, "--root", str(tmp_path), "--quiet", "--max-steps", "3"]) == 0
+    capsys.readouterr()
+    lengths = [len(ep.actions) for ep in load(tmp_path, "harness/planning/short-v0").iterate_episodes()]
+    assert len(lengths) == 6 and max(lengths) <= 3 and 3 in lengths
+    with pytest.raises(SystemExit, match="max_steps must be at least 1"):
+        main([*argv[:-1], "harness/planning/zero-v0", "--root", str(tmp_path), "--quiet", "--max-steps", "0"])
+
+
 def test_forced_check_checks_every_draft_before_submitting():
     env = gym.make("HarnessCoding-v0", split="eval")
     for seed in range(10):

@@ -126,6 +126,8 @@ def test_unknown_engine_and_dsn_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ValueError, match='only used with engine="mysql"'):
         DBBenchDomain(dsn="mysql://root@127.0.0.1/")
     for bad, why in [
+        ("", "empty"),
+        ("   ", "empty"),
         ("postgres://u@h/", "scheme"),
         ("mysql://u@/", "no host"),
         ("mysql://u@h:notaport/", "Port"),
@@ -144,6 +146,12 @@ def test_unreachable_server_names_host_and_port(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("HARNESS_GYM_MYSQL_DSN", f"mysql://root@127.0.0.1:{port}/")
     with pytest.raises(ConnectionError, match=f"127.0.0.1:{port}"):
         gym.make("HarnessDBBench-v0", engine="mysql")
+
+
+def test_a_missing_pymysql_names_the_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pymysql", None)  # as if PyMySQL were not installed
+    with pytest.raises(ImportError, match=r'pip install "harness-gym\[mysql\]"'):
+        MySQLEngine("mysql://root@127.0.0.1:1/")
 
 
 def test_import_does_not_load_pymysql() -> None:
@@ -256,3 +264,76 @@ def test_episode_scores_reference_insert_and_not_a_flawed_one(mysql_dsn: str) ->
     env.close()
     assert last not in _episode_databases(mysql_dsn)  # dropped at close
     assert engine._conn is None
+
+
+def test_binary_results_read_as_text_and_an_unexpected_error_is_named(server: MySQLEngine) -> None:
+    record = _record([["ana", 1], ["bo", 2]])
+    server.bind(object())
+    assert server.run_sql(record, "SELECT BINARY Name FROM scores ORDER BY Name").rows == (("ana",), ("bo",))
+    unknown = server.run_sql(record, "UPDATE scores SET nosuch = 1")
+    assert not unknown.ok and "Unknown column 'nosuch'" in (unknown.error or "")
+    assert server.run_sql(record, "SELECT COUNT(*) FROM scores").rows == ((2,),)
+    server.end_episode()
+
+
+def _kill(dsn: str, connection_id: int) -> None:
+    import pymysql
+
+    where = DSN.parse(dsn)
+    conn = pymysql.connect(host=where.host, port=where.port, user=where.user, password=where.password)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"KILL CONNECTION {int(connection_id)}")
+    finally:
+        conn.close()
+
+
+def _kill_when_running(dsn: str, connection_id: int, started: list[bool]) -> None:
+    """Kill the connection once the server shows it running a statement (polled, at most 30 s)."""
+    import pymysql
+
+    where = DSN.parse(dsn)
+    conn = pymysql.connect(host=where.host, port=where.port, user=where.user, password=where.password)
+    try:
+        with conn.cursor() as cur:
+            deadline = time.monotonic() + 30.0
+            while time.monotonic() < deadline:
+                cur.execute(
+                    "SELECT COUNT(*) FROM information_schema.processlist WHERE id = %s AND info LIKE %s",
+                    (connection_id, "SELECT SLEEP%"),
+                )
+                if cur.fetchone()[0]:
+                    started.append(True)
+                    cur.execute(f"KILL CONNECTION {int(connection_id)}")
+                    return
+                time.sleep(0.05)
+    finally:
+        conn.close()
+
+
+def test_a_lost_connection_is_named_and_the_next_statement_reconnects(mysql_dsn: str) -> None:
+    """The server drops the engine's connection, while idle or during a statement: the statement under
+    way fails naming the lost connection, the next one reconnects, reloads the table and runs."""
+    import threading
+
+    engine = MySQLEngine(mysql_dsn)
+    record = _record([["ana", 1], ["bo", 2]])
+    try:
+        engine.bind(object())
+        assert engine.run_sql(record, "DELETE FROM scores").changes == 2
+        [(first,)] = engine.run_sql(record, "SELECT CONNECTION_ID()").rows
+        database = engine.database
+        _kill(mysql_dsn, first)  # while idle
+        [(count, second)] = engine.run_sql(record, "SELECT COUNT(*), CONNECTION_ID() FROM scores").rows
+        assert (count, engine.database) == (2, database) and second != first
+        started: list[bool] = []
+        killer = threading.Thread(target=_kill_when_running, args=(mysql_dsn, second, started))
+        killer.start()
+        lost = engine.run_sql(record, "SELECT SLEEP(20)", time_limit=60)  # during a statement
+        killer.join()
+        assert started and not lost.ok and "Lost connection" in (lost.error or ""), lost
+        [(count, third)] = engine.run_sql(record, "SELECT COUNT(*), CONNECTION_ID() FROM scores").rows
+        assert count == 2 and third not in (first, second)
+    finally:
+        engine.close()
+    assert database not in _episode_databases(mysql_dsn)

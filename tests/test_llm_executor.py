@@ -449,6 +449,7 @@ def test_cli_evaluate_on_the_llm(serve, capsys):
 def test_cli_bench_on_the_llm_replays_to_the_same_results(serve, tmp_path, capsys):
     require("d3rlpy")
     from harness_gym.cli.main import main
+    from harness_gym.evaluation.spend import calls_of
 
     srv = serve(planning_replies)
     cache = tmp_path / "bench.sqlite"
@@ -464,6 +465,13 @@ def test_cli_bench_on_the_llm_replays_to_the_same_results(serve, tmp_path, capsy
 
     recorded, replayed = load("recorded"), load("replayed")
     assert recorded["executor"]["evaluate"]["api_calls"] > 0
+    # every evaluation call is audited and counted, the state-dependence references' (expert, open-loop) too
+    lines = (tmp_path / "recorded" / "episodes" / "HarnessPlanning-v0.jsonl").read_text().splitlines()
+    calls = {}
+    for record in map(json.loads, lines):
+        calls[record["policy"]] = calls.get(record["policy"], 0) + len(calls_of(record["step_records"]))
+    assert calls["expert"] > 0 and calls["open-loop"] > 0
+    assert recorded["executor"]["evaluate"]["calls"] == sum(calls.values())
     assert replayed["executor"]["evaluate"]["api_calls"] == 0
     assert replayed["executor"]["evaluate"]["cache_misses"] == 0
     assert replayed["compare"] == recorded["compare"]
@@ -793,6 +801,85 @@ def test_structured_output_sends_the_schema_and_reads_the_object(mode):
         schema = tool["function"]["parameters"]
         assert request["tool_choice"]["function"]["name"] == tool["function"]["name"] == "submit_artifact"
     assert schema["properties"] == {"plan": {"type": "array", "items": {"type": "string"}}}
+
+
+@pytest.mark.parametrize(
+    ("mode", "reply", "error"),
+    [
+        ("tools", "{not json", "parse failure: the function call's arguments do not fit"),
+        ("tools", json.dumps({"steps": ["a"]}), "parse failure: the function call's arguments do not fit"),
+        ("json-schema", json.dumps({"steps": ["a"]}), "parse failure: "),
+        ("json-schema", "free text", None),  # a server that ignored response_format: read as free text
+    ],
+)
+def test_a_structured_reply_that_does_not_fit_is_a_parse_failure(mode, reply, error):
+    def respond(payload: dict) -> object:
+        if reply == "free text":
+            return wrap("HarnessPlanning-v0", _PLANNING.domain.pool(task).reference)
+        if mode == "json-schema":
+            return reply
+        call = {"type": "function", "function": {"name": "submit_artifact", "arguments": reply}}
+        return Raw({"message": {"content": None, "tool_calls": [call]}, "finish_reason": "tool_calls"})
+
+    srv = ShapeServer(respond)
+    try:
+        env = make_env("HarnessPlanning-v0", srv.base_url, structured=mode)
+        task = env.unwrapped.tasks[0]
+        env.reset(seed=0, options={"task_id": task.task_id})
+        env.step(int(Action.DRAFT))
+    finally:
+        srv.close()
+    io = env.unwrapped._ep.steps[-1]["executor_io"]
+    if error is None:
+        assert io["error"] is None and env.unwrapped._ep.draft == _PLANNING.domain.pool(task).reference
+    else:
+        assert io["error"].startswith(error) and env.unwrapped._ep.steps[-1]["failure"]
+
+
+def test_every_bad_setting_is_named_and_a_settings_file_is_checked(tmp_path):
+    for settings, why in [
+        ({"context_tokens": 1024}, r"context_tokens \(1024\) must exceed max_tokens \(1024\)"),
+        ({"structured": "xml"}, "unknown structured mode 'xml'"),
+        ({"temperature": -0.1}, "temperature must be >= 0"),
+        ({"top_p": 0.0}, r"top_p must lie in \(0, 1\]"),
+        ({"top_p": 1.5}, r"top_p must lie in \(0, 1\]"),
+        ({"max_tokens": 0}, "max_tokens must be at least 1"),
+        ({"price_out": -1.0}, "price_out must be >= 0"),
+        ({"extra_body": "[1]"}, "extra_body must be a JSON object, got list"),
+    ]:
+        with pytest.raises(ValueError, match=why):
+            OpenAIConfig(**settings)
+    assert OpenAIConfig(extra_body={"b": 1, "a": [2]}).extra_body == '{"a": [2], "b": 1}'  # canonical
+    assert OpenAIConfig(stop="END").stop == ("END",)
+    path = tmp_path / "run.toml"
+    path.write_text('[executor]\nmodel = "m"\nstop = ["END"]\n[executor.extra_body]\ntop_k = 20\n')
+    config = OpenAIConfig.from_toml(path, temperature=0.5)
+    assert (config.model, config.stop, config.temperature) == ("m", ("END",), 0.5)
+    assert config.request_params()["top_k"] == 20
+    path.write_text("model = [unclosed\n")
+    with pytest.raises(ValueError, match="cannot read executor settings"):
+        OpenAIConfig.from_toml(path)
+    with pytest.raises(ValueError, match="cannot read executor settings"):
+        OpenAIConfig.from_toml(tmp_path / "missing.toml")
+    path.write_text('model = "m"\ncolour = "blue"\n')
+    with pytest.raises(ValueError, match="unknown executor setting\\(s\\) colour; known: backoff_s"):
+        OpenAIConfig.from_toml(path)
+    path.write_text("temperature = -1\n")
+    with pytest.raises(ValueError, match="temperature must be >= 0"):  # a bad value is named on reading
+        OpenAIConfig.toml_settings(path)
+
+
+def test_fold_system_keeps_every_message_without_a_system_role():
+    from harness_gym.executors.openai_executor import fold_system
+
+    plain = [{"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}]
+    assert fold_system(plain) == plain
+    systems = [{"role": "system", "content": "s1"}, {"role": "system", "content": "s2"}]
+    # no user message to head: the system text becomes one
+    assert fold_system([*systems, plain[1]]) == [{"role": "user", "content": "s1\n\ns2"}, plain[1]]
+    mixed = [plain[1], {"role": "system", "content": "s"}, plain[0]]
+    assert fold_system(mixed) == [plain[1], {"role": "user", "content": "s\n\nu"}]
+    assert mixed[2] == {"role": "user", "content": "u"}  # the input is left as it was
 
 
 @pytest.mark.parametrize("env_id", harness_gym.ENV_IDS)

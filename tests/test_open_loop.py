@@ -61,3 +61,21 @@ def test_planning_checks_are_a_sound_validator():
     rates = check_rates(PLANNING, Protocol(seeds=(0,), rollouts=1, max_tasks=4))
     assert rates["structural"]["false_alarm"] == 0.0 and rates["structural"]["detection"] == 1.0
     assert Action.CHECK in gym.make(PLANNING).unwrapped.domain.supported
+
+
+def test_the_search_keeps_the_best_of_its_beam_searches_and_repeats_itself():
+    """The shipped string is the best on the full train protocol among the beam searches' results, its
+    recorded train G is that string's measured G, and a rerun returns the same (no chance of its own)."""
+    from harness_gym.evaluation.open_loop import SEARCHES, search
+    from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
+    from harness_gym.evaluation.rollout import protocol_episodes
+
+    env = gym.make(PLANNING, split="train").unwrapped
+    task_ids = [t.task_id for t in env.tasks[:4]]
+    found = search(PLANNING, task_ids=task_ids, max_steps=5)
+    assert [(s["beam"]) for s in found["searches"]] == [beam for beam, _ in SEARCHES]
+    assert found["train_G"] == max(s["train_G"] for s in found["searches"])
+    small = gym.make(PLANNING, split="train", task_ids=task_ids, max_steps=5).unwrapped
+    episodes = protocol_episodes(task_ids, EVAL_SEEDS, EVAL_ROLLOUTS)
+    assert play_string(small, found["string"], episodes).mean() == pytest.approx(found["train_G"], abs=1e-4)
+    assert search(PLANNING, task_ids=task_ids, max_steps=5) == found

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import email.utils
 import json
 import random
 import socket
@@ -32,6 +33,8 @@ class Scripted:
     body: bytes = field(default_factory=ok_body)
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    raw: bytes | None = None
+    """Sent as it is instead of a response (then the connection is closed): a broken reply."""
 
 
 class ScriptedServer:
@@ -76,6 +79,10 @@ class ScriptedServer:
                     with server.cond:
                         server.in_flight -= 1
                         done = True
+                    if reply.raw is not None:
+                        self.wfile.write(reply.raw)
+                        self.close_connection = True
+                        return
                     self.send_response(reply.status)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(reply.body)))
@@ -226,6 +233,52 @@ def test_retry_after_is_honoured_and_capped(server: ScriptedServer) -> None:
     client, sleep = make_client(server, max_backoff_s=1.0)
     assert client.chat(MESSAGES).text == "hello"
     assert sleep.calls == [pytest.approx(0.3), 1.0]
+
+
+def test_retry_after_as_an_http_date_and_unusable_values(server: ScriptedServer) -> None:
+    """An HTTP-date ``Retry-After`` waits until that time (a past one: not at all); a value that is
+    neither seconds nor a date is ignored, and the jittered backoff applies."""
+    in_100_s = email.utils.formatdate(time.time() + 100, usegmt=True)
+    an_hour_ago = email.utils.formatdate(time.time() - 3600, usegmt=True)
+    server.script.extend(
+        [
+            Scripted(status=503, headers={"Retry-After": in_100_s}),
+            Scripted(status=503, headers={"Retry-After": an_hour_ago}),
+            Scripted(status=503, headers={"Retry-After": "soon"}),
+            Scripted(status=429, headers={"Retry-After": "nan"}),
+            Scripted(),
+        ]
+    )
+    client, sleep = make_client(server, max_retries=4, max_backoff_s=1000.0)
+    assert client.chat(MESSAGES).text == "hello"
+    jitter = random.Random(0)  # make_client's generator: drawn only for the last two retries (k = 2, 3)
+    expected = [jitter.uniform(0.0, 0.5 * 2**2), jitter.uniform(0.0, 0.5 * 2**3)]
+    assert 90.0 <= sleep.calls[0] <= 100.0 and sleep.calls[1] == 0.0
+    assert sleep.calls[2:] == expected
+
+
+def test_a_reply_broken_off_mid_body_is_retried(server: ScriptedServer) -> None:
+    cut = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"choi'
+    server.script.extend([Scripted(raw=cut), Scripted(raw=b"not http at all\r\n\r\n"), Scripted()])
+    client, sleep = make_client(server)
+    assert client.chat(MESSAGES).text == "hello"
+    assert len(server.requests) == 3 and len(sleep.calls) == 2
+    server.default = Scripted(raw=cut)
+    client, _ = make_client(server, max_retries=1)
+    with pytest.raises(LLMError, match=r"after 2 attempt\(s\): protocol error \(IncompleteRead"):
+        client.chat(MESSAGES)
+
+
+def test_a_malformed_base_url_fails_at_once_naming_it() -> None:
+    for base_url in ("127.0.0.1:8000/v1", "ftp://127.0.0.1/v1"):  # never retried until the deadline
+        with pytest.raises(LLMError, match="must start with http:// or https://") as info:
+            OpenAIChatClient(base_url=base_url, model="m")
+        assert repr(base_url) in str(info.value)
+    sleep = RecordingSleep()
+    client = OpenAIChatClient(base_url="http://127.0.0.1:port/v1", model="m", sleep=sleep)
+    with pytest.raises(LLMError, match=r"bad LLM endpoint URL .*nonnumeric port") as info:
+        client.chat(MESSAGES)
+    assert info.value.url == client.url and sleep.calls == []
 
 
 def test_retryable_status_exhausted(server: ScriptedServer) -> None:

@@ -21,7 +21,8 @@ statistics_s).
 Evaluation episodes (``EPISODES``): per setting, ``out/episodes/<env id>.jsonl`` keeps the records of the
 first ``BenchConfig.view_episodes`` evaluation episodes of every evaluated policy (in protocol order), and
 of all of them with a chat-LLM executor (the audit trail: step records with each call's cache key,
-latency, tokens and cache flag); ``harness-gym view OUT`` shows them.
+latency, tokens and cache flag; the state-dependence references' episodes included, so their calls count
+in the evaluation's spend); ``harness-gym view OUT`` shows them.
 
 State dependence and token cost: the expert and the open-loop reference (``GAP_POLICIES``, where an
 open-loop string is shipped) play the same evaluation episodes as Base; ``state_dependence`` holds
@@ -576,8 +577,9 @@ def run_setting(
     }
     for name in config.references:  # the engine binds hindsight-submit to each env it plays on
         results[name] = run_eval(make_policy(name, env_id), name, config.seeds, name)
-    gap_refs = {  # the state-dependence gap's two ends, on the same episodes (not in the tables above)
-        name: results.get(name) or run_eval(policy, name, config.seeds, name, view=False)
+    gap_refs = {  # the state-dependence gap's two ends, on the same episodes (not in the tables above);
+        # with a chat LLM their calls join the audit trail and the spend summary like every other's
+        name: results.get(name) or run_eval(policy, name, config.seeds, name, view=executor is not None)
         for name, policy in gap_policies(env_id).items()
     }
     trained: dict[str, list[tuple[int, Any, str | None]]] = {

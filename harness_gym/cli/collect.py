@@ -35,6 +35,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=0, help="episode i uses seed S + i")
     parser.add_argument("--split", default="train", choices=["train", "eval", "all"])
     parser.add_argument("--epsilon", type=float, default=0.3, help="exploratory: P(random legal action)")
+    parser.add_argument(
+        "--max-steps", type=int, default=None, help="episode step budget (default: the setting's own)"
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing dataset of that id")
     parser.add_argument("--root", default=None, help="datasets directory (default: Minari's)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -54,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         split=args.split,
         epsilon=args.epsilon,
+        max_steps=args.max_steps,
         executor=executor_config(args),
         workers=args.workers,
         concurrency=args.concurrency,

@@ -237,83 +237,91 @@ DEFAULT_PARAMS = HMSParams()
 def detect(ep: EpisodeOutcome, params: HMSParams | None = None) -> dict[str, Event]:
     """All seven events of one episode, in ``EVENTS`` order (events outside the domain's set skipped).
 
-    Every finished episode is scored here, so the events are read off one pass over the steps; each is
-    exactly what its detector in ``DETECTORS`` returns (``tests/test_hms.py`` compares the two)."""
+    Every finished episode is scored here, so what the events read is gathered in one pass over the steps;
+    each event is exactly what its detector in ``DETECTORS`` returns (``tests/test_hms.py`` compares the
+    two)."""
     p = params or DEFAULT_PARAMS
     applies, steps = ep.events, ep.steps
-    n = len(steps)
-    submit = n - 1 if ep.submitted else None
-    end = n - 1 if ep.submitted else n  # the steps before the submit
+    submit = len(steps) - 1 if ep.submitted else None
+    final_hash = steps[-1]["draft_hash"] if ep.submitted else None
     last_check = first_draft = -1
     failures: list[int] = []
-    revises: set[int] = set()
-    tool_valid: list[Any] = []
+    revises: list[int] = []
+    tools = valid_tools = 0
     evidence_before_draft = evidence_anywhere = False
+    final_check = final_tests = None  # the last check and test run on the submitted draft, before it
     for i, s in enumerate(steps):
-        action, valid = s["action"], s["valid"]
         if s["failure"]:
             failures.append(i)
         if "tool" in s:
-            tool_valid.append(s["tool"]["valid"])
-        if valid:
-            if action == "CHECK" and i < end:
+            tools += 1
+            valid_tools += s["tool"]["valid"]
+        if s["valid"] and i != submit:
+            action = s["action"]
+            if action == "CHECK":
                 last_check = i
-            elif action == "DRAFT" and first_draft < 0:
-                first_draft = i
+            elif action == "DRAFT":
+                if first_draft < 0:
+                    first_draft = i
             elif action == "REVISE":
-                revises.add(i)
+                revises.append(i)
+            if s["draft_hash"] == final_hash and submit is not None:
+                if "check" in s:
+                    final_check = s["check"]
+                if "tests" in s and s["tests"]["total"] > 0:
+                    final_tests = s["tests"]
         if s.get("evidence"):
             evidence_anywhere = True
             if first_draft < 0:  # a step before the first valid DRAFT
                 evidence_before_draft = True
-    events: dict[str, Event] = {}
-    for name in EVENTS:
-        if name not in applies:
-            events[name] = {"fired": False, "applicable": False}
-            continue
-        applicable, fired = True, False
-        if name == "CheckBeforeSubmit":
-            if submit is not None and last_check >= 0:
-                found_missing = steps[last_check]["check"]["missing"] > 0
-                fired = not found_missing or submit - last_check >= 2
-        elif name == "EvidenceBeforeClaim":
-            if first_draft >= 0 and ep.submitted:
-                supported = ep.signals.get("claim_support", 0.0) >= p.claim_support
-                fired = evidence_before_draft and supported
-        elif name == "TestBeforeSubmit":
-            fired = DETECTORS[name](ep, p)["fired"]
-        elif name == "RevisionAfterFailure":
-            applicable = bool(failures)
-            window = p.revision_window
-            fired = all(any(j in revises for j in range(i + 1, i + 1 + window)) for i in failures)
-        elif name == "ValidToolUse":
-            applicable = bool(tool_valid)
-            fired = bool(tool_valid) and sum(tool_valid) / len(tool_valid) >= p.valid_tool_rate
-        elif name == "StopWhenSufficient":
-            if submit is not None and steps[submit]["t"] < ep.max_steps:
-                fired = any(
-                    steps[i]["action"] == "CHECK"
-                    and steps[i]["valid"]
-                    and steps[i]["check"]["coverage"] >= p.sufficient_coverage
-                    for i in range(max(0, submit - p.check_window), submit)
-                )
-        elif name == "EarlySubmit":
-            if submit is not None:
-                quality, t = ep.G, steps[submit]["t"]
-                early = t <= p.early_submit_threshold * ep.max_steps
-                quick_and_poor = quality < p.early_submit_quality and early
-                final_hash = steps[submit]["draft_hash"]
-                on_final = [s for s in steps[:submit] if s["valid"] and s["draft_hash"] == final_hash]
-                checks = [s["check"] for s in on_final if "check" in s]
-                half_missing = bool(checks) and checks[-1]["missing"] >= 0.5
-                runs = [s["tests"] for s in on_final if "tests" in s and s["tests"]["total"] > 0]
-                failing = bool(runs) and runs[-1]["passed"] / runs[-1]["total"] < p.early_submit_quality
-                no_evidence = ep.evidence_required and not evidence_anywhere
-                fired = quick_and_poor or half_missing or failing or no_evidence
-        else:
-            fired = DETECTORS[name](ep, p)["fired"]
-        events[name] = {"fired": bool(fired and applicable), "applicable": bool(applicable)}
-    return events
+
+    check_before = evidence_before = test_before = stop = early = False
+    if submit is not None:
+        if last_check >= 0:
+            check_before = not steps[last_check]["check"]["missing"] > 0 or submit - last_check >= 2
+        if first_draft >= 0:
+            supported = ep.signals.get("claim_support", 0.0) >= p.claim_support
+            evidence_before = evidence_before_draft and supported
+        if "TestBeforeSubmit" in applies:
+            test_before = DETECTORS["TestBeforeSubmit"](ep, p)["fired"]
+        t = steps[submit]["t"]
+        if t < ep.max_steps:
+            for i in range(max(0, submit - p.check_window), submit):
+                s = steps[i]
+                if s["action"] == "CHECK" and s["valid"] and s["check"]["coverage"] >= p.sufficient_coverage:
+                    stop = True
+                    break
+        quality = ep.G
+        early = (
+            (quality < p.early_submit_quality and t <= p.early_submit_threshold * ep.max_steps)
+            or (final_check is not None and final_check["missing"] >= 0.5)
+            or (
+                final_tests is not None
+                and final_tests["passed"] / final_tests["total"] < p.early_submit_quality
+            )
+            or (ep.evidence_required and not evidence_anywhere)
+        )
+    revised = True
+    window = p.revision_window
+    for i in failures:  # a valid REVISE within the window after each failure signal
+        if not any(i < j <= i + window for j in revises):
+            revised = False
+            break
+    found = (
+        (check_before, True),
+        (evidence_before, True),
+        (test_before, True),
+        (revised, bool(failures)),
+        (tools > 0 and valid_tools / tools >= p.valid_tool_rate, tools > 0),
+        (stop, True),
+        (early, True),
+    )
+    return {
+        name: {"fired": bool(fired and applicable), "applicable": applicable}
+        if name in applies
+        else {"fired": False, "applicable": False}
+        for name, (fired, applicable) in zip(EVENTS, found, strict=True)
+    }
 
 
 def hms_norm(events: Mapping[str, Event], params: HMSParams | None = None) -> float:

@@ -109,7 +109,38 @@ class HarnessState:
         self._domain_index = DOMAINS.index(self.domain)
 
     def vector(self) -> np.ndarray:
-        """The observation, laid out as ``FEATURES`` (on every step: kept to plain arithmetic)."""
+        """The observation, laid out as ``FEATURES`` (a new array; each distinct state's is built once, since
+        states recur across steps and episodes and a copy is several times cheaper than filling one)."""
+        key = (
+            self.t,
+            self.max_steps,
+            self.cost,
+            self.cost_budget,
+            self.has_draft,
+            self.revisions,
+            self.observed,
+            self.evidence,
+            self.tool_calls,
+            self.last_tool_ok,
+            self.checked_draft,
+            self.check_coverage,
+            self.check_missing,
+            self.tested_draft,
+            self.test_pass_rate,
+            self.test_failures,
+            self.errors,
+            self.unresolved_failure,
+            self.last_action,
+            self._domain_index,
+        )
+        obs = _VECTORS.get(key)
+        if obs is None:
+            if len(_VECTORS) >= _VECTORS_LIMIT:
+                _VECTORS.clear()
+            obs = _VECTORS[key] = self._fill()
+        return obs.copy()
+
+    def _fill(self) -> np.ndarray:
         obs = _ZEROS.copy()
         obs[:_N_CORE] = (
             self.t / self.max_steps,
@@ -133,6 +164,13 @@ class HarnessState:
             obs[_LAST_ACTION + self.last_action] = 1.0
         obs[_DOMAIN + self._domain_index] = 1.0
         return obs
+
+
+_VECTORS: dict[tuple, np.ndarray] = {}
+"""Observation vectors by the state fields they are made of (``HarnessState.vector``); equal keys give equal
+vectors (``True``, ``1`` and ``1.0`` all become 1.0)."""
+_VECTORS_LIMIT = 50_000
+"""Cleared when this full (a few hundred bytes an entry)."""
 
 
 def feature_table() -> str:

@@ -209,11 +209,13 @@ class VerifierCache:
 
     def __init__(self, max_entries: int = 50_000) -> None:
         self.max_entries = max_entries
-        self._store: dict[tuple[str, str, str], Any] = {}
+        self._store: dict[tuple[str, str, str | tuple[str, ...]], Any] = {}
         self.hits = self.misses = 0
 
-    def get(self, what: str, task: Task, artifact: str, compute: Callable[[], Any]) -> Any:
-        key = (what, task.task_id, artifact_hash(artifact))
+    def get(self, what: str, task: Task, artifact: str | tuple[str, ...], compute: Callable[[], Any]) -> Any:
+        """``compute()``, or what it returned before for this (what, task, artifact). A tuple of texts (the
+        tool results so far, say) is a key as it is: cheaper than hashing one text joined from them."""
+        key = (what, task.task_id, artifact if type(artifact) is tuple else artifact_hash(artifact))
         try:
             value = self._store[key]
         except KeyError:
@@ -326,7 +328,8 @@ class Domain(ABC):
 
     def action_mask(self, ep: Episode) -> np.ndarray:
         """Generic rule: each supported operation once it makes sense (runs on every step: the masks of
-        the eight (observed, can retrieve, has a draft) cases are built once, and a copy handed out)."""
+        the eight (observed, can retrieve, has a draft) cases are built once and shared, read-only; copy
+        one to change it)."""
         s = ep.state
         key = (bool(s.observed), bool(self.can_retrieve(ep)), bool(s.has_draft))
         mask = self._masks.get(key)
@@ -345,7 +348,8 @@ class Domain(ABC):
                 ),
                 dtype=np.int8,
             )
-        return mask.copy()
+            mask.flags.writeable = False
+        return mask
 
     def evidence(self, task: Task, context: Context, needs: str) -> float:
         """How much of what a fix needing ``needs`` (``FlawKind.needs``) the harness gathered, in [0, 1]:

@@ -360,9 +360,10 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
     def _legal(self, ep: Episode) -> np.ndarray:
         """The domain's mask; under a ``token_budget``, without the calls that would exceed it (only
         SUBMIT once no call fits)."""
-        mask = self.domain.action_mask(ep)
+        mask = self.domain.action_mask(ep)  # shared and read-only: copied before a change
         if self.token_budget is None:
             return mask
+        mask = mask.copy()
         left = self.token_budget - ep.usage["prompt_tokens"] - ep.usage["completion_tokens"]
         fits = False
         for action, kind in self.domain.calls.items():

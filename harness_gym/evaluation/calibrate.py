@@ -7,7 +7,10 @@ parameters (``harness_gym.executors.profiles``) with a 95% confidence interval:
 - ``p_correct[d]``: DRAFT with nothing gathered, on train tasks of difficulty d
 - ``informed_gain``: DRAFT after the harness gathered all it can (OBSERVE, then every RETRIEVE / CALL_TOOL)
 - ``p_tool_correct``: an executor-chosen tool call with nothing gathered (domains with such calls)
-- ``p_fix[localised]``: REVISE of a known-flawed draft with the domain check's structural issues
+- ``p_fix[localised]`` / ``p_fix_form``: REVISE of a known-flawed draft whose flaw is of class content /
+  form (``Domain.flaws``), with the domain check's structural issues when they name that flaw, after the
+  harness gathered everything the fix needs (the executor's rate at full evidence); a draft whose check
+  names only something else, or whose fix lacks evidence, is no probe of either
 - ``p_fix[verdict]``: REVISE of a known-flawed draft with only a judge's FAIL verdict
 - ``p_fix[none]``: REVISE of a known-flawed draft without feedback
 - ``fix_decay``: the localised probe as the episode's second REVISE, over the first
@@ -33,7 +36,12 @@ design reads the dataclasses' fields, so a field added to either is reported rat
 filled.
 
 Probe requests are planned first (task order and draft choices from the seed) and then sent, each with
-a generator of its own, ``concurrency`` at a time: the estimates do not depend on the concurrency.
+a generator and an episode key of its own (``ExecutorRequest.episode_key``), ``concurrency`` at a time:
+the estimates do not depend on the concurrency. A simulated executor at temperature 0 then answers each
+probe as in a separate episode. A real model at temperature 0 answers a repeated identical probe (the
+same task, draft and feedback: tasks are cycled when there are fewer tasks than probes) identically, so
+its intervals rest on fewer independent replies than ``probes`` says; give it more tasks than probes,
+or sample (temperature above 0), to measure a per-call rate.
 :func:`validate_env` then checks the fitted profile where it matters: the Base harness on held-out train
 tasks, through the executor itself (measured G) and through the simulator with the fitted profile
 (predicted G), each with a bootstrap interval.
@@ -41,6 +49,7 @@ tasks, through the executor itself (measured G) and through the simulator with t
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 from collections import defaultdict
@@ -56,13 +65,21 @@ from harness_gym.core.rubric import g_norm
 from harness_gym.core.state import HarnessState
 from harness_gym.core.task import Task
 from harness_gym.envs.domain import VERIFIER_CACHE, Domain, Episode, artifact_hash
-from harness_gym.executors.base import Context, Executor, ExecutorRequest, ExecutorResponse, Feedback
+from harness_gym.executors.base import (
+    Context,
+    Executor,
+    ExecutorRequest,
+    ExecutorResponse,
+    Feedback,
+    FlawKind,
+)
 from harness_gym.executors.profiles import (
     DIFFICULTIES,
     FEEDBACK_KINDS,
     PROFILE_ENV,
     DomainProfile,
     ExecutorProfile,
+    feedback_kind,
 )
 
 Z95 = 1.959963984540054
@@ -192,6 +209,7 @@ class _Probe:
                 ask.draft,
                 ask.feedback,
                 revision=ask.revision,
+                episode_key=probe_key(self.seed, stage, i),
             )
             response = self.executor.complete(request, np.random.default_rng([self.seed, stage, i]))
             return None if response.error is not None else response.text
@@ -211,6 +229,11 @@ class _Probe:
             lambda: g_norm(self.domain.verdict(self.episode(task, Context(), text, rng), text).rubric),
         )
         return verdict >= 1.0 - 1e-9
+
+    def flaw_of(self, task: Task, draft: str) -> FlawKind:
+        """The declared flaw kind of a pool draft (``Domain.flaws``)."""
+        kind = next(f.flaw for f in self.domain.pool(task).flawed if f.source == draft)
+        return self.domain.flaws[kind]
 
     def known_flawed(self, task: Task) -> list[str]:
         """The pool's flawed variants that the verifier indeed scores below full marks."""
@@ -250,6 +273,12 @@ class _Probe:
         return Feedback("check", artifact_hash(draft), issues) if issues else None
 
 
+def probe_key(seed: int, stage: int, index: int) -> int:
+    """The episode key of one probe request: every probe stands for an episode of its own."""
+    digest = hashlib.blake2b(f"calibrate/{seed}/{stage}/{index}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
 def _cycle(tasks: Sequence[Task], n: int, rng: np.random.Generator) -> list[Task]:
     order = [tasks[i % len(tasks)] for i in range(n)]
     rng.shuffle(order)  # type: ignore[arg-type]
@@ -259,6 +288,16 @@ def _cycle(tasks: Sequence[Task], n: int, rng: np.random.Generator) -> list[Task
 def _rate(hits: Sequence[bool], failed: int, attempts: int) -> Estimate:
     return replace(wilson(int(sum(hits)), len(hits)), failed=failed, attempts=attempts)
 
+
+REVISION_PROBES: dict[str, str] = {
+    "content, named": "p_fix[localised]",
+    "form, named": "p_fix_form",
+    "verdict": "p_fix[verdict]",
+    "none": "p_fix[none]",
+}
+"""The REVISE probes and the parameter each estimates (``Mechanism.p_fix`` by feedback kind, the
+localised rate by flaw class)."""
+LOCALISED = frozenset({"p_fix[localised]", "p_fix_form"})
 
 UNBOUNDED = frozenset({"informed_gain"})
 """Parameters that are not probabilities (every other measured value is clipped to [0, 1])."""
@@ -303,27 +342,34 @@ def calibrate_domain(
         has_tools = False
     tools = [(t, len(asks) + i) for i, t in enumerate(_cycle(tasks, probes, rng) if has_tools else [])]
     asks += [_Ask("tool", t, Context()) for t, _ in tools]
-    revisions: dict[str, list[tuple[Task, str, int]]] = {kind: [] for kind in FEEDBACK_KINDS}
+    revisions: dict[str, list[tuple[Task, str, int]]] = {name: [] for name in REVISION_PROBES.values()}
     second: list[tuple[Task, int]] = []
-    for task in _cycle(tasks, probes * 2, rng):
+    for task in _cycle(tasks, probes * 4, rng):
         flawed = probe.known_flawed(task)
         if not flawed:
             continue
         draft = flawed[int(rng.integers(len(flawed)))]
         context = contexts[task.task_id]
+        flaw = probe.flaw_of(task, draft)
+        structural = probe.structural_feedback(task, context, draft)
+        named = (
+            structural is not None
+            and feedback_kind(structural, artifact_hash(draft), flaw) == "localised"
+            and domain.evidence(task, context, flaw.needs) >= 1.0
+        )
         feedback = {
-            "localised": probe.structural_feedback(task, context, draft),
-            "verdict": Feedback("check", artifact_hash(draft), (JUDGE_FAIL,)),
-            "none": None,
+            ("p_fix_form" if flaw.cls == "form" else "p_fix[localised]"): structural if named else None,
+            "p_fix[verdict]": Feedback("check", artifact_hash(draft), (JUDGE_FAIL,)),
+            "p_fix[none]": None,
         }
-        for kind, fb in feedback.items():
-            if (kind == "localised" and fb is None) or len(revisions[kind]) >= probes:
-                continue  # a flaw the checks cannot see, or enough of this kind
-            revisions[kind].append((task, draft, len(asks)))
+        for name, fb in feedback.items():
+            if (name in LOCALISED and fb is None) or len(revisions[name]) >= probes:
+                continue  # feedback that does not name this flaw, or enough probes of this kind
+            revisions[name].append((task, draft, len(asks)))
             asks.append(_Ask("revise", task, context, draft, fb))
-        if feedback["localised"] is not None and len(second) < probes:
+        if named and flaw.cls == "content" and len(second) < probes:
             second.append((task, len(asks)))
-            asks.append(_Ask("revise", task, context, draft, feedback["localised"], revision=1))
+            asks.append(_Ask("revise", task, context, draft, structural, revision=1))
     references, judged_good, judged_bad = [], [], []
     for task in _cycle(tasks, probes, rng):
         pool = domain.pool(task)
@@ -382,22 +428,22 @@ def calibrate_domain(
 
     fixed: dict[str, list[bool]] = {}
     unfixed_changed, unfixed_failed = [], 0
-    for kind in FEEDBACK_KINDS:
+    for name in REVISION_PROBES.values():
         ys = []
-        for task, draft, i in revisions[kind]:
+        for task, draft, i in revisions[name]:
             ok = probe.correct(task, answers[i])
             ys.append(ok)
             if not ok:  # a reply without an artifact leaves the draft as it was: not a new flaw
                 unfixed_changed.append(answers[i] is not None and answers[i] != draft)
                 unfixed_failed += answers[i] is None
-        fixed[kind] = ys
-        indices = [i for _, _, i in revisions[kind]]
-        out[f"p_fix[{kind}]"] = _rate(ys, failures(indices), len(indices))
+        fixed[name] = ys
+        indices = [i for _, _, i in revisions[name]]
+        out[name] = _rate(ys, failures(indices), len(indices))
     again = [probe.correct(t, answers[i]) for t, i in second]
     out["fix_decay"] = replace(
         bootstrap(
             lambda a, b: float(b.mean() / a.mean()) if len(a) and len(b) and a.mean() > 0 else float("nan"),
-            [np.asarray(fixed["localised"], dtype=float), np.asarray(again, dtype=float)],
+            [np.asarray(fixed["p_fix[localised]"], dtype=float), np.asarray(again, dtype=float)],
             rng,
         ),
         failed=failures([i for _, i in second]),
@@ -474,6 +520,7 @@ def truth_of(profile: DomainProfile) -> dict[str, float]:
         "informed_gain": d.informed_gain,
         "p_tool_correct": d.p_tool_correct,
         **{f"p_fix[{k}]": m.p_fix[k] for k in FEEDBACK_KINDS},
+        "p_fix_form": m.p_fix_form,
         "fix_decay": m.fix_decay,
         "p_reflaw": m.p_reflaw,
         "p_break": m.p_break,

@@ -5,13 +5,19 @@ Deterministic (fixed episode seeds, deterministic tie-breaks), so rerunning it r
 1. Alphabet: the setting's supported actions except SUBMIT. Extensions that can only be masked are
    pruned (a masked action is a SUBMIT, so the string would equal its prefix): a second OBSERVE, a
    second DRAFT, CHECK or REVISE before DRAFT, and CALL_TOOL before DRAFT where the tool needs a draft.
-2. Beam search over lengths 1..max_steps with width ``BEAM``. A string is scored by its mean G over the
-   screen set (train tasks x seed 0 x 1 rollout; train tasks x seeds 0, 1, 2 x 3 rollouts when there are
-   fewer than 40 train tasks); a string without DRAFT is scored as the string followed by DRAFT.
-   Ranking: higher mean G, then shorter, then lexicographic.
+2. Beam search over lengths 1..max_steps. A string is scored by its mean G over a screen set (train
+   tasks x seed 0 x r rollouts; train tasks x seeds 0, 1, 2 x 3 rollouts when there are fewer than 40
+   train tasks); a string without DRAFT is scored as the string followed by DRAFT. Ranking: higher
+   mean G, then shorter, then lexicographic.
 3. The ``REFINE`` best distinct strings with a DRAFT are re-scored on the full train protocol (train
    tasks x seeds 0, 1, 2 x 3 rollouts), then a first-improvement hill climb over single-letter
    insertions, substitutions and deletions (at most ``CLIMB_ROUNDS`` rounds) keeps the best.
+4. Steps 2-3 run once per (beam width, screen rollouts r) of ``SEARCHES``, and the best of their results
+   on the full train protocol is the setting's string. One width is not enough: on a screen set of one
+   rollout per task the mean G of two strings differs by less than its noise, so a wider beam lets more
+   strings that were lucky on the screen set into the refinement and can end on a worse string than a
+   narrow one (seen in planning: width 24 ended 0.028 below width 8); each configuration found the best
+   string in some setting and missed it in another.
 
 ``write_open_loop`` runs it per env id and writes ``harness_gym/data/open_loop.json`` with this
 provenance (``harness-gym headroom --search-open-loop``).
@@ -33,9 +39,10 @@ from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
 from harness_gym.evaluation.rollout import protocol_episodes
 from harness_gym.policies.open_loop import LETTERS, OPEN_LOOP_FILE
 
-BEAM = 8
-REFINE = 6
-CLIMB_ROUNDS = 1
+SEARCHES: tuple[tuple[int, int], ...] = ((8, 1), (24, 1), (12, 3))
+"""(beam width, screen rollouts per train task) of each beam search (module docstring, step 4)."""
+REFINE = 20
+CLIMB_ROUNDS = 5
 SMALL_SPLIT = 40
 """Below this many train tasks the screen set is the full train protocol."""
 _SUBMIT = int(Action.SUBMIT)
@@ -98,15 +105,39 @@ def search(env_id: str, log: Callable[[str], None] | None = None, **env_kwargs: 
     max_len = int(env.max_steps)
     task_ids = [task.task_id for task in env.tasks]
     full_eps = protocol_episodes(task_ids, EVAL_SEEDS, EVAL_ROLLOUTS)
-    screen_eps = protocol_episodes(task_ids, (0,), 1) if len(task_ids) >= SMALL_SPLIT else full_eps
-    screen, full = _Scorer(env, screen_eps), _Scorer(env, full_eps)
-    started = time.perf_counter()
+    full = _Scorer(env, full_eps)
+    started, found, scored = time.perf_counter(), [], 0
+    for beam_width, rollouts in SEARCHES:
+        screen_eps = protocol_episodes(task_ids, (0,), rollouts) if len(task_ids) >= SMALL_SPLIT else full_eps
+        screen = _Scorer(env, screen_eps)
+        best, best_g = _beam_and_climb(screen, full, alphabet, needs_draft, max_len, beam_width)
+        found.append(
+            {"beam": beam_width, "screen_episodes": len(screen_eps), "string": best, "train_G": best_g}
+        )
+        scored += len(screen.cache)
+    best_g, best = min(((f["train_G"], f["string"]) for f in found), key=lambda x: _rank(*x))
+    seconds = time.perf_counter() - started
+    if log is not None:
+        log(f"{env_id}: open-loop {best!r}, train G {best_g:.3f} ({seconds:.0f}s)")
+    return {
+        "string": best,
+        "train_G": round(best_g, 4),
+        "train_episodes": len(full_eps),
+        "strings_scored": scored + len(full.cache),
+        "searches": [{**f, "train_G": round(f["train_G"], 4)} for f in found],
+    }
+
+
+def _beam_and_climb(
+    screen: _Scorer, full: _Scorer, alphabet: Sequence[str], needs_draft: bool, max_len: int, width: int
+) -> tuple[str, float]:
+    """Steps 2-3 of the module docstring: (string, its mean G on the full train protocol)."""
     beam, complete = [""], {}
     for _ in range(max_len):
         candidates = {s + c for s in beam for c in alphabet if _allowed_next(s, c, needs_draft)}
         scored = sorted(((screen(s), s) for s in candidates), key=lambda x: _rank(*x))
         complete.update({s: g for g, s in scored if "D" in s})
-        beam = [s for _, s in scored[:BEAM]]
+        beam = [s for _, s in scored[:width]]
     top = sorted(complete.items(), key=lambda x: _rank(x[1], x[0]))[:REFINE]
     best_g, best = min(((full(s), s) for s, _ in top), key=lambda x: _rank(*x))
     for _ in range(CLIMB_ROUNDS):
@@ -128,16 +159,7 @@ def search(env_id: str, log: Callable[[str], None] | None = None, **env_kwargs: 
                 best, best_g, improved = s, g, True
         if not improved:
             break
-    seconds = time.perf_counter() - started
-    if log is not None:
-        log(f"{env_id}: open-loop {best!r}, train G {best_g:.3f} ({seconds:.0f}s)")
-    return {
-        "string": best,
-        "train_G": round(best_g, 4),
-        "screen_episodes": len(screen_eps),
-        "train_episodes": len(full_eps),
-        "strings_scored": len(screen.cache) + len(full.cache),
-    }
+    return best, best_g
 
 
 def write_open_loop(
@@ -156,8 +178,8 @@ def write_open_loop(
 def _write(path: Path, strings: dict[str, Any]) -> None:
     data = {
         "search": {
-            "method": "harness_gym.evaluation.open_loop (beam search + hill climb, train split)",
-            "beam": BEAM,
+            "method": "harness_gym.evaluation.open_loop (beam searches + hill climb, train split)",
+            "searches": [{"beam": b, "screen_rollouts": r} for b, r in SEARCHES],
             "refine": REFINE,
             "climb_rounds": CLIMB_ROUNDS,
             "seeds": list(EVAL_SEEDS),

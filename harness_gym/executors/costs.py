@@ -50,13 +50,17 @@ class PromptSizer:
         if self.prompts is None:
             return len(task.prompt)
 
-        def render() -> int:
+        key = (task.task_id, kind, observed)
+        size = self._fixed.get(key)
+        if size is None:  # rendered once per key
             bare = ExecutorRequest(
                 kind, task, Context(observed=observed), draft="" if kind in ("revise", "judge") else None
             )
-            return sum(len(m["content"]) for m in self.prompts.messages(bare))
-
-        return self._cached(self._fixed, (task.task_id, kind, observed), render)
+            prompts = self.prompts
+            size = self._cached(
+                self._fixed, key, lambda: sum(len(m["content"]) for m in prompts.messages(bare))
+            )
+        return size
 
     def prompt_chars(self, request: ExecutorRequest) -> int:
         task, context, prompts = request.task, request.context, self.prompts

@@ -186,6 +186,8 @@ class OpenAIChatClient:
             missing.append(f"model (pass model= or set {ENV_MODEL})")
         if missing:
             raise LLMError("OpenAIChatClient is missing " + " and ".join(missing))
+        if not base_url.lower().startswith(("http://", "https://")):  # else retried until the deadline
+            raise LLMError(f"bad LLM endpoint URL {base_url!r}: it must start with http:// or https://")
         if max_retries is not None and max_retries < 0:
             raise ValueError("max_retries must be >= 0 (or None: until the deadline)")
         if max_concurrency < 1:

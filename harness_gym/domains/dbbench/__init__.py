@@ -130,7 +130,8 @@ class DBBenchDomain(UpstreamAdapter, ToolSetting):
         if self.mysql is not None:
             self.mysql.bind(ep)  # reset() asks for the mask: a new episode drops the previous database
         mask = super().action_mask(ep)
-        if len(ep.context.tool_results) >= MAX_TOOL_CALLS:
+        if len(ep.context.tool_results) >= MAX_TOOL_CALLS and mask[Action.CALL_TOOL]:
+            mask = mask.copy()  # the generic masks are shared
             mask[Action.CALL_TOOL] = 0
         return mask
 

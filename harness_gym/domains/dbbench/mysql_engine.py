@@ -286,7 +286,10 @@ class MySQLEngine:
                     cur.execute(f"SELECT {cols} FROM {quote_ident(record['table']['table_name'])}")
                     table = [tuple(_value(v) for v in row) for row in cur.fetchall()]
                 finally:
-                    conn.rollback()
+                    try:
+                        conn.rollback()
+                    except err.Error:  # the connection is gone (the server discards what was not committed):
+                        self._conn = None  # reconnect next time; the statement's own error, if any, stands
         except err.Error as exc:
             code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
             if isinstance(exc, err.OperationalError) and code in (2006, 2013, 2014):

@@ -27,6 +27,7 @@ from harness_gym.domains.knowledge_work.verifier import (
     criteria_for,
     format_figure,
     observable_check,
+    read_report,
     table_calc,
 )
 from harness_gym.envs.domain import VERIFIER_CACHE, Episode, Outcome, Verdict, artifact_hash
@@ -228,8 +229,15 @@ class KnowledgeWorkDomain(EvidenceSetting):
             what,
             task,
             draft,
-            lambda: observable_check(task.payload, info.index, draft, context.evidence, tools),
+            lambda: observable_check(
+                task.payload, info.index, draft, context.evidence, tools, read=self.read(task, draft)
+            ),
         )
+
+    def read(self, task: Task, draft: str):
+        """The draft parsed in the task's format, with its claims (cached: the check above depends on what
+        was opened too, so it misses far more often than the draft changes)."""
+        return VERIFIER_CACHE.get("read", task, draft, lambda: read_report(task.payload["format"], draft))
 
     def check(self, ep: Episode) -> Outcome:
         """Structural checks on what the harness has seen, plus an LLM judge (the executor)."""

@@ -33,6 +33,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from harness_gym.executors.base import Finding
@@ -533,26 +534,41 @@ class CheckReport:
     issues: tuple[str, ...]
 
 
+def read_report(fmt: Mapping[str, Any], text: str) -> tuple[Report, Claims, tuple[str, ...]]:
+    """A report parsed in the task's format, its typed claims and the labels of the required fields it
+    leaves empty."""
+    report = parse_report(fmt, text)
+    label = dict(fmt["fields"])
+    missing = tuple(label[role] for role, _ in fmt["fields"] if not _present(report.values.get(role)))
+    return report, claims_of(report), missing
+
+
+@lru_cache(maxsize=4096)
+def tool_numbers(text: str) -> frozenset[int]:
+    """``numbers_in`` a tool output (kept: a CHECK reads every tool output in the context again)."""
+    return frozenset(numbers_in(text))
+
+
 def observable_check(
     payload: Mapping[str, Any],
     index: SourceIndex,
     text: str,
     opened: Sequence[str],
     tool_texts: Sequence[str],
+    read: tuple[Report, Claims, tuple[str, ...]] | None = None,
 ) -> CheckReport:
     """Checks a harness can run without the gold answer: format, required fields, grounding of the
     figure, person and date in the sources it opened (or the figure in its tool outputs), and that
-    every cited source exists and was opened."""
+    every cited source exists and was opened. ``read``: ``read_report(payload["format"], text)``, when the
+    caller has it."""
     fmt = payload["format"]
-    report = parse_report(fmt, text)
-    claims = claims_of(report)
+    report, claims, missing = read if read is not None else read_report(fmt, text)
     issues: list[Finding] = []
     items: dict[str, bool] = {}
     items["format"] = report.well_formed
     if not report.well_formed:
         issues.append(Finding("format", f"format: {report.problem}"))
     label = dict(fmt["fields"])
-    missing = [label[role] for role, _ in fmt["fields"] if not _present(report.values.get(role))]
     items["fields"] = not missing
     if missing:
         issues.append(Finding("missing_field", f"missing required field(s): {', '.join(missing)}"))
@@ -562,7 +578,7 @@ def observable_check(
         issues.append(Finding("figure_missing", f"{label['figure']}: no single number given"))
     else:
         c = cents(claims.figure)
-        in_tools = any(c in numbers_in(t) for t in tool_texts)
+        in_tools = any(c in tool_numbers(t) for t in tool_texts)
         items["figure_grounded"] = in_tools or any(c in index.sources[s].numbers for s in opened_set)
         if not items["figure_grounded"]:
             issues.append(

@@ -113,7 +113,7 @@ class LongMemoryDomain(EvidenceSetting):
         """The review of ``draft`` against the sessions retrieved (cached)."""
         payload, evidence = ep.task.payload, tuple(ep.context.evidence)
         return VERIFIER_CACHE.get(
-            "review", ep.task, draft + "\x00" + ",".join(evidence), lambda: review(payload, draft, evidence)
+            "review", ep.task, (draft, *evidence), lambda: review(payload, draft, evidence)
         )
 
     def check(self, ep: Episode) -> Outcome:

@@ -104,11 +104,11 @@ class MultiToolDomain(ToolSetting):
     # -- the gold chain ------------------------------------------------------------------------
     def _done(self, task: Task, context: Context) -> list[bool]:
         """Which gold steps the tool results so far accomplish (memoised: asked on every tool call)."""
-        results = context.tool_results
+        results = tuple(context.tool_results)
         return VERIFIER_CACHE.get(
             "chain",
             task,
-            "\x00".join(results),
+            results,
             lambda: completed(task.payload["chain"], [read_result(text) for text in results]),
         )
 
@@ -225,9 +225,9 @@ class MultiToolDomain(ToolSetting):
                 )
         ran = {s.tool for s in seen if s.ok}
         missing = [name for name in spec.tools if name not in ran]
-        results = ep.context.tool_results
+        results = tuple(ep.context.tool_results)
         linked = VERIFIER_CACHE.get(
-            "unconnected", ep.task, "\x00".join(results), lambda: tuple(unconnected(spec.tools, results))
+            "unconnected", ep.task, results, lambda: tuple(unconnected(spec.tools, results))
         )
         loose = [name for name in linked if name not in missing]
         if missing:

@@ -34,6 +34,7 @@ import json
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 from harness_gym.domains.research.corpus import contains_phrase, normalize, normalize_answer, sentences
@@ -157,8 +158,10 @@ def _parse_json(text: str) -> tuple[Any, bool]:
     return None, False
 
 
+@lru_cache(maxsize=4096)
 def parse(fmt: AnswerFormat, text: str) -> Parsed:
-    """Read the answer and the cited ids of an artifact in the given format."""
+    """Read the answer and the cited ids of an artifact in the given format (kept per format and text: a
+    check is redone on every new retrieval, with the same draft)."""
     loose = tuple(m.group(0) for m in _LOOSE_ID.finditer(text))
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     if fmt.kind == "json":

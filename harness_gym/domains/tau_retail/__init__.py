@@ -71,18 +71,21 @@ and ownership, and the figures to report come from the user, order and product r
 no check can name a missing write; a malformed plan needs nothing."""
 
 
-def unlooked_orders(calls: list[dict[str, Any]], evidence: Iterable[str]) -> list[str]:
-    """The orders the plan writes to without having looked them up (``order:<id>`` not in evidence)."""
+def written_orders(calls: list[dict[str, Any]]) -> tuple[tuple[str, str], ...]:
+    """The orders the plan writes to, sorted, each as (id, its evidence item ``order:<id>``)."""
+    named = {
+        str(c["kwargs"]["order_id"]): f"order:{c['kwargs']['order_id']}"
+        for c in calls
+        if c["name"] in WRITE_TOOLS and "order_id" in c.get("kwargs", {})
+    }
+    return tuple(sorted(named.items()))
+
+
+def unlooked_orders(writes: tuple[tuple[str, str], ...], evidence: Iterable[str]) -> list[str]:
+    """The orders of ``written_orders`` the plan writes to without having looked them up (their
+    ``order:<id>`` not in evidence)."""
     seen = set(evidence)
-    return sorted(
-        {
-            str(c["kwargs"]["order_id"])
-            for c in calls
-            if c["name"] in WRITE_TOOLS
-            and "order_id" in c.get("kwargs", {})
-            and f"order:{c['kwargs']['order_id']}" not in seen
-        }
-    )
+    return [order for order, item in writes if item not in seen]
 
 
 def _relevant(task: Task) -> frozenset[str]:
@@ -153,6 +156,11 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
         new = tuple(f"product:{p}" for p in pids if f"product:{p}" not in done)
         return Outcome(text=f"get_product_details for {len(new)} product(s)", evidence=new)
 
+    @staticmethod
+    def writes(task: Task, plan: str, calls: list[dict[str, Any]]) -> tuple[tuple[str, str], ...]:
+        """``written_orders`` of a parsed plan, kept per plan (a CHECK and the final score ask again)."""
+        return VERIFIER_CACHE.get("writes", task, plan, lambda: written_orders(calls))
+
     def check(self, ep: Episode) -> Outcome:
         """Dry-run the plan on a copy of the DB: format, failed writes, ownership, grounding, an LLM judge."""
         assert ep.draft is not None and ep.draft_hash is not None
@@ -171,7 +179,7 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
             )
             issues.extend(found)
             failed += bool(found)
-            unverified = unlooked_orders(calls, ep.context.evidence)
+            unverified = unlooked_orders(self.writes(task, draft, calls), ep.context.evidence)
             if unverified:
                 issues.append(
                     Finding(
@@ -213,10 +221,19 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
             "native", task, artifact, lambda: native(self.db, task.payload, artifact)
         )
         calls = VERIFIER_CACHE.get("parse", task, artifact, lambda: parse_plan(artifact))
-        grounded = calls is None or not unlooked_orders(calls, ep.context.evidence)
+        grounded = calls is None or not unlooked_orders(
+            self.writes(task, artifact, calls), ep.context.evidence
+        )
         rubric = {**rubric, "grounding": (GROUNDING_WEIGHT * grounded, GROUNDING_WEIGHT)}
         seen = set(ep.context.evidence)
-        named = [f"order:{c['kwargs']['order_id']}" for c in calls or () if "order_id" in c.get("kwargs", {})]
+        named = VERIFIER_CACHE.get(  # the orders any call of the plan names
+            "named",
+            task,
+            artifact,
+            lambda: [
+                f"order:{c['kwargs']['order_id']}" for c in calls or () if "order_id" in c.get("kwargs", {})
+            ],
+        )
         support = sum(n in seen for n in named) / len(named) if named else float(bool(seen))
         return Verdict(rubric=dict(rubric), signals={"native_score": native_score, "claim_support": support})
 
