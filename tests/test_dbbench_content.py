@@ -309,6 +309,24 @@ def test_call_tool_is_bounded_and_base_script_runs() -> None:
 
 
 _ROWS = [["Ann", "3"], ["Bob", "5"], ["Cy", "5"]]
+_COMPONENTS = {
+    "Final Answer is not a list": "answer_unparsable",
+    "Final Answer is empty": "answer_empty",
+    "the answer has": "table_dump",
+    "this task needs": "wrong_mode",
+    "not exactly one SQL statement": "not_one_statement",
+    "expected a": "wrong_statement_kind",
+    "SQL error": "sql_error",
+    "a question is answered by reading": "not_read_only",
+    "the query returned no rows": "empty_result",
+    "the query reads": "self_join",
+    "the statement changed no rows": "no_change",
+}
+"""The component each verifier finding is tagged with, by the start of its text."""
+
+
+def _component(text: str) -> str:
+    return next(component for start, component in _COMPONENTS.items() if text.startswith(start))
 
 
 @pytest.mark.parametrize(
@@ -413,14 +431,43 @@ _ROWS = [["Ann", "3"], ["Bob", "5"], ["Cy", "5"]]
             ("expected a UPDATE statement, got SELECT", "the statement changed no rows"),
         ),
         ("other", "", (False, False, False), (), 0, ("not exactly one SQL statement", "SQL error: not run")),
+        (
+            "other",
+            "SELECT Name FROM t WHERE Score = '5'; /* a\n b */ -- c",
+            (True, True, True),
+            ("Bob", "Cy"),
+            0,
+            (),
+        ),
+        (
+            "other",
+            "UPDATE t SET Score = '1' WHERE Name = 'Zed'",
+            (False, True, False),
+            (),
+            0,
+            (
+                "expected a SELECT statement, got UPDATE",
+                "a question is answered by reading: this statement is not a read-only query",
+            ),
+        ),
+        (
+            "other",
+            "WITH s AS (SELECT Name FROM t WHERE Score = '5') SELECT Name FROM s",
+            (False, True, True),
+            ("Bob", "Cy"),
+            0,
+            ("expected a SELECT statement, got WITH",),
+        ),
     ],
 )
 def test_evaluate_reports_flags_answer_changes_and_each_issue(
     kind: str, artifact: str, flags: tuple[bool, bool, bool], answer: tuple, changes: int, issues: tuple
 ) -> None:
     """What the verifier decides about one artifact, field by field: format, execution, correctness (a
-    question needs the labelled values from a read-only query; a modification needs changed rows and
-    the expected table), the values answered, the rows changed and every issue in words."""
+    question needs the labelled values from a read-only query, a WITH query included, and an UPDATE
+    that changes nothing is still no read; a modification needs changed rows and the expected table),
+    the values answered, the rows changed and every issue in words, tagged with its component. Comments
+    after the last statement, a block comment over lines included, are no second statement."""
     from harness_gym.domains.dbbench.verifier import evaluate
 
     target = run_sql(table_record(_ROWS, type=["UPDATE"]), "UPDATE t SET Score = '6' WHERE Name = 'Ann'")
@@ -428,6 +475,7 @@ def test_evaluate_reports_flags_answer_changes_and_each_issue(
     report = evaluate(record, artifact)
     assert (report.format_ok, report.executes, report.correct) == flags
     assert (report.answer, report.changes, tuple(map(str, report.issues))) == (answer, changes, issues)
+    assert [finding.component for finding in report.issues] == [_component(text) for text in issues]
     assert report.mode == ("answer" if artifact.startswith("Final") else "sql")
     assert (report.error is None) == (
         report.executes or report.mode == "answer"
@@ -446,3 +494,25 @@ def test_a_single_row_table_answered_in_full_is_no_dump() -> None:
 
     record = table_record([["Ann", "3"]], label=["Ann", "3"])
     assert evaluate(record, "Final Answer: ['Ann', '3']").issues == ()
+
+
+def test_a_two_row_table_answered_in_full_is_a_dump() -> None:
+    """Two rows are already a table: every cell of a two-row table as the answer is a dump."""
+    from harness_gym.domains.dbbench.verifier import evaluate
+
+    report = evaluate(table_record(_ROWS[:2]), "Final Answer: ['Ann', '3', 'Bob', '5']")
+    assert report.issues == (
+        "the answer has 4 values, as many as the whole table: answer the question asked",
+    )
+    assert report.issues[0].component == "table_dump"
+
+
+def test_a_modification_that_changes_no_row_is_wrong_even_when_the_table_matches() -> None:
+    """A modification task is solved only by changing rows: an UPDATE matching no row leaves the table as
+    it was, and is wrong even where the expected table's hash is the unchanged one."""
+    from harness_gym.domains.dbbench.verifier import evaluate
+
+    unchanged = run_sql(table_record(_ROWS, type=["UPDATE"]), "UPDATE t SET Score = '6' WHERE Name = 'Zed'")
+    record = table_record(_ROWS, type=["UPDATE"], answer_md5=unchanged.table_hash)
+    report = evaluate(record, "UPDATE t SET Score = '6' WHERE Name = 'Zed'")
+    assert (report.executes, report.changes, report.correct) == (True, 0, False)

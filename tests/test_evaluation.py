@@ -451,3 +451,24 @@ def test_mean_ci_defaults_edges_and_messages() -> None:
     d = [1.0, 1.0, 0.25, 0.25, 0.25, 0.25, 4.0]  # cluster sums 2, 1, 4 over 2, 4, 1 pairs
     pooled = paired_bootstrap_ci([0.0] * 7, d, n_boot=300, rng=1, clusters=list("aabbbbc"))
     assert pooled.estimate == pytest.approx(1.0) and pooled.low < pooled.estimate < pooled.high
+
+
+def test_mean_ci_falls_back_to_the_percentile_interval_where_bca_is_undefined() -> None:
+    """When every resample falls on one side of the estimate, BCa's bias correction is infinite and scipy's
+    interval is NaN; mean_ci then gives the percentile interval of the same resamples, widened to contain
+    the estimate. With 3 resamples, seeded: [0, 1, 1] draws means 0, 1/3, 1/3 (all below 2/3), so the
+    interval is [2.5th percentile, estimate] = [0 + 0.05 * 1/3, 2/3]; [0, 0, 0, 1] draws 1, 1/2, 1/2 (all
+    above 1/4): [estimate, 97.5th percentile] = [1/4, 1/2 + 0.95 * 1/2]. At 90% the fallback reads the 5th
+    percentile: 0 + 0.1 * 1/3."""
+    import warnings
+
+    from scipy.stats import bootstrap
+
+    for values, seed in (([0.0, 1.0, 1.0], 34), ([0.0, 0.0, 0.0, 1.0], 13)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            bca = bootstrap((np.array(values),), np.mean, n_resamples=3, rng=np.random.default_rng(seed))
+        assert np.isnan(bca.confidence_interval.low) and np.isnan(bca.confidence_interval.high)
+    assert mean_ci([0.0, 1.0, 1.0], n_boot=3, rng=34) == pytest.approx((2 / 3, 0.05 / 3, 2 / 3))
+    assert mean_ci([0.0, 0.0, 0.0, 1.0], n_boot=3, rng=13) == pytest.approx((0.25, 0.25, 0.975))
+    assert mean_ci([0.0, 1.0, 1.0], n_boot=3, level=0.9, rng=34) == pytest.approx((2 / 3, 0.1 / 3, 2 / 3))
