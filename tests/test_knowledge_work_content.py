@@ -34,9 +34,11 @@ from harness_gym.domains.knowledge_work.verifier import (
     criteria_for,
     dates_in,
     format_figure,
+    notes_conflict,
     numbers_in,
     observable_check,
     parse_table,
+    read_report,
     table_calc,
 )
 from harness_gym.evaluation.paper import BASE_G, CALIBRATION_TOLERANCE, EVAL_ROLLOUTS, EVAL_SEEDS
@@ -598,6 +600,23 @@ def test_base_harness_is_calibrated_and_never_checks() -> None:
 
 _OPENED = ["MEMO-101", "EMAIL-202"]
 _ALL_ITEMS = ("format", "fields", "figure_grounded", "claims_grounded", "citations")
+_CHECK_COMPONENTS = {
+    "format:": "format",
+    "missing required field(s)": "missing_field",
+    "FIGURE: no single number": "figure_missing",
+    "FIGURE ": "figure_ungrounded",
+    "not found in any opened source": "person_or_date_ungrounded",
+    "no source cited": "no_citation",
+    "cites unknown source(s)": "unknown_citation",
+    "cites source(s) never opened": "cites_unopened",
+    "CONFLICT: name the superseded": "conflict_field_padded",
+    "cites 3 sources": "too_many_citations",
+}
+"""The component each CHECK finding is tagged with, by the start of its text (first match)."""
+
+
+def _check_component(text: str) -> str:
+    return next(component for start, component in _CHECK_COMPONENTS.items() if text.startswith(start))
 
 
 @pytest.mark.parametrize(
@@ -687,6 +706,18 @@ _ALL_ITEMS = ("format", "fields", "figure_grounded", "claims_grounded", "citatio
             set(),
             ["CONFLICT: name the superseded source and figure and what replaces them"],
         ),
+        (
+            "just some prose",
+            _OPENED,
+            [],
+            set(_ALL_ITEMS),
+            [
+                "format: unexpected line 'just some prose'",
+                "missing required field(s): FIGURE, APPROVER, APPROVED_ON, CONFLICT, SOURCES",
+                "FIGURE: no single number given",
+                "no source cited",
+            ],
+        ),
     ],
 )
 def test_observable_check_items_and_findings_in_words(
@@ -694,8 +725,36 @@ def test_observable_check_items_and_findings_in_words(
 ) -> None:
     """The CHECK's items and findings, exactly: the figure (one number, found in an opened source or a
     tool output), the person and date (found in an opened source), the citations (some, known, opened,
-    at most two) and a padded conflict field (more than three ids or two numbers)."""
+    at most two) and a padded conflict field (more than three ids or two numbers); each finding tagged
+    with its component."""
     payload = lookup_payload()
     report = observable_check(payload, build_index(payload), text, opened, tools)
     assert report.items == {item: item not in failed for item in _ALL_ITEMS}
     assert [str(i) for i in report.issues] == issues
+    assert [i.component for i in report.issues] == [_check_component(i) for i in issues]
+
+
+@pytest.mark.parametrize(
+    ("conflict", "noted"),
+    [
+        ("MEMO-101", True),
+        ("120,500", True),
+        ("MEMO-101 (EUR 120,500) is superseded by EMAIL-202 (EUR 118,000)", True),
+        ("EMAIL-202", False),
+        ("118,000", False),
+        ("MEMO-101 and MEMO-404", False),
+        ("MEMO-101 said 120,500, MEMO-404 says 99,000", False),
+        ("120,500 or 99,000", False),
+        ("none.", False),
+        ("No conflict", False),
+    ],
+)
+def test_notes_conflict_names_the_superseded_source_or_figure_and_nothing_else(
+    conflict: str, noted: bool
+) -> None:
+    """The conflict field notes the conflict when it names the superseded source (MEMO-101) or its figure
+    (120,500); naming only what replaces them (EMAIL-202, 118,000) is not enough, and naming any source
+    or figure outside the conflict (MEMO-404, 99,000) voids it, as does a 'none' word."""
+    payload = lookup_payload()
+    _, claims, _ = read_report(payload["format"], colon(conflict=conflict))
+    assert notes_conflict(claims, payload["gold"]) is noted
