@@ -960,11 +960,12 @@ def test_numeric_outputs_need_a_standalone_number_and_no_rivals_of_the_same_form
     )
 
     assert _form("68.81") == (True, 2) and _form("007") == (False, 1) and _form("0") == (False, 1)
-    assert _form("1200") == (False, 4)
+    assert _form("1200") == (False, 4) and _form("123.5") == (True, 1)
     outputs = ["55.44", "1,200"]
     calls = _replies("Refund is 55.44 and 1200 points", "order #W5544")
     assert rubric_outputs_found(outputs, calls) == [True, True]
     assert rubric_outputs_found(["55.44"], _replies("total 155.449")) == [False]
+    assert rubric_outputs_found(["blue", "55.44"], _replies("the Blue one, 55.44")) == [True, True]
     assert rubric_outputs_found(
         ["55.44"], [{"name": "get_user_details", "kwargs": {"content": "55.44"}}]
     ) == [False]
@@ -978,3 +979,106 @@ def test_numeric_outputs_need_a_standalone_number_and_no_rivals_of_the_same_form
     assert candidate_listing(outputs, _replies("55.44.1200"))  # two decimal points: glued
     assert candidate_listing(outputs, _replies("12345678901234567"))  # 17 digits
     assert not candidate_listing(outputs, _replies("1234567890123456"))
+
+
+def _two_user_db() -> dict:
+    """The hand-built DB plus a second user, bob_2, who owns the pending order #W9."""
+    db = _mini_db()
+    db["users"]["bob_2"] = {**json.loads(json.dumps(db["users"]["ann_lee_1"])), "orders": ["#W9"]}
+    db["orders"]["#W9"] = {
+        **json.loads(json.dumps(db["orders"]["#W5"])),
+        "order_id": "#W9",
+        "user_id": "bob_2",
+    }
+    return db
+
+
+def _cancel(order_id: str) -> dict[str, Any]:
+    return {"name": "cancel_pending_order", "kwargs": {"order_id": order_id, "reason": "no longer needed"}}
+
+
+def _say(text: str) -> dict[str, Any]:
+    return {"name": "respond", "kwargs": {"content": text}}
+
+
+def test_policy_issues_in_words() -> None:
+    """The dry run's findings, word for word and tagged: a tool that does not exist, a write that fails
+    (unless the same call fails in the gold replay too), a write to another user's order and an address
+    change for another user."""
+    from harness_gym.domains.tau_retail.verifier import _key, policy_issues
+
+    db = _two_user_db()
+    address = {"address1": "2 Side St", "address2": "", "city": "Town", "country": "USA"}
+    calls = [
+        {"name": "refund_everything"},
+        _cancel("#W2"),
+        _cancel("#W9"),
+        {"name": "modify_user_address", "kwargs": {"user_id": "bob_2", **address, "state": "CA", "zip": "1"}},
+    ]
+    issues = policy_issues(db, "ann_lee_1", calls)
+    assert [(i.component, str(i)) for i in issues] == [
+        ("unknown_tool", "unknown tool 'refund_everything'"),
+        ("write_failed", "cancel_pending_order failed: Error: non-pending order cannot be cancelled"),
+        ("foreign_order", "cancel_pending_order writes to order #W9, which belongs to another user"),
+        ("foreign_address", "modify_user_address changes another user's address"),
+    ]
+    assert policy_issues(db, "ann_lee_1", [_cancel("#W2")], frozenset({_key(_cancel("#W2"))})) == []
+
+
+@pytest.mark.parametrize(
+    ("gold", "outputs", "plan", "scores", "upstream"),
+    [
+        ([_say("hi")], [], [_say("hello")], (3.0, 2.0, 1.0, 1.0), 1.0),
+        ([_cancel("#W1")], [], [_cancel("#W1"), _cancel("#W2")], (0.0, 1.0, 0.0, 1.0), 1.0),
+        ([_cancel("#W1")], [], [_cancel("#W1"), _cancel("#W1")], (0.0, 1.0, 0.0, 1.0), 1.0),
+        (
+            [_cancel("#W1")],
+            [],
+            [{"name": "get_order_details", "kwargs": {"order_id": "#W77"}}, _cancel("#W1")],
+            (3.0, 2.0, 1.0, 1.0),
+            1.0,
+        ),
+        ([_cancel("#W2"), _cancel("#W1")], [], [_cancel("#W2"), _cancel("#W1")], (3.0, 2.0, 1.0, 1.0), 1.0),
+        ([_cancel("#W1")], [], [_cancel("#W1"), _cancel("#W4"), _cancel("#W5")], (0.0, 0.0, 1.0, 1.0), 0.0),
+        ([_cancel("#W1"), _cancel("#W4")], [], [_cancel("#W1")], (0.0, 1.0, 1.0, 1.0), 0.0),
+        ([_say("x")], ["10.5", "blue"], [_say("it is blue")], (3.0, 2.0, 1.0, 0.5), 0.0),
+        ([_say("x")], ["10.5"], [_say("10.5 or 1 2 3 4")], (3.0, 2.0, 1.0, 1.0), 1.0),
+        ([_say("x")], ["10.5"], [_say("10.5 or 1 2 3 4 5")], (3.0, 2.0, 1.0, 0.0), 1.0),
+    ],
+    ids=[
+        "no-writes",
+        "extra-failed-write",
+        "repeated-write-fails",
+        "failed-read",
+        "gold-failure-repeated",
+        "guessing",
+        "half-the-writes",
+        "one-of-two-outputs",
+        "four-extra-numbers",
+        "five-extra-numbers",
+    ],
+)
+def test_rubric_criteria_and_native_score_on_hand_built_plans(
+    gold: list, outputs: list[str], plan: list, scores: tuple[float, ...], upstream: float
+) -> None:
+    """The rubric on the hand-built DB, criterion by criterion out of (3, 2, 1, 1): db_match needs the gold
+    state with no failed write (a read that fails is harmless; a write that failed in the gold replay
+    too is allowed) and no guessing (more unmatched writes than matched); writes is the matched share
+    of the longer write list, 0 when guessing, full with no writes at all; policy is lost to any dry-run
+    finding; outputs is the share found, none when a reply lists candidates (more than four extra
+    numbers). ``native`` is upstream's 0/1 reward (gold state and every output found), 0 for a text that
+    is no plan."""
+    from harness_gym.domains.tau_retail.verifier import native
+
+    db = _two_user_db()
+    payload = {"actions": gold, "user_id": "ann_lee_1", "outputs": outputs}
+    text = json.dumps({"calls": plan})
+    db_match, writes, policy, found = scores
+    assert artifact_scores(db, payload, text) == {
+        "db_match": (db_match, 3.0),
+        "writes": (writes, 2.0),
+        "policy": (policy, 1.0),
+        "outputs": (found, 1.0),
+    }
+    assert native(db, payload, text) == upstream
+    assert native(db, payload, "not a plan") == 0.0
