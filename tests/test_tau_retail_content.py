@@ -1004,7 +1004,7 @@ def _say(text: str) -> dict[str, Any]:
 def test_policy_issues_in_words() -> None:
     """The dry run's findings, word for word and tagged: a tool that does not exist, a write that fails
     (unless the same call fails in the gold replay too), a write to another user's order and an address
-    change for another user."""
+    change for another user (or for no user named)."""
     from harness_gym.domains.tau_retail.verifier import _key, policy_issues
 
     db = _two_user_db()
@@ -1023,6 +1023,8 @@ def test_policy_issues_in_words() -> None:
         ("foreign_address", "modify_user_address changes another user's address"),
     ]
     assert policy_issues(db, "ann_lee_1", [_cancel("#W2")], frozenset({_key(_cancel("#W2"))})) == []
+    no_arguments = policy_issues(db, "ann_lee_1", [{"name": "modify_user_address"}])
+    assert [i.component for i in no_arguments] == ["write_failed", "foreign_address"]
 
 
 @pytest.mark.parametrize(
