@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 import subprocess
 import sys
@@ -39,6 +40,7 @@ from harness_gym.domains.knowledge_work.verifier import (
     observable_check,
     parse_table,
     read_report,
+    support_fraction,
     table_calc,
 )
 from harness_gym.evaluation.paper import BASE_G, CALIBRATION_TOLERANCE, EVAL_ROLLOUTS, EVAL_SEEDS
@@ -758,3 +760,43 @@ def test_notes_conflict_names_the_superseded_source_or_figure_and_nothing_else(
     payload = lookup_payload()
     _, claims, _ = read_report(payload["format"], colon(conflict=conflict))
     assert notes_conflict(claims, payload["gold"]) is noted
+
+
+def test_support_fraction_counts_each_claim_against_the_given_sources() -> None:
+    """Each claimed field (figure, person, date) counts once, supported when one of the given sources
+    holds it: MEMO-101 holds the approver and the date but only the superseded figure, EMAIL-202 all
+    three. The unsupported fields are named in order. With no claim the fraction is 0, nothing unsupported."""
+    payload = lookup_payload()
+    index = build_index(payload)
+    claims = read_report(payload["format"], colon())[1]
+    assert support_fraction(index, claims, ["MEMO-101"]) == (pytest.approx(2 / 3), ["figure"])
+    assert support_fraction(index, claims, ["EMAIL-202"]) == (1.0, [])
+    stranger = read_report(payload["format"], colon(person="Zed Quill"))[1]
+    assert support_fraction(index, stranger, ["MEMO-101"]) == (pytest.approx(1 / 3), ["figure", "person"])
+    wrong_day = read_report(payload["format"], colon(person="Zed Quill", day="2024-01-01"))[1]
+    assert support_fraction(index, wrong_day, ["MEMO-101"]) == (0.0, ["figure", "person", "date"])
+    nothing = read_report(payload["format"], colon(figure="", person="", day=""))[1]
+    assert support_fraction(index, nothing, ["MEMO-101"]) == (0.0, [])
+
+
+def test_field_presence_lists_null_and_a_missing_conflict() -> None:
+    """A field reading 'null' (any case) is missing; a list of citations is present unless empty; a
+    conflict field that is no text reads as no conflict noted."""
+    payload, table = lookup_payload(), table_payload()
+    assert read_report(payload["format"], colon(person="null"))[2] == ("APPROVER",)
+    assert read_report(payload["format"], colon(person="NULL "))[2] == ("APPROVER",)
+    answer = {"total": "4000.50", "owner": "Dina Ruiz", "as_of": "2024-10-05", "citations": ["TABLE-303"]}
+    assert read_report(table["format"], json.dumps(answer))[2] == ()
+    assert read_report(table["format"], json.dumps({**answer, "citations": []}))[2] == ("citations",)
+    fmt = {**table["format"], "fields": [*table["format"]["fields"], ["conflict", "conflict"]]}
+    assert read_report(fmt, json.dumps({**answer, "conflict": None}))[1].conflict == ""
+
+
+def test_padding_citations_costs_evidence_and_empty_sources_keep_the_format() -> None:
+    """Citing one source beyond the task's two takes one of three supported claims off the evidence
+    score (2/3); an empty sources field costs the evidence score but not the format, which asks only for
+    the answer fields."""
+    padded = rubric(lookup_payload(), colon(sources="MEMO-101, EMAIL-202, MEMO-404"))
+    assert padded["evidence_support"] == (pytest.approx(2 / 3), 1.0)
+    bare = rubric(lookup_payload(), colon(sources=""))
+    assert bare["evidence_support"] == (0.0, 1.0) and bare["output_format"] == (1.0, 1.0)
