@@ -686,6 +686,13 @@ def _check_component(text: str) -> str:
             ["cites unknown source(s): MEMO-999"],
         ),
         (
+            colon(sources="MEMO-998, MEMO-999"),
+            _OPENED,
+            [],
+            {"citations"},
+            ["cites unknown source(s): MEMO-998, MEMO-999"],
+        ),
+        (
             colon(sources="MEMO-101, EMAIL-202, MEMO-404"),
             [*_OPENED, "MEMO-404"],
             [],
