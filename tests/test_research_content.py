@@ -577,6 +577,23 @@ def test_research_scoring_edges() -> None:
         "citations: no document ids in the sources field",
         "answer: no answer field could be read",
     ]
+    assert [i.component for i in report.issues] == ["format", "no_citation", "answer_missing"]
+
+
+_RESEARCH_COMPONENTS = {
+    "format:": "format",
+    "citations: no document ids": "no_citation",
+    "citations: '": "unknown_citation",
+    "citations: 5 documents cited": "too_many_citations",
+    "citations: doc-": "cites_unretrieved",
+    "answer: no answer": "answer_missing",
+    "answer: '": "answer_ungrounded",
+}
+"""The component each research CHECK finding is tagged with, by the start of its text."""
+
+
+def _research_component(text: str) -> str:
+    return next(component for start, component in _RESEARCH_COMPONENTS.items() if text.startswith(start))
 
 
 @pytest.mark.parametrize(
@@ -631,8 +648,9 @@ def test_structural_check_items_and_findings_in_words(
 ) -> None:
     """The CHECK's four items and its findings, exactly: format (showing the form), citations unknown,
     too many (distinct ids, at most three), never retrieved, and an answer no retrieved cited document
-    states."""
+    states; each finding tagged with its component."""
     report = structural_check(payload(), text, gathered)
     names = ("format", "citations_well_formed", "citations_retrieved", "answer_grounded")
     assert report.items == tuple(zip(names, items, strict=True))
     assert [str(i) for i in report.issues] == issues
+    assert [i.component for i in report.issues] == [_research_component(i) for i in issues]
