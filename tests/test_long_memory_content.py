@@ -500,7 +500,8 @@ def test_review_reports_each_problem_in_words() -> None:
     """The CHECK's findings, exactly: the statement a retrieved session makes against the draft (its id,
     date and value, the draft's answer and citations), too many citations, unretrieved, unknown and
     non-supporting citations, and the layout; a cited session the harness never read that is older than
-    the retrieved statement does not excuse the contradiction."""
+    the retrieved statement does not excuse the contradiction. Each finding is tagged with its component
+    (a layout problem, such as an unknown session, as ``layout``)."""
     p = payload()
     galway = "retrieved session s03 (2023-01-20) gives 'Galway' for the asked value; the draft answers"
     cases = [
@@ -552,10 +553,28 @@ def test_review_reports_each_problem_in_words() -> None:
             (False, False, False, False),
             ["cites unknown session(s) s09", f"{galway} 'Galway' citing no session"],
         ),
+        (
+            "ANSWER: Galway\nSOURCE: s03, s04",
+            ["s01"],
+            (True, False, False, True),
+            [
+                "cites 2 sessions; cite the one session that establishes the answer",
+                "cited session(s) s03, s04 were not retrieved, so the claim is unverified",
+            ],
+        ),
     ]
+    components = {
+        "retrieved session": "timeline_contradiction",
+        "cites 2 sessions": "too_many_citations",
+        "cited session(s)": "cites_unretrieved",
+        "no cited session": "answer_not_in_cited",
+        "cites unknown": "layout",
+    }
     for text, retrieved, passed, issues in cases:
         got = review(p, text, retrieved)
         assert (got.passed, [str(i) for i in got.issues]) == (passed, issues), text
+        tagged = [next(c for start, c in components.items() if i.startswith(start)) for i in issues]
+        assert [i.component for i in got.issues] == tagged, text
 
 
 def test_review_as_of_counts_a_statement_made_on_the_asked_date() -> None:
