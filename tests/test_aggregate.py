@@ -210,7 +210,7 @@ def fake_results() -> dict[str, Any]:
             name: {"1": 0.5, "2": 0.25, "3": 0.125} if name == "awr" else {"1": 0.2, "2": 0.1, "3": 0.0}
             for name in shift
         }
-    results["aggregate"] = summarize(results, reps=200, poi_reps=50, seed=3)
+    results["aggregate"] = summarize(results, reps=200, poi_reps=50, seed=3, profile_reps=20)
     return json.loads(json.dumps(results))
 
 
@@ -225,9 +225,10 @@ def test_summarize_is_json_ready_and_reproducible(fake_results: dict[str, Any]) 
     assert profile["tau"][0] <= 0 and profile["tau"][-1] >= 100
     awr = profile["policies"]["awr"]["fraction"]
     assert awr[0] == 1.0 and awr[-1] == 0.0 and all(a >= b for a, b in itertools.pairwise(awr))
-    assert summarize(fake_results, reps=200, poi_reps=50, seed=3) == aggregate
-    with pytest.raises(ValueError, match="replications"):
-        summarize(fake_results, reps=0)
+    assert summarize(fake_results, reps=200, poi_reps=50, seed=3, profile_reps=20) == aggregate
+    for bad in ({"reps": 0}, {"poi_reps": 0}, {"profile_reps": 0}):
+        with pytest.raises(ValueError, match=r"^bootstrap replications must be positive, got reps="):
+            summarize(fake_results, **bad)
 
 
 def test_report_renders_the_aggregate_section(
@@ -287,3 +288,196 @@ def test_performance_profile_bands_bracket_the_profile() -> None:
     assert out["a"]["ci_low"][1] < out["a"]["ci_high"][1]  # a band, not a point, where runs differ
     assert performance_profiles(scores, taus, reps=200) == out  # seeded
     assert performance_profiles(scores, taus, reps=200, seed=0) == out
+
+
+def test_episode_level_metrics_are_rliables_and_resample_each_runs_episodes() -> None:
+    """The episode-level path computes the four metrics as rliable does (also over leading replicate
+    axes); its interval resamples the episodes within each run: a point when every run's episodes are
+    equal, reproducible by seed, narrower at a lower confidence."""
+    from rliable import metrics
+
+    from harness_gym.evaluation.aggregate import _metric_values, episode_interval_estimates
+
+    def rliable_values(x: np.ndarray) -> list[float]:
+        return [
+            metrics.aggregate_iqm(x),
+            metrics.aggregate_mean(x),
+            metrics.aggregate_median(x),
+            metrics.aggregate_optimality_gap(x, 100.0),
+        ]
+
+    x = np.array([[0.0, 10.0, 50.0, 1000.0], [-300.0, 20.0, 60.0, 70.0]])
+    y = np.array([[5.0, 5.0, 90.0, 120.0], [0.0, 40.0, 30.0, 20.0]])
+    np.testing.assert_allclose(_metric_values(x), rliable_values(x))
+    np.testing.assert_allclose(_metric_values(np.stack([x, y])), [rliable_values(x), rliable_values(y)])
+
+    runs = np.array([[20.0, 80.0], [40.0, 60.0]])  # 2 seeds x 2 settings
+    flat = [np.repeat(runs[:, [e]], 5, axis=1) for e in range(2)]  # every episode equals its run's mean
+    point = episode_interval_estimates(runs, flat, reps=50, seed=1)
+    assert list(point) == ["iqm", "mean", "median", "optimality_gap"]
+    for metric, value in zip(point, _metric_values(runs), strict=True):
+        assert point[metric] == {"estimate": value, "ci_low": value, "ci_high": value}
+
+    spread = [runs[:, [e]] + np.array([[-20.0, -10.0, 0.0, 10.0, 20.0]]) for e in range(2)]
+    wide = episode_interval_estimates(runs, spread, reps=400, seed=1)
+    assert wide == episode_interval_estimates(runs, spread, reps=400, seed=1)
+    assert episode_interval_estimates(runs, spread, reps=400) == episode_interval_estimates(
+        runs, spread, reps=400, seed=0
+    )
+    assert wide != episode_interval_estimates(runs, spread, reps=400, seed=2)
+    narrow = episode_interval_estimates(runs, spread, reps=400, seed=1, confidence=0.5)
+    for metric in ("iqm", "mean", "median"):
+        e, n = wide[metric], narrow[metric]
+        assert e["estimate"] == pytest.approx(runs.mean() if metric != "iqm" else e["estimate"])
+        assert e["ci_low"] < n["ci_low"] <= e["estimate"] <= n["ci_high"] < e["ci_high"]
+        assert e["ci_high"] - e["ci_low"] < 40.0  # episodes are averaged within a run, not pooled
+
+
+def _episode_document(seeds: int) -> dict[str, Any]:
+    """2 settings x ``seeds`` seeds x 4 episodes; base, bc, awr (one shared model: episodes resampled)
+    and an expert reference; raw G in [0, 1] with reference scores random 0, expert 1."""
+    rng = np.random.default_rng(4)
+    shift = {"base": 0.1, "bc": 0.3, "awr": 0.5, "expert": 0.9}
+    scores = {}
+    for env in (ENV, DB):
+        policies = {}
+        for name, s in shift.items():
+            g = np.clip(s + rng.normal(0, 0.15, (seeds, 4)), 0, 1)
+            policies[name] = {"seed_scores": {str(k): 100 * float(g[k].mean()) for k in range(seeds)}}
+            policies[name]["episode_G"] = g.ravel().tolist()
+        scores[env] = {"policies": policies, "reference": {"random": 0.0, "expert": 1.0}}
+    return {
+        "scores": scores,
+        "protocol": {"seeds": list(range(seeds))},
+        "config": {"references": ["expert"]},
+        "policies": {"awr": {"per_seed_models": False}, "expert": {"kind": "reference"}},
+    }
+
+
+@pytest.mark.parametrize("seeds", [1, 3])
+def test_summarize_is_composed_of_the_documented_estimates(seeds: int) -> None:
+    """Each part of the summary is the function that defines it, called with the document's matrices,
+    episodes and the bootstrap settings: intervals over episodes for a policy with one shared model,
+    over seeds otherwise (none with a single seed); per-setting means; the paired comparisons against
+    base and the best non-reference policy; the improvement pairs; the profile."""
+    from harness_gym.evaluation.aggregate import (
+        _episodes,
+        _metric_values,
+        best_policy,
+        episode_interval_estimates,
+        paired_comparison,
+        performance_profiles,
+        profile_taus,
+    )
+
+    doc = _episode_document(seeds)
+    out = summarize(doc, reps=30, poi_reps=20, seed=2, confidence=0.8, profile_reps=4)
+    m = score_matrices(doc)
+    assert out["settings"] == [ENV, DB] and out["seeds"] == list(range(seeds))
+    assert out["runs_per_policy"] == 2 * seeds and out["missing"] == "drop-policy"
+    assert out["bootstrap"] == {"reps": 30, "poi_reps": 20, "profile_reps": 4, "seed": 2, "confidence": 0.8}
+    assert out["references"] == ["expert"]
+    episodes = {name: _episodes(doc, name, m.settings) for name in m.scores}
+    assert all(e is not None for e in episodes.values())
+    for name, runs in m.scores.items():
+        metrics = dict(out["metrics"][name])
+        interval = metrics.pop("interval")
+        if name == "awr":
+            assert interval == "episodes"
+            assert metrics == episode_interval_estimates(runs, episodes[name], 30, 2, 0.8)
+        elif seeds > 1:
+            assert interval == "seeds"
+            assert metrics == interval_estimates({name: runs}, 30, 2, 0.8)[name]
+        else:
+            assert interval is None
+            point = _metric_values(runs)
+            assert metrics == {
+                k: {"estimate": float(point[i]), "ci_low": None, "ci_high": None}
+                for i, k in enumerate(("iqm", "mean", "median", "optimality_gap"))
+            }
+        for e, env in enumerate(m.settings):
+            entry = out["per_setting"][env][name]
+            assert entry["estimate"] == pytest.approx(runs[:, e].mean())
+            assert (entry["ci_low"] is None) == (interval is None)
+            if interval is not None:
+                assert entry["ci_low"] <= entry["ci_high"] and entry["ci_low"] < entry["ci_high"]
+    assert out["best"] == best_policy(out["metrics"], ["expert"]) == "awr"
+
+    def side(name: str) -> tuple[np.ndarray, Any, bool]:
+        return m.scores[name], episodes[name], name != "awr"
+
+    assert out["paired"]["base"] == {"best": paired_comparison(side("base"), side("awr"), 20, 2, 0.8)}
+    assert out["paired"]["awr"] == {"base": paired_comparison(side("awr"), side("base"), 20, 2, 0.8)}
+    assert out["paired"]["bc"] == {
+        "base": paired_comparison(side("bc"), side("base"), 20, 2, 0.8),
+        "best": paired_comparison(side("bc"), side("awr"), 20, 2, 0.8),
+    }
+    improvement = {(p["x"], p["y"]): p for p in out["improvement"]}
+    assert list(improvement) == [("bc", "base"), ("awr", "base"), ("awr", "bc")]
+    for x in ("bc", "awr"):
+        poi = out["paired"][x]["base"]["poi"]
+        assert improvement[x, "base"] == {"x": x, "y": "base", **poi, "paired": True}
+    awr_bc = improvement["awr", "bc"]
+    assert awr_bc["paired"] is False and awr_bc["x"] == "awr" and awr_bc["y"] == "bc"
+    if seeds > 1:
+        want = probability_of_improvement(m.scores, [("awr", "bc")], 20, 2, 0.8)[0]
+        assert awr_bc == {**want, "paired": False}
+    else:
+        p = float(((m.scores["awr"] > m.scores["bc"]) + 0.5 * (m.scores["awr"] == m.scores["bc"])).mean())
+        assert awr_bc == {
+            "x": "awr",
+            "y": "bc",
+            "estimate": p,
+            "ci_low": None,
+            "ci_high": None,
+            "paired": False,
+        }
+    taus = profile_taus(m.scores)
+    assert out["profile"]["tau"] == [float(t) for t in taus]
+    assert out["profile"]["policies"] == performance_profiles(m.scores, taus, 4, 2)
+    small = {"reps": 30, "poi_reps": 20, "profile_reps": 4}
+    assert summarize(doc, **small) == summarize(doc, seed=0, **small)  # the seed defaults to 0
+    assert summarize(doc, reps=1, poi_reps=1, profile_reps=1)["bootstrap"]["reps"] == 1  # one is allowed
+
+
+def test_paired_comparison_resamples_episodes_seeds_or_nothing() -> None:
+    """X against Y on the same runs: the point delta is the mean paired difference and P(X > Y) counts
+    ties as half; with both sides one shared model and their episodes, episodes are resampled (runs whose
+    episodes all equal their mean leave no spread), otherwise seeds (spread), and a single seed has no
+    interval. The seed and confidence default to 0 and 0.95."""
+    from harness_gym.evaluation.aggregate import paired_comparison
+
+    x = np.array([[60.0, 40.0], [50.0, 70.0], [30.0, 80.0], [65.0, 20.0]])  # 4 seeds x 2 settings
+    y = np.array([[50.0, 40.0], [55.0, 60.0], [35.0, 70.0], [60.0, 30.0]])
+    xe = [np.repeat(x[:, [e]], 3, axis=1) for e in range(2)]
+    ye = [np.repeat(y[:, [e]], 3, axis=1) for e in range(2)]
+    shared = paired_comparison((x, xe, False), (y, ye, False), reps=200)
+    assert shared["resampled"] == "episodes"
+    assert shared["delta"] == {"estimate": 1.875, "ci_low": 1.875, "ci_high": 1.875}
+    assert shared["poi"] == {"estimate": 0.5625, "ci_low": 0.5625, "ci_high": 0.5625}
+    for xs, ys in (((x, xe, True), (y, ye, False)), ((x, xe, False), (y, ye, True))):
+        assert paired_comparison(xs, ys, reps=200)["resampled"] == "seeds"
+    for xs, ys in (((x, None, False), (y, ye, False)), ((x, xe, False), (y, None, False))):
+        seeds = paired_comparison(xs, ys, reps=200)
+        assert seeds["resampled"] == "seeds" and seeds["delta"]["estimate"] == 1.875
+        assert seeds["delta"]["ci_low"] < 1.875 < seeds["delta"]["ci_high"]
+        assert seeds["poi"]["ci_low"] < seeds["poi"]["ci_high"]
+    assert seeds == paired_comparison((x, xe, False), (y, None, False), reps=200, seed=0, confidence=0.95)
+    assert seeds != paired_comparison((x, xe, False), (y, None, False), reps=200, seed=1)
+    single = paired_comparison((x[:1], None, True), (y[:1], None, True), reps=200)
+    assert single == {
+        "delta": {"estimate": 5.0, "ci_low": None, "ci_high": None},
+        "poi": {"estimate": 0.75, "ci_low": None, "ci_high": None},
+        "resampled": None,
+    }
+
+
+def test_best_policy_is_the_highest_iqm_outside_the_skipped() -> None:
+    """The best policy has the highest IQM estimate among those not skipped (the references); none when
+    every policy is skipped."""
+    from harness_gym.evaluation.aggregate import best_policy
+
+    metrics = {name: {"iqm": {"estimate": v}} for name, v in (("a", 1.0), ("b", 3.0), ("ref", 9.0))}
+    assert best_policy(metrics, ["ref"]) == "b"
+    assert best_policy(metrics) == "ref"
+    assert best_policy(metrics, ("a", "b", "ref")) is None

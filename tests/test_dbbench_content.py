@@ -306,3 +306,143 @@ def test_call_tool_is_bounded_and_base_script_runs() -> None:
         obs, _, term, trunc, info = env.step(action)
         done = term or trunc
     assert actions == [Action.OBSERVE, Action.CALL_TOOL, Action.DRAFT, Action.SUBMIT]
+
+
+_ROWS = [["Ann", "3"], ["Bob", "5"], ["Cy", "5"]]
+
+
+@pytest.mark.parametrize(
+    ("kind", "artifact", "flags", "answer", "changes", "issues"),
+    [
+        ("other", "Final Answer: ['Bob', 'Cy']", (True, True, True), ("Bob", "Cy"), 0, ()),
+        ("other", "Final Answer: Bob", (False, False, False), (), 0, ("Final Answer is not a list",)),
+        ("other", "Final Answer: []", (True, True, False), (), 0, ("Final Answer is empty",)),
+        (
+            "other",
+            "Final Answer: ['Ann', '3', 'Bob', '5', 'Cy', '5']",
+            (True, True, False),
+            ("Ann", "3", "Bob", "5", "Cy", "5"),
+            0,
+            ("the answer has 6 values, as many as the whole table: answer the question asked",),
+        ),
+        (
+            "other",
+            "Final Answer: ['Ann', '3', 'Bob', '5', 'Cy']",
+            (True, True, False),
+            ("Ann", "3", "Bob", "5", "Cy"),
+            0,
+            (),
+        ),
+        (
+            "UPDATE",
+            "Final Answer: ['x']",
+            (False, False, False),
+            ("x",),
+            0,
+            ("this task needs an UPDATE statement, not a Final Answer",),
+        ),
+        ("other", "SELECT Name FROM t WHERE Score = '5'", (True, True, True), ("Bob", "Cy"), 0, ()),
+        (
+            "other",
+            "```sql\nSELECT Name FROM t WHERE Score = '5' -- c\n```",
+            (True, True, True),
+            ("Bob", "Cy"),
+            0,
+            (),
+        ),
+        (
+            "other",
+            "SELECT Name FROM t WHERE Score = '9'",
+            (True, True, False),
+            (),
+            0,
+            ("the query returned no rows",),
+        ),
+        (
+            "other",
+            "SELECT Name FROM t; SELECT 1",
+            (False, False, False),
+            (),
+            0,
+            ("not exactly one SQL statement", "SQL error: not run"),
+        ),
+        (
+            "other",
+            "UPDATE t SET Score = '1'",
+            (False, True, False),
+            (),
+            3,
+            (
+                "expected a SELECT statement, got UPDATE",
+                "a question is answered by reading: this statement is not a read-only query",
+            ),
+        ),
+        ("other", "SELECT nope FROM t", (True, False, False), (), 0, ("SQL error: no such column: nope",)),
+        (
+            "other",
+            "SELECT a.Name FROM t a, t b, t c WHERE a.Score = '5' GROUP BY a.Name",
+            (True, True, True),
+            ("Bob", "Cy"),
+            0,
+            ("the query reads `t` 3 times (a cross join of the table with itself?)",),
+        ),
+        (
+            "other",
+            "SELECT a.Name FROM t a JOIN t b ON a.Score = b.Score WHERE a.Name = 'Ann'",
+            (True, True, False),
+            ("Ann",),
+            0,
+            (),
+        ),
+        ("UPDATE", "UPDATE t SET Score = '6' WHERE Name = 'Ann'", (True, True, True), (), 1, ()),
+        ("UPDATE", "UPDATE t SET Score = '7' WHERE Name = 'Ann'", (True, True, False), (), 1, ()),
+        (
+            "UPDATE",
+            "UPDATE t SET Score = '6' WHERE Name = 'Zed'",
+            (True, True, False),
+            (),
+            0,
+            ("the statement changed no rows",),
+        ),
+        (
+            "UPDATE",
+            "SELECT Name FROM t",
+            (False, True, False),
+            ("Ann", "Bob", "Cy"),
+            0,
+            ("expected a UPDATE statement, got SELECT", "the statement changed no rows"),
+        ),
+        ("other", "", (False, False, False), (), 0, ("not exactly one SQL statement", "SQL error: not run")),
+    ],
+)
+def test_evaluate_reports_flags_answer_changes_and_each_issue(
+    kind: str, artifact: str, flags: tuple[bool, bool, bool], answer: tuple, changes: int, issues: tuple
+) -> None:
+    """What the verifier decides about one artifact, field by field: format, execution, correctness (a
+    question needs the labelled values from a read-only query; a modification needs changed rows and
+    the expected table), the values answered, the rows changed and every issue in words."""
+    from harness_gym.domains.dbbench.verifier import evaluate
+
+    target = run_sql(table_record(_ROWS, type=["UPDATE"]), "UPDATE t SET Score = '6' WHERE Name = 'Ann'")
+    record = table_record(_ROWS, type=[kind], label=["Bob", "Cy"], answer_md5=target.table_hash)
+    report = evaluate(record, artifact)
+    assert (report.format_ok, report.executes, report.correct) == flags
+    assert (report.answer, report.changes, tuple(map(str, report.issues))) == (answer, changes, issues)
+    assert report.mode == ("answer" if artifact.startswith("Final") else "sql")
+    assert (report.error is None) == (
+        report.executes or report.mode == "answer"
+    )  # an error: SQL that did not run
+    scores = artifact_scores(record, artifact)
+    assert scores == {
+        "correctness": (0.6 * flags[2], 0.6),
+        "executes": (0.2 * flags[1], 0.2),
+        "format": (0.2 * flags[0], 0.2),
+    }
+
+
+def test_a_single_row_table_answered_in_full_is_no_dump() -> None:
+    """Answering every cell counts as dumping the table only when it has more than one row."""
+    from harness_gym.domains.dbbench.verifier import evaluate
+
+    record = table_record([["Ann", "3"]], label=["Ann", "3"])
+    assert evaluate(record, "Final Answer: ['Ann', '3']").issues == ()

@@ -26,6 +26,7 @@ from harness_gym.evaluation.protocol import (
     evaluate,
     event_rates,
     finite_buffer_check,
+    mean_ci,
     paired_bootstrap_ci,
     paired_permutation_p,
     per_task_advantages,
@@ -404,3 +405,49 @@ def test_copies_are_resampled_as_whole_tasks(planning_runs):
     assert entry["delta_G"] == pytest.approx(by_pairs.estimate)  # the estimate is the same mean
     with pytest.raises(ValueError, match="cluster labels"):
         paired_bootstrap_ci([0.0, 1.0], [1.0, 1.0], clusters=["a"])
+
+
+def test_clustered_interval_is_the_bca_bootstrap_of_the_pooled_ratio() -> None:
+    """With ``clusters``, the interval resamples whole clusters and pools them: the statistic is
+    sum(differences) / sum(pairs) over the drawn clusters, each summed along the resample's own axis.
+    scipy's BCa bootstrap over hand-computed per-cluster sums and counts, with the same generator, gives
+    the same interval."""
+    from scipy.stats import bootstrap
+
+    d = [1.0, 0.0, 1.0, 1.0, 0.0, 0.5, 1.0, 0.0, 0.0, 1.0, 0.25, 0.75, 0.0]
+    labels = ["c", "c", "c", "a", "a", "b", "d", "d", "d", "d", "e", "e", "f"]
+    sums = np.array([1.0, 0.5, 2.0, 2.0, 1.0, 0.0])  # per label a..f
+    counts = np.array([2.0, 1.0, 3.0, 4.0, 2.0, 1.0])
+    got = paired_bootstrap_ci([0.0] * len(d), d, n_boot=500, level=0.9, rng=3, clusters=labels)
+    want = bootstrap(
+        (sums, counts),
+        lambda s, c, axis: np.sum(s, axis=axis) / np.sum(c, axis=axis),
+        n_resamples=500,
+        confidence_level=0.9,
+        method="BCa",
+        paired=True,
+        vectorized=True,
+        rng=np.random.default_rng(3),
+    ).confidence_interval
+    assert got.estimate == pytest.approx(sum(d) / len(d))
+    assert (got.low, got.high) == pytest.approx((want.low, want.high))
+    assert 0.0 < got.low < got.estimate < got.high < 1.0
+
+
+def test_mean_ci_defaults_edges_and_messages() -> None:
+    """mean_ci runs 10,000 resamples at 95% by default; takes booleans as 0/1; a single value, or values
+    spanning exactly 1, are not special; an empty or 2-d sample is refused by name. With clusters whose
+    pooled means differ the interval is a real one, whatever their sums times counts."""
+    explicit = mean_ci([0.0, 1.0, 0.5, 1.0, 0.25], n_boot=10_000, level=0.95, rng=4)
+    assert mean_ci([0.0, 1.0, 0.5, 1.0, 0.25], rng=4) == explicit
+    assert mean_ci([0.0, 1.0, 0.5, 1.0, 0.25], n_boot=10_001, rng=4) != explicit
+    assert mean_ci([True, False, True], n_boot=200, rng=1) == mean_ci([1.0, 0.0, 1.0], n_boot=200, rng=1)
+    assert mean_ci([0.5]) == (0.5, 0.5, 0.5)
+    spans_one = mean_ci([0.0, 1.0, 0.0, 1.0, 1.0], n_boot=500, rng=1)
+    assert spans_one.low < spans_one.estimate < spans_one.high
+    for bad in ([], [[0.0, 1.0]]):
+        with pytest.raises(ValueError, match=r"^need a non-empty 1-d sample, got shape \("):
+            mean_ci(bad)
+    d = [1.0, 1.0, 0.25, 0.25, 0.25, 0.25, 4.0]  # cluster sums 2, 1, 4 over 2, 4, 1 pairs
+    pooled = paired_bootstrap_ci([0.0] * 7, d, n_boot=300, rng=1, clusters=list("aabbbbc"))
+    assert pooled.estimate == pytest.approx(1.0) and pooled.low < pooled.estimate < pooled.high

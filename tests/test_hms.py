@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from typing import Any
 
 import pytest
@@ -439,6 +441,10 @@ def test_hms_params_from_a_mapping_refuse_unknown_keys_and_wrong_types():
     assert HMSParams.from_mapping({"check_window": 4}).check_window == 4
     with pytest.raises(ValueError, match=r"unknown hms_params key\(s\) \['early_submit'\]"):
         HMSParams.from_mapping({"early_submit": 0.3})
+    known = ", ".join(f.name for f in dataclasses.fields(HMSParams))
+    assert known.startswith("early_submit_threshold, early_submit_quality, ")
+    with pytest.raises(ValueError, match=f"; known: {re.escape(known)}$"):
+        HMSParams.from_mapping({"x": 1})
     with pytest.raises(ValueError, match=r"check_window must be a non-negative int, got 2\.5"):
         HMSParams(check_window=2.5)
     with pytest.raises(ValueError, match=r"claim_support must be a non-negative number, got .0\.7."):

@@ -594,3 +594,108 @@ def test_base_harness_is_calibrated_and_never_checks() -> None:
     assert summary["events"]["CheckBeforeSubmit"]["fired"] == 0.0
     actions = {step["action"] for f in finals for step in f["trajectory"]["steps"]}
     assert actions == {"OBSERVE", "RETRIEVE", "DRAFT", "SUBMIT"}
+
+
+_OPENED = ["MEMO-101", "EMAIL-202"]
+_ALL_ITEMS = ("format", "fields", "figure_grounded", "claims_grounded", "citations")
+
+
+@pytest.mark.parametrize(
+    ("text", "opened", "tools", "failed", "issues"),
+    [
+        (
+            colon(),
+            [],
+            [],
+            {"figure_grounded", "claims_grounded", "citations"},
+            [
+                "FIGURE 118,000 appears in no opened source or tool output",
+                "not found in any opened source: APPROVER, APPROVED_ON",
+                "cites source(s) never opened: MEMO-101, EMAIL-202",
+            ],
+        ),
+        (
+            colon(figure="99,000"),
+            _OPENED,
+            [],
+            {"figure_grounded"},
+            ["FIGURE 99,000 appears in no opened source or tool output"],
+        ),
+        (colon(figure="99,000"), _OPENED, ["calc: 99,000"], set(), []),
+        (
+            colon(drop="APPROVER"),
+            _OPENED,
+            [],
+            {"fields", "claims_grounded"},
+            ["missing required field(s): APPROVER"],
+        ),
+        (
+            colon(figure="84,500 or 213,000"),
+            _OPENED,
+            [],
+            {"figure_grounded"},
+            ["FIGURE: no single number given"],
+        ),
+        (
+            colon(person="Zed Quill", day="2024-01-01"),
+            _OPENED,
+            [],
+            {"claims_grounded"},
+            ["not found in any opened source: APPROVER, APPROVED_ON"],
+        ),
+        (
+            colon(day="2024-01-01"),
+            _OPENED,
+            [],
+            {"claims_grounded"},
+            ["not found in any opened source: APPROVED_ON"],
+        ),
+        (
+            colon(sources=""),
+            _OPENED,
+            [],
+            {"fields", "citations"},
+            ["missing required field(s): SOURCES", "no source cited"],
+        ),
+        (
+            colon(sources="MEMO-101, MEMO-999"),
+            _OPENED,
+            [],
+            {"citations"},
+            ["cites unknown source(s): MEMO-999"],
+        ),
+        (
+            colon(sources="MEMO-101, EMAIL-202, MEMO-404"),
+            [*_OPENED, "MEMO-404"],
+            [],
+            {"citations"},
+            ["cites 3 sources; cite only the sources the answer rests on (at most 2)"],
+        ),
+        (colon(conflict="MEMO-101, EMAIL-202 and MEMO-404"), _OPENED, [], set(), []),
+        (
+            colon(conflict="MEMO-101 EMAIL-202 MEMO-404 TABLE-303"),
+            _OPENED,
+            [],
+            set(),
+            ["CONFLICT: name the superseded source and figure and what replaces them"],
+        ),
+        (colon(conflict="120,500 became 118,000"), _OPENED, [], set(), []),
+        (
+            colon(conflict="1, 2 or 3"),
+            _OPENED,
+            [],
+            set(),
+            ["CONFLICT: name the superseded source and figure and what replaces them"],
+        ),
+    ],
+)
+def test_observable_check_items_and_findings_in_words(
+    text: str, opened: list[str], tools: list[str], failed: set[str], issues: list[str]
+) -> None:
+    """The CHECK's items and findings, exactly: the figure (one number, found in an opened source or a
+    tool output), the person and date (found in an opened source), the citations (some, known, opened,
+    at most two) and a padded conflict field (more than three ids or two numbers)."""
+    payload = lookup_payload()
+    report = observable_check(payload, build_index(payload), text, opened, tools)
+    assert report.items == {item: item not in failed for item in _ALL_ITEMS}
+    assert [str(i) for i in report.issues] == issues

@@ -494,3 +494,73 @@ def test_check_env_and_random_legal_actions() -> None:
             done = terminated or truncated
             assert 0.0 <= reward <= 1.0
         assert reward == info["G"] == pytest.approx(g_norm(info["rubric"]))
+
+
+def test_review_reports_each_problem_in_words() -> None:
+    """The CHECK's findings, exactly: the statement a retrieved session makes against the draft (its id,
+    date and value, the draft's answer and citations), too many citations, unretrieved, unknown and
+    non-supporting citations, and the layout; a cited session the harness never read that is older than
+    the retrieved statement does not excuse the contradiction."""
+    p = payload()
+    galway = "retrieved session s03 (2023-01-20) gives 'Galway' for the asked value; the draft answers"
+    cases = [
+        (
+            "ANSWER: Lisbon\nSOURCE: s01",
+            ["s01", "s03"],
+            (True, True, True, False),
+            [f"{galway} 'Lisbon' citing s01"],
+        ),
+        (
+            "ANSWER: Galway\nSOURCE: s04",
+            ["s03", "s04"],
+            (True, True, True, False),
+            [f"{galway} 'Galway' citing s04"],
+        ),
+        (
+            "ANSWER: Galway\nSOURCE: s03, s01",
+            ["s01", "s03"],
+            (True, False, True, False),
+            [
+                "cites 2 sessions; cite the one session that establishes the answer",
+                f"{galway} 'Galway' citing s03, s01",
+            ],
+        ),
+        (
+            "ANSWER: Galway\nSOURCE: s03",
+            ["s01"],
+            (True, False, False, True),
+            ["cited session(s) s03 were not retrieved, so the claim is unverified"],
+        ),
+        (
+            "ANSWER: Lisbon\nSOURCE: s01",
+            ["s03"],
+            (True, False, False, False),
+            [
+                "cited session(s) s01 were not retrieved, so the claim is unverified",
+                f"{galway} 'Lisbon' citing s01",
+            ],
+        ),
+        (
+            "ANSWER: Oslo\nSOURCE: s03",
+            ["s03"],
+            (True, True, False, False),
+            ["no cited session mentions 'Oslo'", f"{galway} 'Oslo' citing s03"],
+        ),
+        (
+            "ANSWER: Galway\nSOURCE: s09",
+            ["s03"],
+            (False, False, False, False),
+            ["cites unknown session(s) s09", f"{galway} 'Galway' citing no session"],
+        ),
+    ]
+    for text, retrieved, passed, issues in cases:
+        got = review(p, text, retrieved)
+        assert (got.passed, [str(i) for i in got.issues]) == (passed, issues), text
+
+
+def test_review_as_of_counts_a_statement_made_on_the_asked_date() -> None:
+    """An ``as_of`` question points at the latest statement on or before the asked date: one made that
+    very day counts."""
+    p = {**payload("as_of"), "as_of": "2023-01-20"}
+    assert review(p, "ANSWER: Galway\nSOURCE: s03", ["s01", "s03"]).passed == (True, True, True, True)
+    assert review(p, "ANSWER: Lisbon\nSOURCE: s01", ["s01", "s03"]).passed[3] is False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -625,3 +626,46 @@ def test_base_script_and_masks() -> None:
         if terminated or truncated:
             break
     assert actions == ["OBSERVE", "CALL_TOOL", "DRAFT", "SUBMIT"]
+
+
+def _result(
+    tool: str, value: str, args: dict[str, Any] | None = None, body: str = "", ok: bool = True
+) -> str:
+    head = f"{tool} -> ok: {value}" if ok else f"{tool} -> error: {value}"
+    call = json.dumps({"tool": tool, "args": args or {}})
+    return f"{head}\ncall: {call}" + (f"\n{body}" if body else "")
+
+
+def test_unconnected_names_each_required_tool_that_never_used_an_earlier_output() -> None:
+    """A calculator call is connected by a bound name or a literal equal to an extracted value; a convert
+    call by a value equal (to a millionth) to a calculator output, or to an extracted value when the chain
+    has no calculator; failed calls and unreadable call lines connect nothing; only required tools are
+    named, in chain order."""
+    from harness_gym.domains.multi_tool.verifier import unconnected
+
+    table = _result("extract_table", "d1/t columns=kg rows=2", {"doc": "d1"}, body="| 12.5 |\n| 40 |")
+    calc = _result("calculator", "52.5", {"expression": "12.5 + 40"})
+    conv = _result("convert", "115.7 lb", {"value": 52.5, "from_unit": "kg", "to_unit": "lb"})
+    both = ["calculator", "convert"]
+    assert unconnected(both, [table, calc, conv]) == []
+    assert unconnected(both, [calc, conv]) == ["calculator"]  # nothing extracted before
+    assert unconnected(["convert"], [table, calc, conv]) == ["convert"]  # 52.5 was not extracted
+    named = _result("calculator", "25", {"expression": "kg_1 * 2"})
+    assert unconnected(["calculator"], [named]) == []
+    trivial = _result("calculator", "2", {"expression": "1 + 1"})
+    assert unconnected(both, [table, trivial, conv]) == both  # 52.5 is no calculator output here
+    failed = _result("calculator", "division by zero", {"expression": "12.5 / 0"}, ok=False)
+    assert unconnected(["calculator"], [table, failed]) == ["calculator"]
+    near = _result("calculator", "12.5", {"expression": "12.5000001 + 0"})
+    assert unconnected(["calculator"], [table, near]) == ["calculator"]  # literals must equal a value
+    for value, connected in ((40.00001, True), (40.001, False), ("40", False)):
+        c = _result("convert", "88.2 lb", {"value": value, "from_unit": "kg", "to_unit": "lb"})
+        assert unconnected(["convert"], [table, c]) == ([] if connected else ["convert"]), value
+    broken = "calculator -> ok: 52.5\ncall: {not json"
+    assert unconnected(["calculator"], [table, broken]) == ["calculator"]
+    listed = "calculator -> ok: 52.5\ncall: " + json.dumps({"tool": "calculator", "args": ["12.5"]})
+    assert unconnected(["calculator"], [table, listed]) == ["calculator"]
+    headless = "extract_table -> ok: d1/t columns=kg rows=2\ncall: {}"  # no rows body
+    assert unconnected(["calculator"], [headless, calc]) == ["calculator"]
+    assert unconnected(["convert", "calculator"], [table]) == ["calculator", "convert"]
+    assert unconnected([], [table]) == []

@@ -15,6 +15,7 @@ from harness_gym.domains.planning.world import (
     SearchLimitError,
     artifact_scores,
     check_payload,
+    make_world,
     solve,
     validate,
 )
@@ -458,3 +459,113 @@ def test_a_plan_over_the_length_bound_is_not_validated_and_earns_nothing() -> No
     assert report.format_errors == (f"the plan has {MAX_PLAN_STEPS + 2} steps, over the bound of 200",)
     assert all(score == 0.0 for score, _ in artifact_scores(blocks(), long_plan).values())
     assert validate(blocks(), "\n".join([*BLOCKS_PLAN.splitlines()] * 100)).parsed_steps == 200
+
+
+def test_logistics_constraints_are_each_reported_with_their_step_and_the_load_after_unloads() -> None:
+    """Every broken constraint is reported, in the order found, naming its step, line and label; the
+    capacity constraint counts what the truck holds now (an unload frees one place)."""
+    plan = "load(p1, t1, x-a)\nunload(p1, t1, x-a)\nload(p1, t1, x-a)\ndrive(t1, x-a, x-b)\nload(p2, t1, x-b)"
+    rules = [spec("avoid", truck="t1", location="x-b"), spec("capacity", truck="t1", k=1)]
+    report = validate(logistics(rules), plan)
+    assert report.illegal_step is None
+    assert report.constraint_violations == (
+        "step 4 (line 4) drive(t1, x-a, x-b) takes t1 into x-b, forbidden by avoid(t1, x-b)",
+        "step 5 (line 5) load(p2, t1, x-b) loads 2 packages into t1, more than capacity(t1, 1) allows",
+    )
+    unloaded = "load(p1, t1, x-a)\ndrive(t1, x-a, x-b)\nunload(p1, t1, x-b)\nload(p2, t1, x-b)"
+    assert validate(logistics([rules[1]]), unloaded).constraint_violations == ()
+
+
+def test_an_executable_plan_that_achieves_nothing_earns_no_constraint_credit() -> None:
+    """Keeping every constraint counts only with some goal progress: a legal plan that moves a truck
+    and delivers nothing earns its format point only."""
+    assert artifact_scores(logistics(), "drive(t1, x-a, x-b)") == {
+        "constraints": (0.0, 1.0),
+        "goal_coverage": (0.0, 2.0),
+        "plan_format": (1.0, 1.0),
+    }
+
+
+def _two_trucks(constraints: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    payload = logistics(constraints)
+    payload["problem"]["trucks"] = {"t1": "x-a", "t2": "x-b"}
+    payload["problem"]["capacity"] = {"t1": 2, "t2": 2}
+    return payload
+
+
+def test_logistics_messages_say_where_each_package_is() -> None:
+    """An unload names where the package really is (in which truck, or at which place); an unmet goal
+    names the package's place, or its truck and the truck's place."""
+    payload = _two_trucks()
+    at = validate(payload, "load(p1, t1, x-a)\nunload(p2, t1, x-a)")
+    assert at.illegal_reason == "unload(p2, t1, x-a): p2 is not in t1 (it is at x-b)"
+    assert at.unmet_goals == (
+        "at(p1, x-c) not met: p1 is in t1 (at x-a)",
+        "at(p2, x-c) not met: p2 is at x-b",
+    )
+    other = validate(payload, "load(p2, t2, x-b)\ndrive(t1, x-a, x-b)\nunload(p2, t1, x-b)")
+    assert other.illegal_reason == "unload(p2, t1, x-b): p2 is not in t1 (it is in t2)"
+    world = make_world("logistics", payload["problem"], [])
+    state = ({"t1": "x-a", "t2": "x-b"}, {"p1": "x-a", "p2": "t2"})
+    assert world.goal_report(state, [("p1", "x-a"), ("p2", "x-d")]) == [
+        "at(p2, x-d) not met: p2 is in t2 (at x-b)"
+    ]
+
+
+def test_deliver_before_counts_only_a_delivery_to_the_destination() -> None:
+    """Unloading the first package anywhere but its destination does not deliver it: delivering the
+    second then breaks the constraint, reported with its step."""
+    payload = _two_trucks([spec("deliver_before", first="p1", second="p2")])
+    plan = "\n".join(
+        [
+            "load(p1, t1, x-a)",
+            "drive(t1, x-a, x-b)",
+            "unload(p1, t1, x-b)",
+            "load(p2, t2, x-b)",
+            "drive(t2, x-b, x-c)",
+            "unload(p2, t2, x-c)",
+        ]
+    )
+    assert validate(payload, plan).constraint_violations == (
+        "step 6 (line 6) unload(p2, t2, x-c) delivers p2 before p1 has been delivered, breaking "
+        "deliver_before(p1, p2)",
+    )
+
+
+def test_blocks_findings_and_report_counts_in_words() -> None:
+    """Parse errors name the line, the arity and the known actions; each broken blocks constraint is
+    reported with its step, line and label (two at once when two break); the report counts constraints,
+    goal atoms needed, gained and lost, steps left unexecuted after an illegal one, and says where each
+    unmet goal's block is."""
+    bad = validate(blocks(), "move(b)\nmove(a, c\nmove(b, table, c)\njump(a)")
+    assert bad.format_errors == (
+        "line 1: move takes 2 arguments (block, destination), got 1",
+        "line 2: cannot parse 'move(a, c': expected one action like move(...)",
+        "line 3: move takes 2 arguments (block, destination), got 3",
+        "line 4: unknown action 'jump' (known actions: move)",
+    )
+    assert bad.unmet_goals == ("on(a, c) not met: a is on the table", "on(b, table) not met: b is on a")
+    assert validate(blocks(), "move(B, Table)\nmove(a, c)").format_errors == ()  # names are case-blind
+    rules = [spec("fixed", block="b"), spec("never_on", block="a", onto="c"), spec("max_table", k=1)]
+    report = validate(blocks(rules), BLOCKS_PLAN)
+    assert report.constraint_violations == (
+        "step 1 (line 1) move(b, table) moves b, which fixed(b) forbids moving",
+        "step 1 (line 1) move(b, table) leaves 3 stacks on the table, more than max_table(1) allows",
+        "step 2 (line 2) move(a, c) puts a directly on c, forbidden by never_on(a, c)",
+    )  # in the order they are found
+    assert (report.constraints_total, report.goals_needed, report.goals_gained, report.goals_lost) == (
+        3,
+        2,
+        2,
+        0,
+    )
+    assert validate(blocks([spec("max_table", k=3)]), BLOCKS_PLAN).constraint_violations == ()
+    over = validate(blocks([spec("max_steps", n=1)]), BLOCKS_PLAN)
+    assert over.constraint_violations == (
+        "the plan has 2 steps but max_steps(1) allows 1 (steps 2-2 are over the limit)",
+    )
+    illegal = validate(blocks(), "move(a, c)\nmove(b, table)")
+    assert (illegal.illegal_reason, illegal.unexecuted_steps) == ("move(a, c): a is not clear (b is on a)", 1)
+    assert validate(blocks(), BLOCKS_PLAN).unexecuted_steps == 0
+    moved = validate(blocks(), "move(b, c)")
+    assert moved.unmet_goals == ("on(a, c) not met: a is on the table", "on(b, table) not met: b is on c")

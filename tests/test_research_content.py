@@ -549,3 +549,90 @@ def test_base_harness_is_calibrated() -> None:
         BASE_G["HarnessResearch-v0"], abs=CALIBRATION_TOLERANCE
     )
     assert not any(f["hms"]["CheckBeforeSubmit"]["fired"] for f in finals)
+
+
+def test_research_scoring_edges() -> None:
+    """A gold answer with words that are not units is text, not a number; padding costs one supported hop
+    per extra citation; the sources field, when present, is what is cited (not ids elsewhere in the
+    text); a payload without aliases grades as one with none; the format finding shows the form."""
+    from harness_gym.domains.research.verifier import (
+        Parsed,
+        answers_match,
+        cited_documents,
+        supported_fraction,
+    )
+
+    assert not answers_match("12", "12 apples") and answers_match("12 apples", "12 apples")
+    assert supported_fraction([True, True], 3) == 0.5 and supported_fraction([True, False], 2) == 0.5
+    assert supported_fraction([True, True], 5) == 0.0
+    parsed = Parsed("x", ("doc-002", "doc-002"), ("doc-001", "doc-002"), True)
+    assert cited_documents(parsed, {"doc-001", "doc-002"}) == ["doc-002"]
+    assert cited_documents(Parsed("x", None, ("doc-001", "doc-009"), False), {"doc-001"}) == ["doc-001"]
+    p = payload()
+    without = {k: v for k, v in p.items() if k != "aliases"}
+    assert grade(without, REFERENCE) == grade({**p, "aliases": []}, REFERENCE)
+    report = structural_check(p, "Dorrin, doc-001", ["doc-001"])
+    assert [str(i) for i in report.issues] == [
+        "format: the reply is not exactly in the required form (ANSWER: ... / SOURCES: doc-NNN)",
+        "citations: no document ids in the sources field",
+        "answer: no answer field could be read",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "gathered", "items", "issues"),
+    [
+        (REFERENCE, ["doc-001", "doc-002"], (True, True, True, True), []),
+        (
+            REFERENCE,
+            ["doc-001"],
+            (True, True, False, False),
+            [
+                "citations: doc-002 was never retrieved",
+                "answer: 'Dorrin' does not appear in any cited document that was retrieved",
+            ],
+        ),
+        (
+            "ANSWER: Ostra\nSOURCES: doc-001, doc-002",
+            ["doc-001", "doc-002"],
+            (True, True, True, False),
+            ["answer: 'Ostra' does not appear in any cited document that was retrieved"],
+        ),
+        (
+            "ANSWER: Dorrin\nSOURCES: doc-2, doc-999",
+            ["doc-002"],
+            (False, False, False, False),
+            [
+                "format: the reply is not exactly in the required form (ANSWER: ... / SOURCES: doc-NNN)",
+                "citations: 'doc-2' is not the id of a document in the corpus",
+                "citations: 'doc-999' is not the id of a document in the corpus",
+                "answer: 'Dorrin' does not appear in any cited document that was retrieved",
+            ],
+        ),
+        (
+            "ANSWER: Dorrin\nSOURCES: doc-001, doc-002, doc-003, doc-004, doc-005",
+            ["doc-001", "doc-002", "doc-003", "doc-004", "doc-005"],
+            (True, False, True, True),
+            [
+                "citations: 5 documents cited; cite only the documents that state the facts of the answer's "
+                "chain (at most 3)"
+            ],
+        ),
+        (
+            "ANSWER: Dorrin\nSOURCES: doc-001, doc-002, doc-003, doc-001",
+            ["doc-001", "doc-002", "doc-003"],
+            (True, True, True, True),
+            [],
+        ),
+    ],
+)
+def test_structural_check_items_and_findings_in_words(
+    text: str, gathered: list[str], items: tuple[bool, ...], issues: list[str]
+) -> None:
+    """The CHECK's four items and its findings, exactly: format (showing the form), citations unknown,
+    too many (distinct ids, at most three), never retrieved, and an answer no retrieved cited document
+    states."""
+    report = structural_check(payload(), text, gathered)
+    names = ("format", "citations_well_formed", "citations_retrieved", "answer_grounded")
+    assert report.items == tuple(zip(names, items, strict=True))
+    assert [str(i) for i in report.issues] == issues

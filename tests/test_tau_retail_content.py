@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -940,3 +941,40 @@ def test_gold_actions_return_upstream_results() -> None:
     assert errors == GOLD_ERRORS
     # every write tool is exercised by a successful gold call
     assert all(written.values()), written
+
+
+def _replies(*texts: str) -> list[dict[str, Any]]:
+    return [{"name": "respond", "kwargs": {"content": t}} for t in texts] + [{"name": "get_user_details"}]
+
+
+def test_numeric_outputs_need_a_standalone_number_and_no_rivals_of_the_same_form() -> None:
+    """A numeric output counts when stated as a number of its own (commas ignored); a text output by
+    upstream's check. Rivals are other stated numbers of the same form (decimal places, or digits of a
+    whole number) that are no required output; more than four extra numbers, or glued figures, make a
+    candidate listing. Only respond messages count."""
+    from harness_gym.domains.tau_retail.verifier import (
+        _form,
+        candidate_listing,
+        rival_figures,
+        rubric_outputs_found,
+    )
+
+    assert _form("68.81") == (True, 2) and _form("007") == (False, 1) and _form("0") == (False, 1)
+    assert _form("1200") == (False, 4)
+    outputs = ["55.44", "1,200"]
+    calls = _replies("Refund is 55.44 and 1200 points", "order #W5544")
+    assert rubric_outputs_found(outputs, calls) == [True, True]
+    assert rubric_outputs_found(["55.44"], _replies("total 155.449")) == [False]
+    assert rubric_outputs_found(
+        ["55.44"], [{"name": "get_user_details", "kwargs": {"content": "55.44"}}]
+    ) == [False]
+    assert rival_figures("55.44", outputs, _replies("55.44 or 47.94 or 9.5 or 3")) == {"47.94"}
+    assert rival_figures("1,200", outputs, _replies("1200 or 3400 or 120")) == {"3400"}
+    assert rival_figures("blue", outputs, _replies("1.23")) == set()
+    assert not candidate_listing(outputs, _replies("55.44 1200 1 2 3 4"))
+    assert candidate_listing(outputs, _replies("55.44 1200 1 2 3 4 5"))
+    assert candidate_listing([], _replies("1 2 3 4 5"))
+    assert not candidate_listing([], _replies("1 2 3 4"))
+    assert candidate_listing(outputs, _replies("55.44.1200"))  # two decimal points: glued
+    assert candidate_listing(outputs, _replies("12345678901234567"))  # 17 digits
+    assert not candidate_listing(outputs, _replies("1234567890123456"))
