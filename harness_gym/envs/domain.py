@@ -80,8 +80,17 @@ class Verdict:
 def episode_key(rng: np.random.Generator) -> int:
     """A key for the episode about to start: a hash of the generator's state, so it is a function of the
     reset seed (and of the episodes since) without consuming a draw."""
-    digest = hashlib.blake2b(repr(rng.bit_generator.state).encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little")
+    bit_generator = rng.bit_generator
+    state = bit_generator.state
+    if type(bit_generator) is np.random.PCG64:  # the env's own: repr(state) written out, no dict walk
+        inner = state["state"]
+        text = (
+            f"{{'bit_generator': 'PCG64', 'state': {{'state': {inner['state']}, 'inc': {inner['inc']}}}, "
+            f"'has_uint32': {state['has_uint32']}, 'uinteger': {state['uinteger']}}}"
+        )
+    else:
+        text = repr(state)
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
 
 
 @dataclass

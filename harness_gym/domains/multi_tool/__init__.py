@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from harness_gym.core.actions import Action
 from harness_gym.core.task import Task
 from harness_gym.domains.base import EVIDENCE_EVENTS, JUDGED_CALLS, ToolSetting, check_outcome, content, form
 from harness_gym.domains.multi_tool.prompts import MultiToolPrompts
 from harness_gym.domains.multi_tool.tools import (
+    Seen,
     ToolResult,
     completed,
     names_in_context,
@@ -88,6 +90,37 @@ CALLS = {**JUDGED_CALLS, Action.CALL_TOOL: "tool"}
 """CHECK asks the judge and CALL_TOOL asks the executor for the next call."""
 
 
+@dataclass(frozen=True, slots=True)
+class Results:
+    """What a sequence of tool-result texts tells: each result read back, which gold steps they accomplish,
+    the numeric outputs and the tools that ran successfully."""
+
+    seen: tuple[Seen, ...]
+    done: list[bool]
+    """Per gold step of the task's chain (``tools.completed``)."""
+    next_step: int
+    """The first gold step not yet accomplished (the last one once all are): what a tool request aims at."""
+    outputs: tuple[tuple[float, str | None], ...]
+    """(number, unit) of every ok calculator/convert result, in order."""
+    ran: frozenset[str]
+    run_key: str
+    """The tool-run cache's key part: a call's result depends on the extractions in view."""
+
+    @classmethod
+    def read(cls, chain: Sequence[Mapping], texts: Sequence[str]) -> Results:
+        seen = tuple(read_result(text) for text in texts)
+        done = completed(chain, seen)
+        extractions = [s.value for s in seen if s.ok and s.tool == "extract_table"]
+        return cls(
+            seen=seen,
+            done=done,
+            next_step=next((i for i, ok in enumerate(done) if not ok), len(chain) - 1),
+            outputs=tuple(out for out in map(numeric, seen) if out is not None),
+            ran=frozenset(s.tool for s in seen if s.ok),
+            run_key="run|" + "|".join(extractions),
+        )
+
+
 class MultiToolDomain(ToolSetting):
     """Tool outputs are the evidence here (``tool:<index>:<name>``), so claims need them."""
 
@@ -102,15 +135,15 @@ class MultiToolDomain(ToolSetting):
     evidence_required = True
 
     # -- the gold chain ------------------------------------------------------------------------
+    def _results(self, task: Task, texts: Sequence[str]) -> Results:
+        """What the domain reads off these tool-result texts (memoised: asked on every tool call, draft,
+        CHECK and episode end, and the texts only grow within an episode and recur across episodes)."""
+        key = tuple(texts)
+        return VERIFIER_CACHE.get("results", task, key, lambda: Results.read(task.payload["chain"], key))
+
     def _done(self, task: Task, context: Context) -> list[bool]:
-        """Which gold steps the tool results so far accomplish (memoised: asked on every tool call)."""
-        results = tuple(context.tool_results)
-        return VERIFIER_CACHE.get(
-            "chain",
-            task,
-            results,
-            lambda: completed(task.payload["chain"], [read_result(text) for text in results]),
-        )
+        """Which gold steps the tool results so far accomplish."""
+        return self._results(task, context.tool_results).done
 
     def _chain_output(self, task: Task, context: Context) -> tuple[float, str | None] | None:
         """The result of the furthest completed calculator/convert step of the chain (an extra call made
@@ -129,17 +162,15 @@ class MultiToolDomain(ToolSetting):
 
     def tool_pool(self, task: Task, context: Context) -> ArtifactPool:
         """The next gold call (first step not yet accomplished; the last one once all are) and wrong calls."""
-        chain = task.payload["chain"]
-        done = self._done(task, context)
-        k = next((i for i, ok in enumerate(done) if not ok), len(chain) - 1)
-        step = chain[k]
-        return self.per_task(
-            f"tool_pool:{k}",
+        pools = self.per_task(
+            "tool_pools",
             task,
-            lambda: ArtifactPool(
-                step["call"], tuple(Flawed(c["flaw"], c["source"]) for c in step["candidates"])
+            lambda: tuple(
+                ArtifactPool(step["call"], tuple(Flawed(c["flaw"], c["source"]) for c in step["candidates"]))
+                for step in task.payload["chain"]
             ),
         )
+        return pools[self._results(task, context.tool_results).next_step]
 
     # -- actions -------------------------------------------------------------------------------
     def observe(self, ep: Episode) -> Outcome:
@@ -147,14 +178,13 @@ class MultiToolDomain(ToolSetting):
         return Outcome(text=f"read the question, the catalogue of {n} documents and the four tools")
 
     def _run(self, task: Task, context: Context, text: str) -> ToolResult:
-        seen = [read_result(t) for t in context.tool_results]
-        extractions = [s.value for s in seen if s.ok and s.tool == "extract_table"]
+        results = self._results(task, context.tool_results)
         docs = task.payload["documents"]
         return VERIFIER_CACHE.get(
-            "run|" + "|".join(extractions),
+            results.run_key,
             task,
             text,
-            lambda: run_call(docs, text, names_in_context(docs, seen)),
+            lambda: run_call(docs, text, names_in_context(docs, results.seen)),
         )
 
     def call_tool(self, ep: Episode) -> Outcome:
@@ -202,8 +232,8 @@ class MultiToolDomain(ToolSetting):
         if parsed.unit != spec.unit:
             found = parsed.unit or "no known unit"
             issues.append(Finding("unit", f"unit: the answer must be in {spec.unit}, found {found}"))
-        seen = [read_result(text) for text in ep.context.tool_results]
-        outputs = [out for out in map(numeric, seen) if out is not None]
+        results = self._results(ep.task, ep.context.tool_results)
+        outputs = results.outputs
         if not outputs:
             issues.append(
                 Finding(
@@ -223,11 +253,10 @@ class MultiToolDomain(ToolSetting):
                         f"consistency: the answer {parsed.number:g} differs from the tool output {shown}",
                     )
                 )
-        ran = {s.tool for s in seen if s.ok}
-        missing = [name for name in spec.tools if name not in ran]
-        results = tuple(ep.context.tool_results)
+        missing = [name for name in spec.tools if name not in results.ran]
+        texts = tuple(ep.context.tool_results)
         linked = VERIFIER_CACHE.get(
-            "unconnected", ep.task, results, lambda: tuple(unconnected(spec.tools, results))
+            "unconnected", ep.task, texts, lambda: tuple(unconnected(spec.tools, texts))
         )
         loose = [name for name in linked if name not in missing]
         if missing:
@@ -261,8 +290,14 @@ class MultiToolDomain(ToolSetting):
             "format": base["format"],
         }
         spec, parsed = self._parsed(ep, artifact)
-        seen = [read_result(s["text"]) for s in ep.steps if "tool" in s]
-        return Verdict(rubric=rubric, signals={"claim_support": claim_support(spec, parsed, seen)})
+        texts = tuple(s["text"] for s in ep.steps if "tool" in s)
+        support = VERIFIER_CACHE.get(
+            "claim_support|" + artifact_hash(artifact),
+            ep.task,
+            texts,
+            lambda: claim_support(spec, parsed, self._results(ep.task, texts).seen),
+        )
+        return Verdict(rubric=rubric, signals={"claim_support": support})
 
 
 class HarnessMultiToolEnv(HarnessEnv):
