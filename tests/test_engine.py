@@ -225,6 +225,13 @@ def test_bench_resumes_after_sigkill_to_identical_results(tmp_path):
 
 
 # -- Ctrl-C ----------------------------------------------------------------------------------------
+def _sigint_as_at_a_terminal() -> None:
+    """The child starts with SIGINT's default action, as a command typed at a terminal does. A suite started
+    in the background by a shell without job control inherits SIGINT ignored (POSIX), and Python keeps an
+    ignored SIGINT ignored, so Ctrl-C could not reach the command under test."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_ctrl_c_stops_collect_with_one_line_and_resumable_state(tmp_path, workers):
     root = tmp_path / "datasets"
@@ -234,7 +241,12 @@ def test_ctrl_c_stops_collect_with_one_line_and_resumable_state(tmp_path, worker
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen(
-        [sys.executable, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_sigint_as_at_a_terminal,
     )
     checkpoints = root / ".harness-collect" / "harness__coding__ctrl-c-v0"
     while len(list(checkpoints.glob("episode-*.npz"))) < 2:
