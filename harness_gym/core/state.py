@@ -8,7 +8,8 @@ controller can act in all of them; never reorder it silently (append, and bump t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 
 import numpy as np
 
@@ -111,28 +112,7 @@ class HarnessState:
     def vector(self) -> np.ndarray:
         """The observation, laid out as ``FEATURES`` (a new array; each distinct state's is built once, since
         states recur across steps and episodes and a copy is several times cheaper than filling one)."""
-        key = (
-            self.t,
-            self.max_steps,
-            self.cost,
-            self.cost_budget,
-            self.has_draft,
-            self.revisions,
-            self.observed,
-            self.evidence,
-            self.tool_calls,
-            self.last_tool_ok,
-            self.checked_draft,
-            self.check_coverage,
-            self.check_missing,
-            self.tested_draft,
-            self.test_pass_rate,
-            self.test_failures,
-            self.errors,
-            self.unresolved_failure,
-            self.last_action,
-            self._domain_index,
-        )
+        key = _STATE_KEY(self)
         obs = _VECTORS.get(key)
         if obs is None:
             if len(_VECTORS) >= _VECTORS_LIMIT:
@@ -166,6 +146,8 @@ class HarnessState:
         return obs
 
 
+_STATE_KEY = attrgetter(*(f.name for f in fields(HarnessState)))
+"""Every field of a state, as a tuple: the key of its vector (a field added later is in it by itself)."""
 _VECTORS: dict[tuple, np.ndarray] = {}
 """Observation vectors by the state fields they are made of (``HarnessState.vector``); equal keys give equal
 vectors (``True``, ``1`` and ``1.0`` all become 1.0)."""
