@@ -327,8 +327,12 @@ def detect(ep: EpisodeOutcome, params: HMSParams | None = None) -> dict[str, Eve
 def hms_norm(events: Mapping[str, Event], params: HMSParams | None = None) -> float:
     """Weighted fraction of applicable events fired; in [-1, 1] with the default weights."""
     weights = (params or DEFAULT_PARAMS).weights
-    applicable = [name for name, ev in events.items() if ev["applicable"]]
-    denom = sum(abs(weights[name]) for name in applicable)
+    denom = total = 0
+    for name, ev in events.items():  # one pass (every episode end), summed in ``sum``'s order
+        if ev["applicable"]:
+            weight = weights[name]
+            denom += abs(weight)
+            total += weight * ev["fired"]
     if denom == 0:
         return 0.0
-    return sum(weights[name] * events[name]["fired"] for name in applicable) / denom
+    return total / denom

@@ -29,10 +29,17 @@ def validate_rubric(rubric: Mapping[str, tuple[float, float]]) -> None:
 
 
 def g_norm(rubric: Mapping[str, tuple[float, float]]) -> float:
-    """Normalised task quality in [0, 1]."""
-    validate_rubric(rubric)
-    total = sum(max_score for _, max_score in rubric.values())
-    return sum(score for score, _ in rubric.values()) / total
+    """Normalised task quality in [0, 1] (every episode end: validated and summed in one pass, in the
+    order ``sum`` would add them)."""
+    if not rubric:
+        validate_rubric(rubric)
+    earned = total = 0
+    for score, max_score in rubric.values():
+        if max_score <= 0 or not 0.0 <= score <= max_score:
+            validate_rubric(rubric)
+        earned += score
+        total += max_score
+    return earned / total
 
 
 def missing_fraction(rubric: Mapping[str, tuple[float, float]]) -> float:

@@ -139,27 +139,28 @@ class Episode:
         self.pending_io = response.io
         if response.error is not None:
             usage[error_kind(response.error)] += 1
-        spent = response.usage
+        spent, cached = response.usage, response.cached
+        prompt, completion, latency = spent.prompt_tokens, spent.completion_tokens, spent.latency_s
         usage["executor_calls"] += 1
-        usage["prompt_tokens"] += spent.prompt_tokens
-        usage["completion_tokens"] += spent.completion_tokens
+        usage["prompt_tokens"] += prompt
+        usage["completion_tokens"] += completion
         usage["cost_usd"] += spent.cost_usd
-        usage["latency_s"] += spent.latency_s
-        if response.cached is not None:
-            usage["cache_hits"] += response.cached
-            usage["cache_misses"] += not response.cached
-        if not response.cached:  # sent to the model (a simulated executor's calls all are)
+        usage["latency_s"] += latency
+        if cached is not None:
+            usage["cache_hits"] += cached
+            usage["cache_misses"] += not cached
+        if not cached:  # sent to the model (a simulated executor's calls all are)
             usage["sent_calls"] += 1
-            usage["sent_prompt_tokens"] += spent.prompt_tokens
-            usage["sent_completion_tokens"] += spent.completion_tokens
+            usage["sent_prompt_tokens"] += prompt
+            usage["sent_completion_tokens"] += completion
         step = self.pending_usage
         if step is None:
             step = self.pending_usage = dict.fromkeys(STEP_USAGE_KEYS, 0)
         step["calls"] += 1
-        step["prompt_tokens"] += spent.prompt_tokens
-        step["completion_tokens"] += spent.completion_tokens
-        step["latency_s"] += spent.latency_s
-        step["cached"] += bool(response.cached)
+        step["prompt_tokens"] += prompt
+        step["completion_tokens"] += completion
+        step["latency_s"] += latency
+        step["cached"] += bool(cached)
         return response
 
     def judge(self) -> tuple[bool, Finding | None]:

@@ -138,6 +138,9 @@ class Context:
     observed: bool = False
     evidence: list[str] = field(default_factory=list)
     tool_results: list[str] = field(default_factory=list)
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """What a domain reads off this context, kept for the episode by the domain's own keys (the lists
+    above only grow, by appending)."""
 
 
 @dataclass(slots=True)

@@ -141,9 +141,18 @@ class MultiToolDomain(ToolSetting):
         key = tuple(texts)
         return VERIFIER_CACHE.get("results", task, key, lambda: Results.read(task.payload["chain"], key))
 
+    def _context_results(self, task: Task, context: Context) -> Results:
+        """``_results`` of the context's tool results, kept on the context until a result is appended
+        (read several times a step: the next gold call, informedness, CHECK, the episode's score)."""
+        texts = context.tool_results
+        kept = context.derived.get("results")
+        if kept is None or kept[0] is not texts or kept[1] != len(texts):
+            kept = context.derived["results"] = (texts, len(texts), self._results(task, texts))
+        return kept[2]
+
     def _done(self, task: Task, context: Context) -> list[bool]:
         """Which gold steps the tool results so far accomplish."""
-        return self._results(task, context.tool_results).done
+        return self._context_results(task, context).done
 
     def _chain_output(self, task: Task, context: Context) -> tuple[float, str | None] | None:
         """The result of the furthest completed calculator/convert step of the chain (an extra call made
@@ -170,7 +179,7 @@ class MultiToolDomain(ToolSetting):
                 for step in task.payload["chain"]
             ),
         )
-        return pools[self._results(task, context.tool_results).next_step]
+        return pools[self._context_results(task, context).next_step]
 
     # -- actions -------------------------------------------------------------------------------
     def observe(self, ep: Episode) -> Outcome:
@@ -178,7 +187,7 @@ class MultiToolDomain(ToolSetting):
         return Outcome(text=f"read the question, the catalogue of {n} documents and the four tools")
 
     def _run(self, task: Task, context: Context, text: str) -> ToolResult:
-        results = self._results(task, context.tool_results)
+        results = self._context_results(task, context)
         docs = task.payload["documents"]
         return VERIFIER_CACHE.get(
             results.run_key,
@@ -232,7 +241,7 @@ class MultiToolDomain(ToolSetting):
         if parsed.unit != spec.unit:
             found = parsed.unit or "no known unit"
             issues.append(Finding("unit", f"unit: the answer must be in {spec.unit}, found {found}"))
-        results = self._results(ep.task, ep.context.tool_results)
+        results = self._context_results(ep.task, ep.context)
         outputs = results.outputs
         if not outputs:
             issues.append(
