@@ -489,6 +489,11 @@ def test_gold_calls_advance_the_chain_and_informedness() -> None:
         assert record["evidence"] == [f"tool:{k}:{step['tool']}"] and not record["failure"]
     assert env.domain.informedness(ep.task, ep.context) == 1.0
     assert env.domain.tool_pool(ep.task, ep.context).reference == chain[-1]["call"]
+    # what the domain keeps on the context follows the results: a context given other results is re-read
+    kept = ep.context.tool_results
+    ep.context.tool_results = kept[:1]
+    assert env.domain.informedness(ep.task, ep.context) == 1 / len(chain)
+    ep.context.tool_results = kept
     env.step(Action.DRAFT)
     _, _, _, _, info = env.step(Action.CHECK)
     assert ep.steps[-1]["check"] == {"coverage": 1.0, "missing": 0.0} and "issues" not in ep.steps[-1]

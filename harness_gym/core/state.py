@@ -78,7 +78,7 @@ _CAP_REVISIONS, _CAP_EVIDENCE, _CAP_TOOL_CALLS, _CAP_TEST_FAILURES, _CAP_ERRORS 
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class HarnessState:
     """Counters and flags the harness keeps about its own episode."""
 

@@ -93,7 +93,7 @@ def episode_key(rng: np.random.Generator) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
 
 
-@dataclass
+@dataclass(slots=True)
 class Episode:
     """The running episode as domains see it."""
 

@@ -131,7 +131,7 @@ class Feedback:
         return frozenset(issue.component for issue in self.issues if isinstance(issue, Finding))
 
 
-@dataclass
+@dataclass(slots=True)
 class Context:
     """What the harness has gathered for the executor so far."""
 
