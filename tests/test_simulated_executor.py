@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import struct
 from typing import ClassVar
 
 import numpy as np
@@ -13,6 +15,7 @@ from harness_gym.core.task import Task
 from harness_gym.envs.domain import ArtifactPool, Flawed, artifact_hash
 from harness_gym.executors import Context, ExecutorRequest, Feedback, Finding, FlawKind, SimulatedExecutor
 from harness_gym.executors.profiles import DomainProfile, DraftParams, Mechanism
+from harness_gym.executors.simulated import HashDraws
 
 TASK = Task("t-0", "coding", "v0", "standard", "train", "tmpl", "Write f.", payload={})
 POOL = ArtifactPool(
@@ -308,3 +311,16 @@ def test_a_recheck_of_an_unchanged_draft_repeats_the_judges_verdict(env_id):
             env.step(int(Action.CHECK))
             verdicts.add(tuple(env.unwrapped._ep.steps[-1].get("issues", ())))
         assert len(verdicts) == 1
+
+
+def test_hash_draws_read_eight_words_per_keyed_block() -> None:
+    """A greedy call's draws: block b is blake2b(b as 4 little-endian bytes, key=digest), read as eight
+    little-endian 64-bit words, each word's top 53 bits over 2**53; draws 8 and 16 start new blocks."""
+    digest = hashlib.blake2b(b"episode", digest_size=16).digest()
+    expected = [
+        (word >> 11) / 2**53
+        for block in range(3)
+        for word in struct.unpack("<8Q", hashlib.blake2b(block.to_bytes(4, "little"), key=digest).digest())
+    ]
+    draws = HashDraws(digest)
+    assert [draws.random() for _ in range(20)] == expected[:20]

@@ -68,14 +68,17 @@ class HashDraws:
         self._digest, self._block, self._i = digest, 0, 0
 
     def random(self) -> float:
-        if self._i == 0:
+        i = self._i
+        if i == 0:
             self._words = struct.unpack(
                 "<8Q", hashlib.blake2b(self._block.to_bytes(4, "little"), key=self._digest).digest()
             )
-        value = (self._words[self._i] >> 11) * (1.0 / 9007199254740992.0)
-        self._i = (self._i + 1) % 8
-        if self._i == 0:
+        value = (self._words[i] >> 11) * (1.0 / 9007199254740992.0)
+        if i == 7:  # the block's eight words are used: the next draw hashes the next block
+            self._i = 0
             self._block += 1
+        else:
+            self._i = i + 1
         return value
 
 
