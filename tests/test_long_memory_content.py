@@ -583,3 +583,45 @@ def test_review_as_of_counts_a_statement_made_on_the_asked_date() -> None:
     p = {**payload("as_of"), "as_of": "2023-01-20"}
     assert review(p, "ANSWER: Galway\nSOURCE: s03", ["s01", "s03"]).passed == (True, True, True, True)
     assert review(p, "ANSWER: Lisbon\nSOURCE: s01", ["s01", "s03"]).passed[3] is False
+
+
+# A twelve-session history (two-digit ids past s09): the user states Lisbon (s01), Galway (s03), Cork (s11).
+LONG = [
+    *SESSIONS,
+    *(
+        session(f"s{n:02d}", f"2023-03-{n:02d}", "User: Any tips for a rainy weekend?", "Assistant: Museums.")
+        for n in range(6, 11)
+    ),
+    session("s11", "2023-03-20", "User: Big news: I moved from Galway to Cork last week!", "Assistant: Wow."),
+    session("s12", "2023-03-25", "User: How do I fix a squeaky door hinge?", "Assistant: Oil it."),
+]
+ALL_STATED = ["s01", "s03", "s11"]
+
+
+def test_review_picks_the_statement_each_question_form_points_at() -> None:
+    """With three statements retrieved, ``current`` points at the latest (s11, a two-digit id read as
+    session 11), ``previous`` at the one just before it (s03, not an earlier one), and ``as_of`` at the
+    latest on or before the date: s01 alone by 2023-01-15, s11 by 2023-03-22."""
+    fine = (True, True, True, True)
+    current = payload(sessions=LONG)
+    assert review(current, "ANSWER: Cork\nSOURCE: s11", ALL_STATED).passed == fine
+    assert review(current, "ANSWER: Galway\nSOURCE: s03", ALL_STATED).passed[3] is False
+    previous = payload("previous", sessions=LONG)
+    assert review(previous, "ANSWER: Galway\nSOURCE: s03", ALL_STATED).passed == fine
+    assert review(previous, "ANSWER: Lisbon\nSOURCE: s01", ALL_STATED).passed[3] is False
+    as_of = payload("as_of", sessions=LONG)
+    assert review(as_of, "ANSWER: Lisbon\nSOURCE: s01", ALL_STATED).passed == fine
+    assert review(as_of, "ANSWER: Galway\nSOURCE: s03", ALL_STATED).passed[3] is False
+    late = {**as_of, "as_of": "2023-03-22"}
+    assert review(late, "ANSWER: Cork\nSOURCE: s11", ALL_STATED).passed == fine
+
+
+def test_review_excuses_a_contradiction_only_for_an_unretrieved_citation_dated_after_it() -> None:
+    """A draft citing a session the harness never read is checked against the retrieved statement
+    (Galway, s03, 2023-01-20) unless the cited session is dated after it (it may be the update that
+    superseded it): s11 is, s02 is dated before, and a session dated the same day is not after it."""
+    p = payload(sessions=LONG)
+    assert review(p, "ANSWER: Cork\nSOURCE: s11", ["s03"]).passed == (True, False, False, True)
+    assert review(p, "ANSWER: Tallinn\nSOURCE: s02", ["s03"]).passed == (True, False, False, False)
+    same_day = payload(sessions=[*LONG[:3], {**LONG[3], "date": LONG[2]["date"]}, *LONG[4:]])
+    assert review(same_day, "ANSWER: Galway\nSOURCE: s04", ["s03"]).passed == (True, False, False, False)

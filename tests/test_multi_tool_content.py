@@ -428,6 +428,30 @@ def test_tool_use_reads_the_episode_calls() -> None:
     assert score(payload, "TOTAL: 1234.57 USD", calls(("calculator", True, True)), [miss])["tool_use"][0] == 0
 
 
+def test_tool_use_without_a_gold_chain_counts_progress_as_complete() -> None:
+    """With no gold step to accomplish, progress is 1: half the credit, plus half the fraction of valid
+    calls (one of two valid: 0.5 + 0.25)."""
+    calls = [
+        {"name": "calculator", "valid": True, "ok": True},
+        {"name": "convert", "valid": False, "ok": False},
+    ]
+    assert tool_use_score(calls, []) == 0.75
+
+
+def test_a_difference_of_exactly_the_tolerance_still_counts() -> None:
+    """At a reference of 2000 the tolerance is 2 (relative 1e-3, wider than two decimals' 0.0051): an
+    answer exactly 2 away earns the number, and a tool output exactly 2 away from the answer backs it; a
+    hundredth further does neither."""
+    payload = {"answer": {**PAYLOAD["answer"], "value": 2000.0}}
+    for answer, earned in (("2002.00", 3.0), ("1998.00", 3.0), ("2002.01", 0.0)):
+        scores = artifact_scores(payload, f"TOTAL: {answer} USD\n{TOOLS_LINE}")
+        assert scores["numeric_answer"] == (earned, 3.0), answer
+    spec = AnswerSpec.from_payload(payload)
+    parsed = parse_artifact(spec, "TOTAL: 2000.00 USD\nTOOLS: calculator")
+    assert claim_support(spec, parsed, [Seen("calculator", True, "2002")]) == 1.0
+    assert claim_support(spec, parsed, [Seen("calculator", True, "2002.01")]) == 0.5  # the tool ran
+
+
 def test_claim_support_counts_backed_claims() -> None:
     spec = AnswerSpec.from_payload(PAYLOAD)
     parsed = parse_artifact(spec, f"TOTAL: 1234.57 USD\n{TOOLS_LINE}")
@@ -674,3 +698,36 @@ def test_unconnected_names_each_required_tool_that_never_used_an_earlier_output(
     assert unconnected(["calculator"], [headless, calc]) == ["calculator"]
     assert unconnected(["convert", "calculator"], [table]) == ["calculator", "convert"]
     assert unconnected([], [table]) == []
+
+
+def test_unconnected_reads_every_extraction_and_every_row() -> None:
+    """Extracted values accumulate over the episode and a failed call in between does not end the
+    reading; every row of a table body counts (the first of two, a body of one row), and a thousands
+    separator is ignored in a cell and in a calculator literal alike."""
+    from harness_gym.domains.multi_tool.verifier import unconnected
+
+    one_row = _result("extract_table", "d1/u columns=kg rows=1", {"doc": "d1"}, body="| 1,250.5 |")
+    two_rows = _result("extract_table", "d1/t columns=kg rows=2", {"doc": "d1"}, body="| 12.5 |\n| 40 |")
+    first_row = _result("calculator", "25", {"expression": "12.5 * 2"})
+    assert unconnected(["calculator"], [two_rows, first_row]) == []
+    failed = _result("calculator", "division by zero", {"expression": "12.5 / 0"}, ok=False)
+    assert unconnected(["calculator"], [two_rows, failed, first_row]) == []
+    earlier = _result("calculator", "2501", {"expression": "1250.5 * 2"})
+    assert unconnected(["calculator"], [one_row, earlier]) == []
+    assert unconnected(["calculator"], [one_row, two_rows, earlier]) == []
+    separated = _result("calculator", "2501", {"expression": "1,250.5 * 2"})  # as the text reads
+    assert unconnected(["calculator"], [one_row, separated]) == []
+
+
+def test_unconnected_matches_closer_than_a_billionth_and_within_a_millionth() -> None:
+    """A calculator literal connects only when closer than 1e-9 to an extracted value (exactly 1e-9
+    away does not); a convert value connects within a millionth of its source, inclusive, the millionth
+    absolute for sources under 1 in size (from an extracted 0: 1e-6 connects, 1.5e-6 does not)."""
+    from harness_gym.domains.multi_tool.verifier import unconnected
+
+    zero = _result("extract_table", "d1/z columns=kg rows=1", {"doc": "d1"}, body="| 0 |")
+    tiny = _result("calculator", "7.000000001", {"expression": "0.000000001 + 7"})
+    assert unconnected(["calculator"], [zero, tiny]) == ["calculator"]
+    for value, connected in ((0.000001, True), (0.0000015, False)):
+        conv = _result("convert", "0 lb", {"value": value, "from_unit": "kg", "to_unit": "lb"})
+        assert unconnected(["convert"], [zero, conv]) == ([] if connected else ["convert"]), value

@@ -235,6 +235,31 @@ def test_parser_rejects_format_slips(line: str, needle: str) -> None:
     assert all(score == 0.0 for score, _ in slipped.values())  # not executable: earns nothing
 
 
+@pytest.mark.parametrize(
+    ("line", "error"),
+    [
+        ("move(b, floor)", "line 1: unknown destination 'floor' (argument 2 of move)"),
+        ("move(table, c)", "line 1: unknown block 'table' (argument 1 of move)"),
+        ("move(b!, table)", "line 1: argument 1 of move is not a name: 'b!'"),
+        ("move()", "line 1: move takes 2 arguments (block, destination), got 0"),
+        ("move(b, table))", "line 1: write exactly one action per line, got 'move(b, table))'"),
+        ("move((b, table)", "line 1: write exactly one action per line, got 'move((b, table)'"),
+    ],
+)
+def test_parser_errors_name_the_argument_at_fault(line: str, error: str) -> None:
+    """Arguments are counted from 1; an argument that is not a name at all is reported as such (not
+    looked up); empty parentheses hold no argument; one stray bracket, opening or closing, is read as
+    more than one action on the line."""
+    assert validate(blocks(), line).format_errors == (error,)
+
+
+def test_parser_lists_every_known_action_of_the_world() -> None:
+    """An unknown action's message lists all the world's actions, comma-separated (logistics has three)."""
+    assert validate(logistics(), "fly(t1)").format_errors == (
+        "line 1: unknown action 'fly' (known actions: drive, load, unload)",
+    )
+
+
 def test_parser_steps_and_lines_are_reported_separately() -> None:
     report = validate(blocks(), "Plan:\n\nmove(b, table)\nmove(b, table)\nmove(a, c)")
     assert report.illegal_step == 2 and report.illegal_line == 4 and report.unexecuted_steps == 1
@@ -569,3 +594,26 @@ def test_blocks_findings_and_report_counts_in_words() -> None:
     assert validate(blocks(), BLOCKS_PLAN).unexecuted_steps == 0
     moved = validate(blocks(), "move(b, c)")
     assert moved.unmet_goals == ("on(a, c) not met: a is on the table", "on(b, table) not met: b is on c")
+
+
+def test_max_table_counts_the_stacks_left_when_a_block_leaves_the_table() -> None:
+    """Three lone blocks are three stacks; putting one on another leaves two: over max_table(1), within
+    max_table(2)."""
+    lone = {"stacks": [["a"], ["b"], ["c"]]}
+    assert validate(blocks([spec("max_table", k=1)], **lone), "move(a, b)").constraint_violations == (
+        "step 1 (line 1) move(a, b) leaves 2 stacks on the table, more than max_table(1) allows",
+    )
+    assert validate(blocks([spec("max_table", k=2)], **lone), "move(a, b)").constraint_violations == ()
+
+
+def test_goal_atoms_true_at_the_start_earn_nothing_and_cost_one_when_broken() -> None:
+    """c starts on the table, so of the goal {b on the table, c on the table} one atom is needed: moving b
+    down gains it (full coverage); stacking c on b afterwards loses the atom that held at the start, and
+    gained minus lost leaves no coverage."""
+    payload = blocks(goal=[["on", "b", "table"], ["on", "c", "table"]])
+    down = validate(payload, "move(b, table)")
+    assert (down.goals_needed, down.goals_gained, down.goals_lost, down.progress) == (1, 1, 0, 1.0)
+    assert artifact_scores(payload, "move(b, table)")["goal_coverage"] == (2.0, 2.0)
+    broken = validate(payload, "move(b, table)\nmove(c, b)")
+    assert (broken.goals_needed, broken.goals_gained, broken.goals_lost, broken.progress) == (1, 1, 1, 0.0)
+    assert artifact_scores(payload, "move(b, table)\nmove(c, b)")["goal_coverage"] == (0.0, 2.0)
