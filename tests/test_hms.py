@@ -51,7 +51,11 @@ def check(coverage: float) -> dict[str, float]:
 
 
 def fired(name: str, ep: EpisodeOutcome, params: HMSParams | None = None) -> tuple[bool, bool]:
-    ev = hms.DETECTORS[name](ep, params or HMSParams())
+    """The event ``name``'s detector gives on ``ep``; ``detect``, which scores every episode in one pass,
+    must give the same event (every hand-built case below checks both)."""
+    p = params or HMSParams()
+    ev = hms.DETECTORS[name](ep, p)
+    assert detect(ep, p)[name] == ev
     return ev["fired"], ev["applicable"]
 
 
@@ -345,6 +349,11 @@ def test_raf_boundaries():
         False,
         True,
     )
+    # a REVISE that itself fails does not answer its own failure; the next REVISE does
+    self_revising = [step("DRAFT"), failing("REVISE"), step("SUBMIT")]
+    assert fired("RevisionAfterFailure", episode(self_revising)) == (False, True)
+    answered = [step("DRAFT"), failing("REVISE"), step("REVISE"), step("SUBMIT")]
+    assert fired("RevisionAfterFailure", episode(answered)) == (True, True)
 
 
 def test_vtu_boundaries():
@@ -407,6 +416,11 @@ def test_cbs_boundaries():
         step("SUBMIT"),
     ]
     assert fired("CheckBeforeSubmit", episode(clean_then_missing)) == (False, True)
+    # a CHECK as the very first step counts
+    assert fired("CheckBeforeSubmit", episode([step("CHECK", check=check(1.0)), step("SUBMIT")])) == (
+        True,
+        True,
+    )
 
 
 def test_hms_norm_hand_computed():
@@ -437,6 +451,22 @@ def test_detect_marks_events_outside_the_domain_not_applicable():
     )
 
 
+def test_an_episode_without_steps_fires_nothing_and_only_the_always_applicable_events_apply():
+    ep = episode([], submitted=False)
+    always = {"fired": False, "applicable": True}
+    never = {"fired": False, "applicable": False}
+    assert detect(ep) == {
+        "CheckBeforeSubmit": always,
+        "EvidenceBeforeClaim": always,
+        "TestBeforeSubmit": always,
+        "RevisionAfterFailure": never,  # no failure to revise
+        "ValidToolUse": never,  # no tool call
+        "StopWhenSufficient": always,
+        "EarlySubmit": always,
+    }
+    assert all(fired(name, ep) == (ev["fired"], ev["applicable"]) for name, ev in detect(ep).items())
+
+
 def test_hms_params_from_a_mapping_refuse_unknown_keys_and_wrong_types():
     assert HMSParams.from_mapping({"check_window": 4}).check_window == 4
     with pytest.raises(ValueError, match=r"unknown hms_params key\(s\) \['early_submit'\]"):
@@ -449,6 +479,21 @@ def test_hms_params_from_a_mapping_refuse_unknown_keys_and_wrong_types():
         HMSParams(check_window=2.5)
     with pytest.raises(ValueError, match=r"claim_support must be a non-negative number, got .0\.7."):
         HMSParams(claim_support="0.7")
+
+
+def test_hms_params_accept_zero_thresholds_and_negative_weights_and_refuse_bad_weights():
+    assert HMSParams(claim_support=0.0, early_submit_threshold=0, check_window=0).claim_support == 0.0
+    assert HMSParams(weights={"EarlySubmit": -2.5}).weights == {"EarlySubmit": -2.5}
+    with pytest.raises(ValueError, match=r"^hms_params claim_support must be a non-negative number, got -0"):
+        HMSParams(claim_support=-0.1)
+    with pytest.raises(
+        ValueError, match=r"^hms_params weights must be a mapping event -> weight, got \[1\.0\]$"
+    ):
+        HMSParams(weights=[1.0])
+    with pytest.raises(ValueError, match=r"^hms_params weights\['EarlySubmit'\] must be a number, got 'x'$"):
+        HMSParams(weights={"EarlySubmit": "x"})
+    with pytest.raises(ValueError, match=r"^hms_params weights\['X'\] must be a number, got True$"):
+        HMSParams(weights={"X": True})
 
 
 # -- detect: one pass over the steps, event for event what each detector says -----------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from harness_gym.core import state as state_module
 from harness_gym.core.actions import N_ACTIONS, Action
 from harness_gym.core.state import (
     COUNT_CAPS,
@@ -16,6 +17,15 @@ from harness_gym.core.state import (
     feature_table,
     with_mask,
 )
+
+
+@pytest.fixture(autouse=True)
+def empty_memo(monkeypatch: pytest.MonkeyPatch) -> dict:
+    """Each test starts from an empty vector memo, so the vectors it checks are built from its own states
+    (not read back from entries an earlier test, or a parent process, left behind)."""
+    memo: dict = {}
+    monkeypatch.setattr(state_module, "_VECTORS", memo)
+    return memo
 
 
 def as_dict(obs: np.ndarray) -> dict[str, float]:
@@ -203,3 +213,36 @@ def test_with_mask_refuses_bad_shapes_and_empty_rows():
         with_mask(obs[0], np.ones((1, N_ACTIONS)))
     with pytest.raises(ValueError, match=r"^every mask row must allow at least one action$"):
         with_mask(obs, np.array([[1] * N_ACTIONS, [0] * N_ACTIONS]))
+
+
+# -- the vector memo ---------------------------------------------------------------------------
+def test_each_distinct_state_is_filled_once_and_each_call_returns_a_new_array(monkeypatch, empty_memo):
+    fills: list[str] = []
+    fill = HarnessState._fill
+
+    def counting_fill(self: HarnessState) -> np.ndarray:
+        fills.append(self.domain)
+        return fill(self)
+
+    monkeypatch.setattr(HarnessState, "_fill", counting_fill)
+    first = HarnessState("coding", 10, 5.0, t=3).vector()
+    first[:] = 9.0  # the caller owns its array: writing to it changes no later vector
+    again = HarnessState("coding", 10, 5.0, t=3).vector()  # an equal state: read from the memo
+    assert fills == ["coding"] and len(empty_memo) == 1
+    assert again[FEATURE_INDEX["progress"]] == pytest.approx(0.3)
+    assert again[FEATURE_INDEX["domain_coding"]] == 1.0
+    HarnessState("coding", 10, 5.0, t=4).vector()  # one field differs: a new entry
+    assert fills == ["coding", "coding"] and len(empty_memo) == 2
+
+
+def test_a_full_memo_is_cleared_before_the_next_entry_and_vectors_stay_correct(monkeypatch, empty_memo):
+    monkeypatch.setattr(state_module, "_VECTORS_LIMIT", 2)
+    states = [HarnessState("planning", 10, 5.0, t=t) for t in range(5)]
+    sizes = []
+    for s in states:
+        assert s.vector()[FEATURE_INDEX["progress"]] == pytest.approx(s.t / 10)
+        sizes.append(len(empty_memo))
+    # 1, 2, then full (2 = the limit): cleared before the third entry is added, and so on
+    assert sizes == [1, 2, 1, 2, 1]
+    for s in states:  # entries dropped by a clear are rebuilt, equal to before
+        assert s.vector()[FEATURE_INDEX["progress"]] == pytest.approx(s.t / 10)
