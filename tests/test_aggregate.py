@@ -127,13 +127,13 @@ def test_bootstrap_interval_contains_the_estimate_and_is_reproducible() -> None:
     scores = {"a": rng.normal(50, 20, (3, 8)), "b": rng.normal(20, 20, (3, 8))}
     np.random.seed(123)
     before = np.random.get_state()[1].copy()
-    first = interval_estimates(scores, reps=300, seed=5)
+    first = interval_estimates(scores, reps=100, seed=5)
     assert np.array_equal(np.random.get_state()[1], before)  # the caller's global RNG is left alone
-    again = interval_estimates(scores, reps=300, seed=5)
+    again = interval_estimates(scores, reps=100, seed=5)
     assert first == again
-    alone = interval_estimates({"a": scores["a"]}, reps=300, seed=5)
+    alone = interval_estimates({"a": scores["a"]}, reps=100, seed=5)
     assert alone["a"] == first["a"]  # a policy's interval does not depend on the other policies
-    other = interval_estimates(scores, reps=300, seed=6)
+    other = interval_estimates(scores, reps=100, seed=6)
     assert other["a"]["iqm"] != first["a"]["iqm"]
     for by_metric in first.values():
         for e in by_metric.values():
@@ -263,7 +263,7 @@ def fake_results() -> dict[str, Any]:
             name: {"1": 0.5, "2": 0.25, "3": 0.125} if name == "awr" else {"1": 0.2, "2": 0.1, "3": 0.0}
             for name in shift
         }
-    results["aggregate"] = summarize(results, reps=200, poi_reps=50, seed=3, profile_reps=20)
+    results["aggregate"] = summarize(results, reps=50, poi_reps=20, seed=3, profile_reps=5)
     return json.loads(json.dumps(results))
 
 
@@ -278,7 +278,7 @@ def test_summarize_is_json_ready_and_reproducible(fake_results: dict[str, Any]) 
     assert profile["tau"][0] <= 0 and profile["tau"][-1] >= 100
     awr = profile["policies"]["awr"]["fraction"]
     assert awr[0] == 1.0 and awr[-1] == 0.0 and all(a >= b for a, b in itertools.pairwise(awr))
-    assert summarize(fake_results, reps=200, poi_reps=50, seed=3, profile_reps=20) == aggregate
+    assert summarize(fake_results, reps=50, poi_reps=20, seed=3, profile_reps=5) == aggregate
     for bad in ({"reps": 0}, {"poi_reps": 0}, {"profile_reps": 0}):
         with pytest.raises(ValueError, match=r"^bootstrap replications must be positive, got reps="):
             summarize(fake_results, **bad)
