@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -77,6 +78,33 @@ def test_settings_missing_a_policy_are_handled_explicitly() -> None:
     assert set(partial.scores) == {"base"} and partial.dropped_policies == {"awr": [ENV]}
 
 
+def test_score_matrices_record_only_the_drops_made_and_name_every_gap() -> None:
+    """Each drop mode records its own kind of drop and an empty dict for the other; ``error`` names every
+    policy with its missing settings (policies joined by "; ", settings by ", ")."""
+    results = _results({ENV: {"base": [0.0, 1.0], "awr": [2.0], "bc": [1.0, 2.0]}, DB: {"base": [4.0, 5.0]}})
+    by_policy = score_matrices(results, missing="drop-policy")
+    assert by_policy.dropped_policies == {"awr": [ENV, DB], "bc": [DB]} and by_policy.dropped_settings == {}
+    by_setting = score_matrices(results, missing="drop-setting")
+    assert by_setting.dropped_settings == {ENV: ["awr"], DB: ["awr", "bc"]}
+    assert by_setting.dropped_policies == {} and by_setting.settings == () and by_setting.scores == {}
+    detail = f"awr: {ENV}, {DB}; bc: {DB}"
+    message = f"policies without a score for every seed [0, 1] on some setting: {detail}"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        score_matrices(results, missing="error")
+    complete = score_matrices(_results({ENV: {"base": [0.0, 1.0]}}), missing="error")
+    assert complete.dropped_policies == {} and complete.dropped_settings == {}
+
+
+def test_score_matrices_without_any_seed_or_setting_are_empty() -> None:
+    """No matrices at all when nothing was scored, or when the policies of a setting list no seed: an
+    empty dict, not matrices with zero rows."""
+    no_seeds = score_matrices({"scores": {ENV: {"policies": {"base": {"seed_scores": {}}}}}})
+    assert no_seeds.scores == {} and no_seeds.seeds == () and no_seeds.settings == (ENV,)
+    nothing = score_matrices({"scores": {ENV: {"policies": {}}}})
+    assert nothing.scores == {} and nothing.unscored_settings == (ENV,)
+    assert score_matrices({}).scores == {}
+
+
 # -- interval estimates ----------------------------------------------------------------------------
 def test_iqm_mean_median_and_gap_of_known_matrices() -> None:
     from rliable import metrics
@@ -99,18 +127,32 @@ def test_bootstrap_interval_contains_the_estimate_and_is_reproducible() -> None:
     scores = {"a": rng.normal(50, 20, (3, 8)), "b": rng.normal(20, 20, (3, 8))}
     np.random.seed(123)
     before = np.random.get_state()[1].copy()
-    first = interval_estimates(scores, reps=300, seed=5)
+    first = interval_estimates(scores, reps=100, seed=5)
     assert np.array_equal(np.random.get_state()[1], before)  # the caller's global RNG is left alone
-    again = interval_estimates(scores, reps=300, seed=5)
+    again = interval_estimates(scores, reps=100, seed=5)
     assert first == again
-    alone = interval_estimates({"a": scores["a"]}, reps=300, seed=5)
+    alone = interval_estimates({"a": scores["a"]}, reps=100, seed=5)
     assert alone["a"] == first["a"]  # a policy's interval does not depend on the other policies
-    other = interval_estimates(scores, reps=300, seed=6)
+    other = interval_estimates(scores, reps=100, seed=6)
     assert other["a"]["iqm"] != first["a"]["iqm"]
     for by_metric in first.values():
         for e in by_metric.values():
             assert e["ci_low"] <= e["estimate"] <= e["ci_high"]
             assert e["ci_low"] < e["ci_high"]
+
+
+def test_interval_estimates_seed_defaults_to_zero_and_confidence_sets_the_width() -> None:
+    """Without a seed the intervals are those of seed 0; a lower confidence gives a nested, narrower
+    interval from the same bootstrap replications."""
+    rng = np.random.default_rng(8)
+    scores = {"a": rng.normal(50, 20, (4, 6))}
+    wide = interval_estimates(scores, reps=100)["a"]
+    assert wide == interval_estimates(scores, reps=100, seed=0)["a"]
+    narrow = interval_estimates(scores, reps=100, confidence=0.5)["a"]
+    for metric in ("iqm", "mean", "median", "optimality_gap"):
+        w, n = wide[metric], narrow[metric]
+        assert w["estimate"] == n["estimate"]
+        assert w["ci_low"] < n["ci_low"] < n["ci_high"] < w["ci_high"]
 
 
 # -- probability of improvement --------------------------------------------------------------------
@@ -130,6 +172,17 @@ def test_probability_of_improvement_on_dominated_and_identical_runs() -> None:
     assert serial[0]["ci_low"] < serial[0]["estimate"] < serial[0]["ci_high"]
     with pytest.raises(ValueError, match="no score matrix for \\['bc'\\]"):
         probability_of_improvement(scores, [("high", "bc")], reps=10)
+
+
+def test_probability_of_improvement_seed_defaults_to_zero_and_confidence_sets_the_width() -> None:
+    """Without a seed the interval is that of seed 0; a lower confidence gives a nested, narrower one."""
+    rng = np.random.default_rng(9)
+    noisy = {"a": rng.normal(0, 1, (4, 5)), "b": rng.normal(0, 1, (4, 5))}
+    (wide,) = probability_of_improvement(noisy, [("a", "b")], reps=100)
+    assert [wide] == probability_of_improvement(noisy, [("a", "b")], reps=100, seed=0)
+    (narrow,) = probability_of_improvement(noisy, [("a", "b")], reps=100, confidence=0.5)
+    assert narrow["estimate"] == wide["estimate"]
+    assert wide["ci_low"] < narrow["ci_low"] < narrow["ci_high"] < wide["ci_high"]
 
 
 def test_vectorised_probability_of_improvement_equals_rliables() -> None:
@@ -210,7 +263,7 @@ def fake_results() -> dict[str, Any]:
             name: {"1": 0.5, "2": 0.25, "3": 0.125} if name == "awr" else {"1": 0.2, "2": 0.1, "3": 0.0}
             for name in shift
         }
-    results["aggregate"] = summarize(results, reps=200, poi_reps=50, seed=3, profile_reps=20)
+    results["aggregate"] = summarize(results, reps=50, poi_reps=20, seed=3, profile_reps=5)
     return json.loads(json.dumps(results))
 
 
@@ -225,7 +278,7 @@ def test_summarize_is_json_ready_and_reproducible(fake_results: dict[str, Any]) 
     assert profile["tau"][0] <= 0 and profile["tau"][-1] >= 100
     awr = profile["policies"]["awr"]["fraction"]
     assert awr[0] == 1.0 and awr[-1] == 0.0 and all(a >= b for a, b in itertools.pairwise(awr))
-    assert summarize(fake_results, reps=200, poi_reps=50, seed=3, profile_reps=20) == aggregate
+    assert summarize(fake_results, reps=50, poi_reps=20, seed=3, profile_reps=5) == aggregate
     for bad in ({"reps": 0}, {"poi_reps": 0}, {"profile_reps": 0}):
         with pytest.raises(ValueError, match=r"^bootstrap replications must be positive, got reps="):
             summarize(fake_results, **bad)
@@ -470,6 +523,77 @@ def test_paired_comparison_resamples_episodes_seeds_or_nothing() -> None:
         "poi": {"estimate": 0.75, "ci_low": None, "ci_high": None},
         "resampled": None,
     }
+
+
+def test_percentile_interval_is_the_central_confidence_share_of_the_replicates() -> None:
+    """The interval cuts (1 - confidence) / 2 of the replicates from each end: of 0, 1, ..., 100 at 90%
+    confidence, 5 and 95; without replicates there is no interval."""
+    from harness_gym.evaluation.aggregate import _percentile
+
+    assert _percentile(50.0, np.arange(101.0), 0.9) == pytest.approx(
+        {"estimate": 50.0, "ci_low": 5.0, "ci_high": 95.0}, abs=1e-9
+    )
+    assert _percentile(50.0, np.arange(101.0), 0.5) == pytest.approx(
+        {"estimate": 50.0, "ci_low": 25.0, "ci_high": 75.0}, abs=1e-9
+    )
+    assert _percentile(7.0, None, 0.9) == {"estimate": 7.0, "ci_low": None, "ci_high": None}
+
+
+def test_seed_resampling_draws_every_seed_within_its_setting_and_keeps_pairs() -> None:
+    """Resampling seeds: a replicate's cell of a setting is one of that setting's runs, every run gets
+    drawn (seed 0 too), and both sides draw the same seed, so a replicate's difference is a paired one."""
+    from harness_gym.evaluation.aggregate import _resampled
+
+    x = np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]])  # 3 seeds x 2 settings
+    y = x - np.array([[0.5, 5.0], [0.25, 2.5], [0.125, 1.25]])
+    xb, yb = _resampled([(x, None), (y, None)], False, 200, np.random.default_rng(0))
+    assert xb.shape == yb.shape == (200, 3, 2)
+    for e in range(2):
+        assert np.unique(xb[:, :, e]).tolist() == x[:, e].tolist()
+        assert sorted(set(zip(xb[:, :, e].ravel(), yb[:, :, e].ravel(), strict=True))) == list(
+            zip(x[:, e], y[:, e], strict=True)
+        )
+
+
+def test_summarize_reports_its_drops_and_reference_kinds_and_intervals_from_two_seeds() -> None:
+    """Two seeds already give intervals over seeds (metrics and paired comparisons); a policy whose
+    document entry has kind "reference" is a reference (not ranked best) without being listed in the
+    config; the missing-cell rule reaches the matrices and what was left out is reported; the profile's
+    thresholds reach down to the lowest score."""
+    doc = _results(
+        {
+            ENV: {"base": [-10.0, 20.0], "bc": [30.0, 50.0], "oracle": [100.0, 90.0], "awr": [60.0, 70.0]},
+            DB: {"base": [0.0, 10.0], "bc": [40.0, 20.0], "oracle": [95.0, 99.0], "awr": [80.0]},
+            "HarnessCoding-v0": {},
+        },
+        policies={"oracle": {"kind": "reference"}},
+    )
+    small = {"reps": 20, "poi_reps": 10, "profile_reps": 2}
+    by_setting = summarize(doc, missing="drop-setting", **small)
+    assert by_setting["settings"] == [ENV] and by_setting["missing"] == "drop-setting"
+    assert by_setting["dropped_settings"] == {DB: ["awr"]} and by_setting["dropped_policies"] == {}
+    assert by_setting["unscored_settings"] == ["HarnessCoding-v0"]
+    assert by_setting["references"] == ["oracle"] and by_setting["best"] == "awr"
+    assert {name: m["interval"] for name, m in by_setting["metrics"].items()} == dict.fromkeys(
+        ("base", "bc", "oracle", "awr"), "seeds"
+    )
+    assert by_setting["paired"]["bc"]["base"]["resampled"] == "seeds"
+    assert by_setting["profile"]["tau"][0] == -10.0 and by_setting["profile"]["tau"][-1] == 100.0
+    by_policy = summarize(doc, **small)
+    assert by_policy["settings"] == [ENV, DB] and by_policy["missing"] == "drop-policy"
+    assert by_policy["dropped_policies"] == {"awr": [DB]} and by_policy["dropped_settings"] == {}
+    assert by_policy["unscored_settings"] == ["HarnessCoding-v0"] and by_policy["best"] == "bc"
+
+
+def test_paired_comparison_of_two_seeds_has_an_interval() -> None:
+    """Two seeds are enough to resample seeds: the paired delta gets an interval spanning the two seeds'
+    mean differences (here 10 and 0 points)."""
+    from harness_gym.evaluation.aggregate import paired_comparison
+
+    x, y = np.array([[60.0, 40.0], [50.0, 70.0]]), np.array([[50.0, 30.0], [50.0, 70.0]])
+    out = paired_comparison((x, None, True), (y, None, True), reps=200)
+    assert out["resampled"] == "seeds" and out["delta"]["estimate"] == 5.0
+    assert (out["delta"]["ci_low"], out["delta"]["ci_high"]) == (0.0, 10.0)
 
 
 def test_best_policy_is_the_highest_iqm_outside_the_skipped() -> None:

@@ -244,6 +244,39 @@ def test_permutation_p_matches_the_exact_sign_flip_enumeration_and_scipy(d):
     assert paired_permutation_p(d, np.zeros_like(d), n_perm=n_perm, rng=5) == p  # the sign does not matter
 
 
+def test_clustered_permutation_p_flips_whole_clusters_exactly():
+    """With cluster labels the sign flips act on per-cluster sums: d = [1, 2, 3, -0.5] in clusters
+    a, a, b, c has sums [3, 3, -0.5] and 8 sign patterns, of which 4 reach |sum| >= 5.5 (p = 1/2); the
+    4 pairs flipped one by one give 16 patterns, 4 of them reaching 5.5 (p = 1/4). Both are exact here
+    (2 ** units <= n_perm) and equal scipy's permutation test run on the sums directly."""
+    stats = require("scipy.stats")
+    d = np.array([1.0, 2.0, 3.0, -0.5])
+    zeros = np.zeros_like(d)
+    clustered = paired_permutation_p(zeros, d, n_perm=1000, rng=0, clusters=["a", "a", "b", "c"])
+    assert clustered == pytest.approx(0.5, abs=1e-12)
+    assert paired_permutation_p(zeros, d, n_perm=1000, rng=0) == pytest.approx(0.25, abs=1e-12)
+    reference = stats.permutation_test(
+        (np.array([3.0, 3.0, -0.5]),),
+        lambda x, axis: np.abs(np.sum(x, axis=axis)),
+        permutation_type="samples",
+        alternative="greater",
+        vectorized=True,
+        n_resamples=1000,
+    )
+    assert clustered == pytest.approx(reference.pvalue, abs=1e-12)
+
+
+def test_resampling_batches_hold_about_two_million_values_and_at_least_one_resample():
+    """A batch of resamples of n units holds 2,000,000 // n of them, and a sample larger than that
+    budget is still resampled, one resample per batch."""
+    from harness_gym.evaluation.protocol import _batch
+
+    assert _batch(8) == 250_000
+    assert _batch(1_000_000) == 2
+    assert _batch(1_500_000) == 1
+    assert _batch(5_000_000) == 1
+
+
 def test_identical_samples_give_p_one_and_point_interval():
     x = np.linspace(0, 1, 30)
     assert paired_permutation_p(x, x, n_perm=200, rng=0) == 1.0
