@@ -228,6 +228,23 @@ class MultiToolDomain(ToolSetting):
 
     def check(self, ep: Episode) -> Outcome:
         assert ep.draft is not None and ep.draft_hash is not None
+        issues = list(
+            VERIFIER_CACHE.get(
+                "check", ep.task, (ep.draft, *ep.context.tool_results), lambda: self._findings(ep)
+            )
+        )
+        _, judge_issue = ep.judge()
+        if judge_issue is not None:
+            issues.append(judge_issue)
+        coverage = 1.0 - len(issues) / 5
+        return check_outcome(
+            ep, f"checked the answer: coverage {coverage:.2f}, {len(issues)} issue(s)", coverage, issues
+        )
+
+    def _findings(self, ep: Episode) -> tuple[Finding, ...]:
+        """CHECK's observable findings: a function of the draft and the tool results alone (kept per pair
+        by ``check``), in the order CHECK reports them, before the judge's."""
+        assert ep.draft is not None
         spec, parsed = self._parsed(ep, ep.draft)
         issues: list[Finding] = []
         if not (parsed.answer_exact and parsed.layout_ok):
@@ -281,13 +298,7 @@ class MultiToolDomain(ToolSetting):
                     f"tools: {', '.join(loose)} never ran on the output of the previous step",
                 )
             )
-        _, judge_issue = ep.judge()
-        if judge_issue is not None:
-            issues.append(judge_issue)
-        coverage = 1.0 - len(issues) / 5
-        return check_outcome(
-            ep, f"checked the answer: coverage {coverage:.2f}, {len(issues)} issue(s)", coverage, issues
-        )
+        return tuple(issues)
 
     def score(self, ep: Episode, artifact: str) -> Verdict:
         payload = ep.task.payload
