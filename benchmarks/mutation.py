@@ -14,7 +14,7 @@ import mutmut, absent inside the sandbox (bubblewrap, no site-packages); the tes
 the sandbox are therefore deselected and only the verifier's in-process judging is mutated (reading the
 child's records, judging a data test, the safety scan, signatures, test validation, credited tests).
 
-    python benchmarks/mutation.py                 # a fresh run, then the table (over an hour, 2 shared cores)
+    python benchmarks/mutation.py                 # a fresh run, then the table (about 20 minutes on 2 cores)
     python benchmarks/mutation.py --report-only   # the table of the last run in mutants/
     python benchmarks/mutation.py --write benchmarks/mutation_results.md
 
