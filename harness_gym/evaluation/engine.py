@@ -105,7 +105,7 @@ def run(
 _END = object()
 
 
-def _portable(exc: BaseException) -> BaseException:
+def portable(exc: BaseException) -> BaseException:
     """The exception itself if it pickles (so its type survives a process boundary), else its text."""
     try:
         pickle.loads(pickle.dumps(exc))
@@ -136,7 +136,7 @@ def _start_threads(
                 emit(("ok", item, play(item)))
         except BaseException as exc:
             stop.set()
-            emit(("error", None, _portable(exc)))
+            emit(("error", None, portable(exc)))
 
     threads = [threading.Thread(target=work, daemon=True) for _ in range(min(concurrency, len(items)))]
     for thread in threads:
@@ -264,15 +264,22 @@ def _run_ray(
             for ref in stream:
                 inbox.put(ray.get(ref))
         except BaseException as exc:
-            inbox.put(("error", None, _portable(exc)))
+            inbox.put(("error", None, portable(exc)))
 
-    for stream in streams:
-        threading.Thread(target=forward, args=(stream,), daemon=True).start()
+    forwarders = [threading.Thread(target=forward, args=(stream,), daemon=True) for stream in streams]
+    for forwarder in forwarders:
+        forwarder.start()
     try:
         _drain(inbox, len(items), on_done)
-    finally:
+    except BaseException:
         for stream in streams:
             ray.cancel(stream, force=True)
+        raise
+    # Every stream ends when its task returns. Cancelling a task that is completing races inside Ray
+    # 2.60 (a failed check aborts this process: "Tried to complete task that was not pending"), so tasks
+    # that did their share are left to finish.
+    for forwarder in forwarders:
+        forwarder.join()
 
 
 # -- checkpoints -----------------------------------------------------------------------------------
