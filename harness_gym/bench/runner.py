@@ -42,16 +42,17 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import queue
 import resource
 import shutil
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from harness_gym.bench.processes import run_each
 from harness_gym.envs.registry import ENV_IDS, env_class
 from harness_gym.evaluation.engine import EngineConfig, check_manifest, write_atomic
 from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
@@ -682,20 +683,10 @@ def write_episodes(config: BenchConfig, env_id: str, kept: dict[str, list[dict[s
     return str(path)
 
 
-_PROGRESS: Any = None
-
-
-def _worker_init(progress: Any) -> None:
-    """A setting process: Ctrl-C is the parent's to handle; episodes are reported on ``progress``."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    global _PROGRESS
-    _PROGRESS = progress
-
-
-def _run_setting_in_worker(env_id: str, config: BenchConfig) -> dict[str, Any]:
-    result = run_setting(env_id, config, progress=_PROGRESS.put)
+def _run_setting_in_process(
+    config: BenchConfig, env_id: str, report: Callable[[int], None]
+) -> dict[str, Any]:
+    result = run_setting(env_id, config, progress=report)
     path = Path(config.out) / CHECKPOINTS / f"setting-{env_id}.json"
     write_atomic(path, json.dumps(result, default=float).encode())
     return result
@@ -760,33 +751,23 @@ def run(config: BenchConfig) -> dict[str, Any]:
     bar = tqdm(
         total=total, initial=initial, desc="bench", unit="ep", smoothing=0, disable=not config.show_progress
     )
-    context = multiprocessing.get_context()
     if config.algos and any(env_id not in done for env_id in config.settings):
-        _preload(context.get_start_method())
-    progress = context.Queue()
-    # a fresh process per setting: caches and models of one setting never add to the next one's memory
-    pool = context.Pool(config.workers, initializer=_worker_init, initargs=(progress,), maxtasksperchild=1)
+        _preload(multiprocessing.get_start_method())
+
+    def finished(env_id: str, result: dict[str, Any]) -> None:
+        done[env_id] = result
+        bar.set_postfix_str(f"{len(done)}/{len(config.settings)} settings")
+
     try:
-        pending = {
-            env_id: pool.apply_async(_run_setting_in_worker, (env_id, config))
-            for env_id in config.settings
-            if env_id not in done
-        }
-        while pending:
-            with contextlib.suppress(queue.Empty):
-                bar.update(progress.get(timeout=0.1))
-            for env_id, result in list(pending.items()):
-                if result.ready():
-                    done[env_id] = result.get()
-                    del pending[env_id]
-                    bar.set_postfix_str(f"{len(done)}/{len(config.settings)} settings")
-        pool.close()
-    except BaseException:
-        pool.terminate()
-        raise
+        run_each(
+            partial(_run_setting_in_process, config),
+            [env_id for env_id in config.settings if env_id not in done],
+            config.workers,
+            finished,
+            bar.update,
+        )
     finally:
         bar.close()
-        pool.join()
     settings = {env_id: done[env_id] for env_id in config.settings}
     results: dict[str, Any] = results_document(config, settings)
     results |= {"config": asdict(config), "sandbox": sandbox, "settings": settings}

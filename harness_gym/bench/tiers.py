@@ -32,9 +32,11 @@ import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from harness_gym.bench.processes import Report, run_each
 from harness_gym.bench.runner import BenchConfig, acting_policies
 from harness_gym.envs.registry import ENV_IDS
 from harness_gym.evaluation.engine import write_atomic
@@ -202,10 +204,7 @@ def run_setting(env_id: str, config: TierBenchConfig, log: Callable[[str], None]
     return out
 
 
-def _run_setting_in_worker(env_id: str, config: TierBenchConfig) -> dict[str, Any]:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _run_setting_in_process(config: TierBenchConfig, env_id: str, report: Report) -> dict[str, Any]:
     result = run_setting(env_id, config)
     write_atomic(Path(config.out) / CHECKPOINTS / f"setting-{env_id}.json", json.dumps(result).encode())
     return result
@@ -217,8 +216,6 @@ def run(config: TierBenchConfig) -> dict[str, Any]:
 
     Resumable by setting: a finished setting is kept under ``out/checkpoints`` and read back by a rerun
     with the same configuration."""
-    from concurrent.futures import ProcessPoolExecutor
-
     from harness_gym.evaluation.engine import check_manifest
 
     validate(config)
@@ -231,14 +228,14 @@ def run(config: TierBenchConfig) -> dict[str, Any]:
         for env_id in config.settings
         if (checkpoints / f"setting-{env_id}.json").exists()
     }
+
+    def finished(env_id: str, result: dict[str, Any]) -> None:
+        done[env_id] = result
+        if config.show_progress:
+            print(f"{env_id}: done ({len(done)}/{len(config.settings)} settings)", flush=True)
+
     pending = [env_id for env_id in config.settings if env_id not in done]
-    if pending:
-        with ProcessPoolExecutor(min(config.workers, len(pending)), max_tasks_per_child=1) as pool:
-            futures = {env_id: pool.submit(_run_setting_in_worker, env_id, config) for env_id in pending}
-            for env_id, future in futures.items():
-                done[env_id] = future.result()
-                if config.show_progress:
-                    print(f"{env_id}: done ({len(done)}/{len(config.settings)} settings)", flush=True)
+    run_each(partial(_run_setting_in_process, config), pending, config.workers, finished)
     results: dict[str, Any] = {
         "config": asdict(config),
         "settings": {env_id: done[env_id] for env_id in config.settings},

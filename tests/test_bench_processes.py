@@ -1,0 +1,69 @@
+"""Settings in processes of their own: results, progress and errors reach the parent, and a process that
+dies is an error naming its setting instead of a wait without end."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from harness_gym.bench import runner
+from harness_gym.bench.processes import SettingProcessDied, run_each
+from harness_gym.bench.runner import BenchConfig
+
+
+def _square(key: str, report) -> dict:
+    report(2)
+    report(3)
+    return {"key": key, "pid": os.getpid()}
+
+
+def _fails(key: str, report) -> None:
+    if key == "bad":
+        raise ValueError(f"no tasks for {key}")
+    time.sleep(60)  # a sibling still at work when the error arrives
+
+
+def _dies(key: str, report) -> None:
+    if key == "killed":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if key == "exits":
+        os._exit(3)
+    time.sleep(60)
+
+
+def test_each_key_runs_in_a_fresh_process_and_reports_here():
+    results: dict[str, dict] = {}
+    episodes: list[int] = []
+    run_each(_square, ["a", "b", "c"], 2, results.__setitem__, episodes.append)
+    assert {key: value["key"] for key, value in results.items()} == {"a": "a", "b": "b", "c": "c"}
+    assert len({value["pid"] for value in results.values()} | {os.getpid()}) == 4
+    assert sorted(episodes) == [2, 2, 2, 3, 3, 3]
+
+
+def test_an_error_in_a_setting_process_is_raised_here_with_its_traceback():
+    start = time.monotonic()
+    with pytest.raises(ValueError, match="no tasks for bad") as caught:
+        run_each(_fails, ["slow", "bad"], 2, lambda key, result: None)
+    assert time.monotonic() - start < 30  # the sibling was ended, not waited for
+    assert "in the process of bad" in str(caught.value.__cause__)
+    assert "_fails" in str(caught.value.__cause__)
+
+
+@pytest.mark.parametrize(("key", "how"), [("killed", "killed by SIGKILL"), ("exits", "exit status 3")])
+def test_a_setting_process_that_dies_is_an_error_naming_it(key, how):
+    start = time.monotonic()
+    with pytest.raises(SettingProcessDied, match=f"{key}: its process ended \\({how}\\) without a result"):
+        run_each(_dies, ["slow", key], 2, lambda key, result: None)
+    assert time.monotonic() - start < 30
+
+
+def test_the_bench_stops_with_the_setting_whose_process_died(tmp_path, monkeypatch):
+    # the setting processes are forked, so they run the patched function
+    monkeypatch.setattr(runner, "run_setting", lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL))
+    config = BenchConfig(settings=("HarnessPlanning-v0",), out=str(tmp_path / "out"), show_progress=False)
+    died = "HarnessPlanning-v0: its process ended \\(killed by SIGKILL"
+    with pytest.raises(SettingProcessDied, match=died):
+        runner.run(config)
