@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from harness_gym.core.task import packaged_task_file, read_jsonl, write_jsonl
-from harness_gym.domains.coding import generate, mutants, values, verifier
+from harness_gym.domains.coding import generate, mutants, screening, values, verifier
 from harness_gym.domains.coding.problems import FAMILIES, variant_values
 from harness_gym.sandbox import SandboxLimits
 
@@ -61,7 +61,7 @@ def test_task_records_are_well_formed(tasks):
         assert starter.startswith(payload["signature"]) and "raise NotImplementedError" in starter
         assert verifier.signature_ok(starter, name, payload["signature"])
         kinds = [entry["flaw"] for entry in payload["pool"]]
-        assert 1 <= len(kinds) - 2 <= generate.MAX_MUTANTS
+        assert 1 <= len(kinds) - 2 <= screening.MAX_MUTANTS
         assert kinds[-2:] == ["syntax_error", "unsafe_import"]
         assert set(kinds[:-2]) <= AST_KINDS
         assert len({entry["source"] for entry in payload["pool"]}) == len(kinds)

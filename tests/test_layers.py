@@ -8,6 +8,9 @@ something from a higher one takes it as an argument or through a registry. The o
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -150,3 +153,35 @@ def test_the_checker_sees_an_upward_import(tmp_path: Path) -> None:
     found = _imports("harness_gym.core.fake", fake)
     assert found == {"harness_gym.domains.coding.verifier"}
     assert layer("harness_gym.domains.coding.verifier") > layer("harness_gym.core.fake")
+
+
+def _is_generator(module: str) -> bool:
+    return module.rpartition(".")[2] == "generate"
+
+
+def test_no_runtime_module_imports_a_generator() -> None:
+    """Task generators are build scripts: what a running env needs lives in runtime modules they import."""
+    offenders = {
+        m: sorted(filter(_is_generator, targets)) for m, targets in GRAPH.items() if not _is_generator(m)
+    }
+    assert not {m: t for m, t in offenders.items() if t}
+
+
+_LOADED_GENERATORS = """
+import importlib, sys
+import harness_gym
+from harness_gym.envs.registry import ENV_ENTRY_POINTS, EXTRA_ENV_ENTRY_POINTS
+for entry in {**ENV_ENTRY_POINTS, **EXTRA_ENV_ENTRY_POINTS}.values():
+    importlib.import_module(entry.partition(":")[0])
+print(sorted(m for m in sys.modules if m.rpartition(".")[2] == "generate"))
+"""
+
+
+def test_importing_every_env_loads_no_generator() -> None:
+    """In a fresh interpreter, ``harness_gym`` and every env's module leave no ``*.generate`` in
+    ``sys.modules``: also lazy imports inside functions run at import time would show here."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", _LOADED_GENERATORS], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stdout.strip() == "[]"

@@ -13,7 +13,7 @@ import pytest
 
 import harness_gym  # noqa: F401  (registers the environments)
 from harness_gym.core.task import Task
-from harness_gym.domains.long_memory.generate import show_date
+from harness_gym.domains.long_memory.dates import show_date
 from harness_gym.domains.multi_tool.tools import names_in_context, read_result, run_call
 from harness_gym.domains.research.verifier import FORMATS as RESEARCH_FORMATS
 from harness_gym.envs.domain import Domain, artifact_hash

@@ -14,7 +14,8 @@ from upstream import one_localised_rate, upstream_path
 from harness_gym.core.actions import Action
 from harness_gym.core.task import packaged_task_file
 from harness_gym.domains.tau_retail import HarnessTauRetailEnv, TauRetailDomain
-from harness_gym.domains.tau_retail.generate import generate_records, load_upstream_db
+from harness_gym.domains.tau_retail.db import load_upstream_db
+from harness_gym.domains.tau_retail.generate import generate_records
 from harness_gym.domains.tau_retail.tools import (
     WRITE_TOOLS,
     RetailDB,

@@ -20,6 +20,7 @@ from typing import Any
 from harness_gym.core.task import packaged_task_file, write_jsonl
 from harness_gym.domains.base import read_toml
 from harness_gym.domains.dbbench.engine import quote_ident, result_values, run_sql
+from harness_gym.domains.dbbench.upstream import prompt_of
 from harness_gym.domains.dbbench.verifier import artifact_scores
 from harness_gym.domains.generation import task_record
 
@@ -220,14 +221,6 @@ def _build(kind: str, theme: Mapping[str, Any], rng: random.Random, variant: str
         if sum(s for s, _ in artifact_scores(record, sql).values()) < 1.0 - 1e-9
     ]
     return {"record": record, "reference": gold, "pool": pool}
-
-
-def prompt_of(record: Mapping[str, Any]) -> str:
-    return (
-        f"{record['description']}\n{record['add_description']}\n"
-        "Answer with ONE MySQL statement in a ```sql fence (for a question, a SELECT whose result is the "
-        'answer; you may instead reply `Final Answer: ["v1", ...]`).'
-    )
 
 
 def generate_records() -> list[dict[str, Any]]:

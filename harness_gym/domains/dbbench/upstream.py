@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from harness_gym.core.task import Task, TaskFileError
-from harness_gym.domains.dbbench.generate import prompt_of
 from harness_gym.domains.dbbench.verifier import artifact_scores, task_kind
 from harness_gym.domains.upstream_files import read_jsonl
 
@@ -39,6 +38,16 @@ DIFFICULTY = {
     "ranking": "standard",
     "comparison": "hard",
 }
+
+
+def prompt_of(record: Mapping[str, Any]) -> str:
+    """The task prompt of an AgentBench record: its description and schema note, then the answer form
+    (the generated tasks use it too, so both sources ask the same way)."""
+    return (
+        f"{record['description']}\n{record['add_description']}\n"
+        "Answer with ONE MySQL statement in a ```sql fence (for a question, a SELECT whose result is the "
+        'answer; you may instead reply `Final Answer: ["v1", ...]`).'
+    )
 
 
 def _difficulty(kind: str) -> str:

@@ -34,14 +34,14 @@ from typing import Any
 
 from harness_gym.core.task import write_jsonl
 from harness_gym.domains.coding import values
-from harness_gym.domains.coding.generate import (
-    _BATCH_LIMITS,
+from harness_gym.domains.coding.mutants import ast_mutants, syntax_error_variant, unsafe_import_variant
+from harness_gym.domains.coding.screening import (
+    BATCH_LIMITS,
     SCREEN_CPU_S,
     Screened,
-    _normalize,
     choose_mutants,
+    normalize,
 )
-from harness_gym.domains.coding.mutants import ast_mutants, syntax_error_variant, unsafe_import_variant
 from harness_gym.domains.coding.verifier import (
     _judge_code,
     _values_source,
@@ -178,7 +178,7 @@ def _outcomes(
     pending = list(range(len(sources)))
     while pending:
         found, ends, _ = evaluate_calls(
-            [sources[i] for i in pending], entry_point, calls, _BATCH_LIMITS, budget=SCREEN_CPU_S
+            [sources[i] for i in pending], entry_point, calls, BATCH_LIMITS, budget=SCREEN_CPU_S
         )
         code_jobs, verdicts = [], {}
         for s, index in enumerate(pending):
@@ -307,7 +307,7 @@ def build_records(
     labels = difficulties(problems)
 
     def prepare(index: int, problem: Problem) -> dict[str, Any]:
-        reference = _normalize(problem.reference)
+        reference = normalize(problem.reference)
         allowed = _allowed_calls(problem, reference)
         data, leftover = check_tests(problem)
         hidden = [_data_record(test) for test in data]

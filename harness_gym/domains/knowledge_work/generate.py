@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import calendar
 import itertools
-import json
 import random
 import sys
 from collections.abc import Callable, Sequence
@@ -41,6 +40,7 @@ from harness_gym.domains.knowledge_work.entities import (
     VENDOR_STEMS,
     check_pools,
 )
+from harness_gym.domains.knowledge_work.report import Values, render
 from harness_gym.domains.knowledge_work.verifier import (
     artifact_scores,
     build_index,
@@ -387,58 +387,6 @@ def noise_table(ctx: Ctx) -> dict[str, str]:
 
 # --------------------------------------------------------------------------------------------------
 # Reports
-
-
-@dataclass(frozen=True)
-class Values:
-    figure: float
-    person: str
-    day: date
-    sources: tuple[str, ...]
-    conflict: str | None = None
-
-
-def _plain(x: float) -> str:
-    return f"{x:.2f}" if cents(x) % 100 else str(round(x))
-
-
-def _field_text(fmt: dict[str, Any], role: str, v: Values) -> Any:
-    if role == "figure":
-        if fmt["style"] == "json":
-            return round(v.figure, 2) if cents(v.figure) % 100 else round(v.figure)
-        return format_figure(v.figure) if fmt["style"] == "colon" else _plain(v.figure)
-    if role == "person":
-        return v.person
-    if role == "date":
-        return v.day.isoformat()
-    if role == "conflict":
-        return v.conflict or "none"
-    if fmt["style"] == "json":
-        return list(v.sources)
-    return ", ".join(v.sources) if v.sources else "none"
-
-
-def render(
-    fmt: dict[str, Any],
-    v: Values,
-    omit: Sequence[str] = (),
-    style: str | None = None,
-    rename: dict[str, str] | None = None,
-    sep: str | None = None,
-) -> str:
-    """A report in the task's format; the keyword arguments produce the malformed variants."""
-    style = style or fmt["style"]
-    shown = dict(fmt, style=style)
-    pairs = []
-    for role, label in fmt["fields"]:
-        if role in omit:
-            continue
-        label = (rename or {}).get(role, label)
-        pairs.append((label, _field_text(shown, role, v)))
-    if style == "json":
-        return json.dumps({label.lower(): value for label, value in pairs})
-    glue = sep or (": " if style == "colon" else " = ")
-    return "\n".join(f"{label}{glue}{value}" for label, value in pairs)
 
 
 def generic_flaws(ctx: Ctx, fmt: dict[str, Any], gold: Values) -> list[tuple[str, str]]:

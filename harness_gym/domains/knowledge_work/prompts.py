@@ -12,7 +12,7 @@ import json
 from datetime import date
 
 from harness_gym.core.task import Task
-from harness_gym.domains.knowledge_work.generate import Values, render
+from harness_gym.domains.knowledge_work.report import Values, render
 from harness_gym.domains.prompts import SettingPrompts, with_id
 from harness_gym.executors.prompts import (
     STRING,

@@ -37,6 +37,7 @@ from harness_gym.domains.generation import (
     flawed_pool,
     task_file,
 )
+from harness_gym.domains.long_memory.dates import show_date
 from harness_gym.domains.long_memory.facts import (
     EVAL_KINDS,
     FILLER,
@@ -143,11 +144,6 @@ def assignments() -> dict[str, Assignment]:
         people = PEOPLE[NAMES_PER_FAMILY * index : NAMES_PER_FAMILY * (index + 1)]
         out[family.template] = Assignment(split, kind, answer_format, phrasing, DATE_STYLES[split], people)
     return out
-
-
-def show_date(iso: str, style: str) -> str:
-    day = dt.date.fromisoformat(iso)
-    return iso if style == "iso" else f"{day.day} {day.strftime('%b')} {day.year}"
 
 
 # --------------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import json
 import re
 
 from harness_gym.core.task import Task
-from harness_gym.domains.long_memory.generate import show_date
+from harness_gym.domains.long_memory.dates import show_date
 from harness_gym.domains.long_memory.verifier import FORMATS
 from harness_gym.domains.prompts import SettingPrompts, required_tags, with_id
 from harness_gym.executors.prompts import (

@@ -15,8 +15,9 @@ from harness_gym.domains.base import (
     content,
     form,
 )
-from harness_gym.domains.tau_retail.generate import build_db, load_upstream_db, load_upstream_records
+from harness_gym.domains.tau_retail.db import build_db, load_upstream_db
 from harness_gym.domains.tau_retail.prompts import TauRetailPrompts
+from harness_gym.domains.tau_retail.records import load_upstream_records
 from harness_gym.domains.tau_retail.tools import WRITE_TOOLS
 from harness_gym.domains.tau_retail.verifier import (
     CRITERIA,
