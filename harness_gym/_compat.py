@@ -28,7 +28,6 @@ MOVED: dict[str, str] = {
     "harness_gym.collect": "harness_gym.datasets.collect",
     "harness_gym.combine": "harness_gym.datasets.combine",
     "harness_gym.dataset_files": "harness_gym.datasets.files",
-    "harness_gym.domains.base": "harness_gym.envs.domain",
     "harness_gym.engine": "harness_gym.evaluation.engine",
     "harness_gym.env": "harness_gym.envs.env",
     "harness_gym.headroom": "harness_gym.evaluation.headroom",
