@@ -105,6 +105,23 @@ def test_comparator_normalisation_tolerance_and_sets() -> None:
     assert not answers_match(["1", "1"], ["1", "2"])
 
 
+def test_comparator_matches_each_gold_value_to_at_most_one_answer_first_fit() -> None:
+    """Several numbers: upstream's ``matched_gt`` pairing. A gold value taken by an earlier answer is not
+    offered again, so a later answer moves on to the next close gold value."""
+    assert answers_match(["1.005", "1.009"], ["1.0", "1.015"])  # 1.009 is close to both; 1.0 is taken
+    assert not answers_match(["2", "2.001"], ["2", "7"])
+    # first fit in answer order, as upstream (not a maximum matching): 1.005 takes 0.998, which 0.996
+    # alone could use, although 1.005-1.014 and 0.996-0.998 would pair all four
+    assert not answers_match(["1.005", "0.996"], ["0.998", "1.014"])
+    assert answers_match(["0.996", "1.005"], ["0.998", "1.014"])
+
+
+def test_comparator_compares_text_answers_as_sets() -> None:
+    """Upstream compares anything not all-numeric with ``set(...) == set(...)``: repeats do not count."""
+    assert answers_match(["a", "a", "b"], ["b", "a"])
+    assert not answers_match(["a", "c"], ["a", "b"])
+
+
 # -- upstream data ---------------------------------------------------------------------------------------
 def test_upstream_gold_modifications_reproduce_answer_md5() -> None:
     records = dbbench_records("standard.jsonl")

@@ -372,8 +372,11 @@ def clean_answer(values: Sequence[Any]) -> list[str]:
 
 
 def answers_match(answer: Sequence[Any], gold: Sequence[Any]) -> bool:
-    """AgentBench's SELECT comparison: one value each -> 0.01 numeric tolerance or string equality;
-    several all-numeric -> tolerance matching one to one; otherwise set equality."""
+    """AgentBench's SELECT comparison (``DBResultProcessor.compare_results``): one value each -> 0.01
+    numeric tolerance or string equality; several all-numeric -> equal counts, and each answer in turn
+    takes the first gold value within tolerance that no earlier answer took (each gold value matches at
+    most one answer; first fit, as upstream, not a maximum matching); otherwise set equality (repeats do
+    not count)."""
     ans, ref = clean_answer(answer), clean_answer(gold)
     if len(ans) == 1 and len(ref) == 1:
         a, b = ans[0], ref[0]
