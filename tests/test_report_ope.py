@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import copy
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +19,7 @@ from harness_gym.evaluation.paper import PAPER
 require("scipy")
 
 PLANNING, TAU = "HarnessPlanning-v0", "HarnessTauRetail-v0"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _entry(true: float, is_: float, wis: float | None, **extra: Any) -> dict[str, Any]:
@@ -135,3 +141,37 @@ def test_a_right_q_function_is_said_to_be_right() -> None:
 
 def test_results_without_ope() -> None:
     assert "_No off-policy evaluation in these results._" in markdown_tables({"settings": {PLANNING: {}}})
+
+
+STABILITY_SCRIPT = """
+import numpy as np
+from harness_gym.bench.ope import EpisodeBatch
+from harness_gym.evaluation.protocol import finite_buffer_check
+rng = np.random.default_rng(7)
+for n in (200, 3001, 20000):
+    g, adv, psi = rng.random(n), rng.normal(0, 0.1, n), rng.random(n)
+    print([repr(v) for v in finite_buffer_check(g, adv, psi, clip=(0.1, 10)).values()])
+    steps = n // 4 * 4
+    target, logp = rng.random(steps), np.log(rng.uniform(0.2, 1, steps))
+    batch = EpisodeBatch.from_rows(np.full(n // 4, 4), target, logp, rng.random(steps))
+    print(repr(batch.estimate("wis")))
+"""
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="OpenBLAS core types are x86's")
+def test_buffer_checks_and_wis_are_the_same_bits_under_every_blas_kernel_and_thread_count() -> None:
+    """A BLAS dot product accumulates in the order of the CPU's OpenBLAS kernel (and splits long vectors
+    across threads), so the buffer checks and WIS once differed in the last bits between machines; the
+    oldest x86 kernel (Prescott) and one BLAS thread stand in for another machine here."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", STABILITY_SCRIPT],
+            env=env | extra,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for extra in ({}, {"OPENBLAS_CORETYPE": "Prescott"}, {"OPENBLAS_NUM_THREADS": "1"})
+    ]
+    assert runs[0] and runs[1] == runs[0] and runs[2] == runs[0]

@@ -22,6 +22,9 @@ Q-function's value at the buffer's start states, ``harness_gym.bench.fqe``), tha
 and the learner's ``own_q``: its own Q-function's value of the same start states, what a Q-learner believes
 its policy is worth. Every estimate is of the value from the buffer's start-state distribution, i.e. of
 the train-split tasks the buffer was collected on (round robin, so uniformly).
+
+Sums are numpy's (pairwise), never a BLAS dot product: OpenBLAS accumulates a dot product in an order
+that depends on the CPU's kernel and the thread count, so the last bits would differ between machines.
 """
 
 from __future__ import annotations
@@ -152,7 +155,7 @@ class EpisodeBatch:
             if estimator == "is":
                 return float(np.mean(weights * returns))
             total = float(weights.sum())
-            return float(np.dot(weights, returns) / total) if total > 0 else float("nan")
+            return float(np.sum(weights * returns) / total) if total > 0 else float("nan")
         if estimator == "pdis":
             return float((d * w * self.rewards).sum(axis=1).mean())
         if self.q_hat is None or self.v_hat is None:

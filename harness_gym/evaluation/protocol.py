@@ -420,6 +420,8 @@ def finite_buffer_check(
 
     ``delta_psi_direct`` is E_q[Psi] - E_mu[Psi]; ``delta_psi_cov`` is Cov_mu(w, Psi) / E_mu[w]; they
     agree up to rounding (``identity_error``). The identity holds for any positive weights, clipped too.
+    Weighted sums are numpy's pairwise sums, not BLAS dot products, whose accumulation order follows the
+    CPU's OpenBLAS kernel and thread count: the same buffer gives the same bits on every machine.
     """
     g = np.asarray(G, dtype=float)
     p = np.asarray(psi, dtype=float)
@@ -430,12 +432,12 @@ def finite_buffer_check(
         )
     q = w / w.sum()
     mean_g = float(g.mean())
-    eq_g = float(q @ g)
+    eq_g = float(np.sum(q * g))
     sigma = buffer_slack(g)
     delta_q = eq_g - mean_g
     mean_w = float(w.mean())
     cov_w_psi = float(np.mean((w - mean_w) * (p - p.mean())))
-    delta_direct = float(q @ p - p.mean())
+    delta_direct = float(np.sum(q * p) - p.mean())
     delta_cov = cov_w_psi / mean_w
     return {
         "N": int(g.size),
@@ -452,7 +454,7 @@ def finite_buffer_check(
         "delta_psi_direct": delta_direct,
         "delta_psi_cov": delta_cov,
         "identity_error": abs(delta_direct - delta_cov),
-        "ess": float(w.sum() ** 2 / (w @ w)),
+        "ess": float(w.sum() ** 2 / np.sum(w * w)),
     }
 
 

@@ -1,0 +1,52 @@
+"""The section on the expert-minus-open-loop gap and every policy's G beside its token cost."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from harness_gym.bench.report.access import _label
+from harness_gym.bench.report.format import fmt_ci, fmt_num, fmt_signed, markdown_table
+from harness_gym.bench.report.sections import _section
+
+
+def state_dependence_tables(settings: list[tuple[str, Mapping[str, Any]]]) -> str:
+    """Expert minus open-loop per setting (``state_dependence``), then every policy's mean G beside its
+    mean executor tokens per episode (``tokens``; the G-versus-tokens figure's points)."""
+    gap_rows = []
+    for e, s in settings:
+        gap = s.get("state_dependence")
+        if gap:
+            gap_rows.append(
+                [
+                    _label(e),
+                    fmt_num(gap["expert_G"]),
+                    fmt_num(gap["open_loop_G"]),
+                    fmt_signed(gap["gap"]),
+                    fmt_ci(gap["ci_low"], gap["ci_high"]),
+                    str(gap["pairs"]),
+                    f"`{gap['string']}`",
+                ]
+            )
+    token_rows = [
+        [_label(e), name, point["kind"], fmt_num(point["G"]), f"{point['tokens']:,.0f}"]
+        for e, s in settings
+        for name, point in (s.get("tokens") or {}).items()
+    ]
+    parts = [
+        "The expert (reads the state) and the open-loop reference (the setting's best fixed action string, "
+        "`harness_gym/data/open_loop.json`) play the same evaluation episodes as Base; the gap is their mean "
+        "paired difference in G with a 95% percentile bootstrap interval over the episode pairs "
+        "(`harness_gym.evaluation.headroom.paired_gap`). A measurement, not a target."
+    ]
+    headers = ["Setting", "expert G", "open-loop G", "gap", "95% CI", "pairs", "open-loop string"]
+    parts.append(
+        markdown_table(headers, gap_rows) if gap_rows else "_No state-dependence gap in these results._"
+    )
+    if token_rows:
+        parts += [
+            "Mean G and mean executor tokens (prompt + completion) per evaluation episode of every "
+            "evaluated policy (figure: G versus tokens).",
+            markdown_table(["Setting", "Policy", "kind", "G", "tokens / episode"], token_rows, left=3),
+        ]
+    return _section("state_dependence", parts[0], "\n\n".join(parts[1:]), None)
