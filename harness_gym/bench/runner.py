@@ -470,53 +470,105 @@ def off_policy_evaluation(
     return out
 
 
-def run_setting(
-    env_id: str,
-    config: BenchConfig,
-    log: Callable[[str], None] = print,
-    progress: Callable[[int], None] | None = None,
-) -> dict[str, Any]:
-    """One setting's buffer, models, evaluations and comparison (runs in a worker process).
+# -- one setting, phase by phase -------------------------------------------------------------------
+class SettingRun:
+    """What the phases of one setting share: its config and engine, the environment keywords every
+    episode is played with, the checkpoint directory, the phases' wall times, and per evaluated policy
+    every evaluation episode's executor tokens and the records kept for ``write_episodes``."""
 
-    Resumable: the buffer is collected with per-episode checkpoints (an existing one is reused) and
-    every evaluation checkpoints its episodes under ``out/checkpoints/<env id>/``. ``progress(n)``
-    is told of every ``n`` episodes played or resumed.
-    """
+    def __init__(self, env_id: str, config: BenchConfig, progress: Callable[[int], None] | None) -> None:
+        from harness_gym.executors.openai_executor import OpenAIExecutor
+
+        self.env_id = env_id
+        self.config = config
+        self.engine = config.engine
+        self.env_kwargs: dict[str, Any] = {}
+        self.executor = None
+        if config.executor is not None:
+            self.executor = self.env_kwargs["executor"] = OpenAIExecutor(config.executor)
+        self.checkpoints = Path(config.out) / CHECKPOINTS / env_id
+        self.tick = progress or (lambda n: None)
+        self.timings: dict[str, float] = {}
+        self.kept: dict[str, list[dict[str, Any]]] = {}
+        self.tokens: dict[str, list[float]] = {}
+        self.start = time.perf_counter()
+
+    def keep(self, name: str, record: dict[str, Any], view: bool = True) -> None:
+        """Count an evaluation episode's tokens, and keep its record for ``write_episodes`` if ``view``."""
+        self.tick(1)
+        usage = record["usage"]
+        self.tokens.setdefault(name, []).append(usage["prompt_tokens"] + usage["completion_tokens"])
+        if view:
+            self.kept.setdefault(name, []).append({"policy": name, **record})
+
+    def evaluate(
+        self,
+        policy: Any,
+        name: str,
+        seeds: tuple[int, ...],
+        tag: str,
+        fingerprint: str | None = None,
+        view: bool = True,
+    ) -> list[Any]:
+        """The protocol's evaluation of ``policy`` on the eval split, checkpointed under ``tag``."""
+        from harness_gym.evaluation.protocol import evaluate
+
+        return evaluate(
+            policy,
+            self.env_id,
+            seeds=seeds,
+            rollouts=self.config.rollouts,
+            policy_name=name,
+            engine=self.engine,
+            checkpoint=self.checkpoints / tag,
+            fingerprint=fingerprint,
+            on_episode=lambda record: self.keep(name, record, view),
+            **self.env_kwargs,
+        )
+
+    def elapsed(self) -> float:
+        """Seconds since the setting started."""
+        return time.perf_counter() - self.start
+
+    @contextlib.contextmanager
+    def timed(self, key: str) -> Any:
+        """Adds the wall time of the block to ``timings[key]``."""
+        mark = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[key] = self.timings.get(key, 0.0) + time.perf_counter() - mark
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A setting's training buffer: the Minari dataset, its d3rlpy form and its statistics."""
+
+    dataset: Any
+    data: Any
+    stats: dict[str, Any]
+    collected: Any
+    """The ``CollectReport`` of this process's collection; None when an earlier run's buffer was reused."""
+
+
+def collect_buffer(setting: SettingRun) -> Buffer:
+    """The mixed Base + Exploratory buffer on the train split, collected with per-episode checkpoints;
+    one finished before an interruption (same manifest) is read back instead."""
     import minari
-    import torch
 
-    from harness_gym.datasets.d3rlpy_bridge import quiet_d3rlpy, to_d3rlpy
-    from harness_gym.policies.scripted import BasePolicy, ForcedCheckPolicy, make_policy
-
-    quiet_d3rlpy()
-    torch.set_num_threads(1)  # settings already run in parallel: more threads only contend for the cores
     from harness_gym.datasets.collect import CollectConfig, collect, dataset_root, iter_episodes
-    from harness_gym.envs.registry import env_class
-    from harness_gym.evaluation import results as results_schema
-    from harness_gym.evaluation.aggregate import pass_k
-    from harness_gym.evaluation.protocol import buffer_arrays, buffer_stats, compare, evaluate
-    from harness_gym.evaluation.shift import evaluate_shift, training_profile
-    from harness_gym.executors.openai_executor import OpenAIExecutor
+    from harness_gym.datasets.d3rlpy_bridge import to_d3rlpy
+    from harness_gym.evaluation.protocol import buffer_arrays, buffer_stats
 
-    leave_training_profile = training_profile(config.train_profile)
-
-    env_kwargs: dict[str, Any] = {}
-    executor = None
-    if config.executor is not None:
-        executor = env_kwargs["executor"] = OpenAIExecutor(config.executor)
-
-    timings: dict[str, float] = {}
-    start = time.perf_counter()
-    domain = env_class(env_id).domain_cls
-    n_train = sum(task.split == "train" for task in domain().tasks())
+    config, engine = setting.config, setting.engine
+    domain = env_class(setting.env_id).domain_cls
+    n_episodes = config.episodes_per_task * sum(task.split == "train" for task in domain().tasks())
     root = str(Path(config.out) / "datasets")
     dataset_id = f"harness/{domain.dataset_domain()}/bench-mixed-v0"
-    tick = progress or (lambda n: None)
-    engine = config.engine
     collect_config = CollectConfig(
-        env_id,
+        setting.env_id,
         "mixed",
-        config.episodes_per_task * n_train,
+        n_episodes,
         dataset_id,
         executor=config.executor,
         workers=engine.workers,
@@ -529,108 +581,149 @@ def run_setting(
     episodes: list[Any] = []  # the written episodes (~30 MB for 1,600): read back only on a resume
     if (dataset_root(root) / dataset_id).exists():  # collected before an interruption: same manifest
         collected = None
-        tick(config.episodes_per_task * n_train)
+        setting.tick(n_episodes)
     else:
-        collected = collect(collect_config, progress=tick, episodes_out=episodes)
+        collected = collect(collect_config, progress=setting.tick, episodes_out=episodes)
     dataset = minari.load_dataset(str(dataset_root(root) / dataset_id))
     episodes = episodes or list(iter_episodes(dataset))
-    buffer = buffer_stats(**buffer_arrays(episodes))
+    stats = buffer_stats(**buffer_arrays(episodes))
     data = to_d3rlpy(dataset, episodes)
-    del episodes
-    timings["collect_s"] = time.perf_counter() - start
-    checkpoints = Path(config.out) / CHECKPOINTS / env_id
+    setting.timings["collect_s"] = setting.elapsed()
+    return Buffer(dataset, data, stats, collected)
 
-    kept: dict[str, list[dict[str, Any]]] = {}
-    tokens: dict[str, list[float]] = {}  # per policy, every evaluation episode's executor tokens
 
-    def keep(name: str, record: dict[str, Any], view: bool = True) -> None:
-        tick(1)
-        tokens.setdefault(name, []).append(
-            record["usage"]["prompt_tokens"] + record["usage"]["completion_tokens"]
-        )
-        if view:
-            kept.setdefault(name, []).append({"policy": name, **record})
+TrainedRuns = dict[str, list[tuple[int, Any, str | None]]]
+"""Per acting policy name, its (evaluation seed, policy, model fingerprint) runs; Base's first."""
 
-    def run_eval(
-        policy: Any,
-        name: str,
-        seeds: tuple[int, ...],
-        tag: str,
-        fingerprint: str | None = None,
-        view: bool = True,
-    ):
-        return evaluate(
-            policy,
-            env_id,
-            seeds=seeds,
-            rollouts=config.rollouts,
-            policy_name=name,
-            engine=engine,
-            checkpoint=checkpoints / tag,
-            fingerprint=fingerprint,
-            on_episode=lambda record: keep(name, record, view),
-            **env_kwargs,
-        )
 
-    results: dict[str, list] = {
-        "base": run_eval(BasePolicy(env_id), "base", config.seeds, "base"),
-        "forced-check": run_eval(ForcedCheckPolicy(env_id), "forced-check", config.seeds, "forced-check"),
+def evaluate_references(setting: SettingRun) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
+    """Base, Forced-CHECK and ``references`` on the protocol's episodes; and the state-dependence gap's
+    two ends (``gap_policies``, kept out of the comparison unless also references). Returns both."""
+    from harness_gym.policies.scripted import BasePolicy, ForcedCheckPolicy, make_policy
+
+    env_id, seeds = setting.env_id, setting.config.seeds
+    results: dict[str, list[Any]] = {
+        "base": setting.evaluate(BasePolicy(env_id), "base", seeds, "base"),
+        "forced-check": setting.evaluate(ForcedCheckPolicy(env_id), "forced-check", seeds, "forced-check"),
     }
-    for name in config.references:  # the engine binds hindsight-submit to each env it plays on
-        results[name] = run_eval(make_policy(name, env_id), name, config.seeds, name)
-    gap_refs = {  # the state-dependence gap's two ends, on the same episodes (not in the tables above);
-        # with a chat LLM their calls join the audit trail and the spend summary like every other's
-        name: results.get(name) or run_eval(policy, name, config.seeds, name, view=executor is not None)
+    for name in setting.config.references:  # the engine binds hindsight-submit to each env it plays on
+        results[name] = setting.evaluate(make_policy(name, env_id), name, seeds, name)
+    gap_refs = {  # with a chat LLM their calls join the audit trail and the spend summary like every other's
+        name: results.get(name)
+        or setting.evaluate(policy, name, seeds, name, view=setting.executor is not None)
         for name, policy in gap_policies(env_id).items()
     }
-    trained: dict[str, list[tuple[int, Any, str | None]]] = {
-        "base": [(s, BasePolicy(env_id), None) for s in config.seeds]
-    }
-    timings["evaluate_s"] = time.perf_counter() - start - timings["collect_s"]
-    timings["train_s"] = 0.0
-    training_data = TrainingData(env_id, dataset, data)
-    curves = LearningCurves(env_id, engine, env_kwargs, lambda record: tick(1), enabled=config.curves)
+    setting.timings["evaluate_s"] = setting.elapsed() - setting.timings["collect_s"]
+    return results, gap_refs
+
+
+def train_and_evaluate(
+    setting: SettingRun, buffer: Buffer, results: dict[str, list[Any]]
+) -> tuple[TrainedRuns, LearningCurves]:
+    """Train every algorithm with every seed on the buffer and evaluate each acting policy (seed ``s``
+    plays evaluation seed ``s``), adding its episodes to ``results``; the learning curves are measured
+    during training. Returns the trained policies (Base's entry first) and the curves."""
+    from harness_gym.policies.scripted import BasePolicy
+
+    config, env_id = setting.config, setting.env_id
+    trained: TrainedRuns = {"base": [(s, BasePolicy(env_id), None) for s in config.seeds]}
+    setting.timings["train_s"] = 0.0
+    training_data = TrainingData(env_id, buffer.dataset, buffer.data)
+    curves = LearningCurves(
+        env_id, setting.engine, setting.env_kwargs, lambda record: setting.tick(1), config.curves
+    )
     for algorithm in map(get_algorithm, config.algos):
-        mark = time.perf_counter()
-        runs = train_seeds(
-            algorithm,
-            training_data,
-            seeds=config.seeds,
-            n_steps=config.n_steps,
-            curve_points=config.curve_points if config.curves else 0,
-            on_checkpoint=curves.recorders(algorithm, config.seeds),
-        )
-        timings["train_s"] += time.perf_counter() - mark
-        for seed, run in zip(config.seeds, runs, strict=True):
-            mark = time.perf_counter()
-            for name, policy in acting_policies(algorithm, run, config.act):
-                trained.setdefault(name, []).append((seed, policy, run.fingerprint))
-                results.setdefault(name, []).extend(
-                    run_eval(policy, name, (seed,), f"{name}-s{seed}", run.fingerprint)
-                )
-            timings["evaluate_s"] += time.perf_counter() - mark
-    timings["train_s"] -= curves.seconds  # the curves' evaluations ran inside training
-    timings["curves_s"] = curves.seconds
-    mark = time.perf_counter()
-    ope = off_policy_evaluation(env_id, trained, data, engine, checkpoints, tick, env_kwargs)
-    timings["ope_s"] = time.perf_counter() - mark
-    mark = time.perf_counter()
-    comparison = compare(results, n_boot=config.n_boot, n_perm=config.n_boot)
-    timings["statistics_s"] = time.perf_counter() - mark
-    timings["total_s"] = time.perf_counter() - start
+        with setting.timed("train_s"):
+            runs = train_seeds(
+                algorithm,
+                training_data,
+                seeds=config.seeds,
+                n_steps=config.n_steps,
+                curve_points=config.curve_points if config.curves else 0,
+                on_checkpoint=curves.recorders(algorithm, config.seeds),
+            )
+        for seed, trained_run in zip(config.seeds, runs, strict=True):
+            with setting.timed("evaluate_s"):
+                for name, policy in acting_policies(algorithm, trained_run, config.act):
+                    trained.setdefault(name, []).append((seed, policy, trained_run.fingerprint))
+                    results.setdefault(name, []).extend(
+                        setting.evaluate(policy, name, (seed,), f"{name}-s{seed}", trained_run.fingerprint)
+                    )
+    setting.timings["train_s"] -= curves.seconds  # the curves' evaluations ran inside training
+    setting.timings["curves_s"] = curves.seconds
+    return trained, curves
+
+
+def log_headline(
+    setting: SettingRun, comparison: dict[str, Any], trained: TrainedRuns, log: Callable[[str], None]
+) -> None:
+    """One line per setting: Base and the first learner (AWR if trained) with its interval."""
     learners = [name for name in trained if name != "base"]  # ``trained`` opens with Base's entry
     shown = next((name for name in ("awr", *learners) if name in comparison["policies"]), "base")
     entry = comparison["policies"][shown]
     interval = "" if shown == "base" else f" [{entry['ci_low']:+.3f}, {entry['ci_high']:+.3f}]"
     log(
-        f"{env_id:<24} base G {entry['base_G']:.3f}  {shown} G {entry['G']:.3f}  ΔG {entry['delta_G']:+.3f}"
-        f"{interval}  ΔHMS {entry['delta_hms']:+.3f}  CBS {entry['cbs']:.1%}  ({timings['total_s']:.0f}s)"
+        f"{setting.env_id:<24} base G {entry['base_G']:.3f}  {shown} G {entry['G']:.3f}  "
+        f"ΔG {entry['delta_G']:+.3f}{interval}  ΔHMS {entry['delta_hms']:+.3f}  CBS {entry['cbs']:.1%}  "
+        f"({setting.timings['total_s']:.0f}s)"
     )
+
+
+def executor_shift(setting: SettingRun, trained: TrainedRuns) -> dict[str, Any]:
+    """Every trained policy and Base under every evaluation profile (``harness_gym.evaluation.shift``)."""
+    from harness_gym.evaluation.protocol import evaluate
+    from harness_gym.evaluation.shift import evaluate_shift
+
+    config = setting.config
+    train_profile = config.train_profile or "default"
+    profiles = [train_profile, *(p for p in config.eval_profiles if p != train_profile)]
+    return {
+        "train_profile": train_profile,
+        "G": evaluate_shift(
+            {name: [(seed, policy) for seed, policy, _ in runs] for name, runs in trained.items()},
+            setting.env_id,
+            profiles,
+            config.rollouts,
+            evaluate,
+            **setting.env_kwargs,
+        ),
+    }
+
+
+def executor_spend(setting: SettingRun, buffer: Buffer) -> dict[str, Any]:
+    """A chat-LLM executor's usage: the collection's (zero when the buffer was reused) and the
+    evaluations' with the spend summary of their calls."""
+    from harness_gym.evaluation.spend import calls_of, summarize_calls
+
+    collected = buffer.collected
+    used = {**collected.usage, **collected.spend} if collected else dict.fromkeys(USAGE_KEYS, 0.0)
+    calls = [
+        c for records in setting.kept.values() for r in records for c in calls_of(r.get("step_records", []))
+    ]
+    return {"collect": used, "evaluate": {**setting.executor.stats(), **summarize_calls(calls)}}
+
+
+def setting_output(
+    setting: SettingRun,
+    buffer: Buffer,
+    results: dict[str, list[Any]],
+    gap_refs: dict[str, list[Any]],
+    curves: LearningCurves,
+    ope: dict[str, Any],
+    comparison: dict[str, Any],
+) -> dict[str, Any]:
+    """The setting's entry of results.json (its ``tasks`` and ``runs`` later move into the results
+    schema's part, ``results_document``)."""
+    from harness_gym.evaluation import results as results_schema
+    from harness_gym.evaluation.aggregate import pass_k
+
+    config, env_id = setting.config, setting.env_id
     tasks = list(dict.fromkeys(r.task_id for r in results["base"]))
-    out: dict[str, Any] = {
+    references = ("base", "forced-check", *gap_refs, *config.references)
+    return {
         "compare": comparison,
-        "buffer": buffer,
-        "timings": timings,
+        "buffer": buffer.stats,
+        "timings": setting.timings,
         "tasks": tasks,
         "runs": {
             name: results_schema.runs(env_id, episodes, tasks, config.seeds, config.rollouts)
@@ -640,31 +733,55 @@ def run_setting(
         "pass_k": pass_k(results, range(1, config.rollouts + 1)),
         "ope": ope,
         "state_dependence": state_dependence(env_id, gap_refs),
-        "tokens": token_points(
-            results | gap_refs, tokens, references=("base", "forced-check", *gap_refs, *config.references)
-        ),
+        "tokens": token_points(results | gap_refs, setting.tokens, references=references),
     }
-    if config.eval_profiles:
-        train_profile = config.train_profile or "default"
-        profiles = [train_profile, *(p for p in config.eval_profiles if p != train_profile)]
-        out["shift"] = {
-            "train_profile": train_profile,
-            "G": evaluate_shift(
-                {name: [(seed, policy) for seed, policy, _ in runs] for name, runs in trained.items()},
-                env_id,
-                profiles,
-                config.rollouts,
-                evaluate,
-                **env_kwargs,
-            ),
-        }
-    write_episodes(config, env_id, kept)
-    if executor is not None:
-        from harness_gym.evaluation.spend import calls_of, summarize_calls
 
-        used = {**collected.usage, **collected.spend} if collected else dict.fromkeys(USAGE_KEYS, 0.0)
-        calls = [c for records in kept.values() for r in records for c in calls_of(r.get("step_records", []))]
-        out["executor"] = {"collect": used, "evaluate": {**executor.stats(), **summarize_calls(calls)}}
+
+def run_setting(
+    env_id: str,
+    config: BenchConfig,
+    log: Callable[[str], None] = print,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """One setting's buffer, models, evaluations and comparison (runs in a worker process).
+
+    Resumable: the buffer is collected with per-episode checkpoints (an existing one is reused) and
+    every evaluation checkpoints its episodes under ``out/checkpoints/<env id>/``. ``progress(n)``
+    is told of every ``n`` episodes played or resumed.
+    """
+    import torch
+
+    from harness_gym.datasets.d3rlpy_bridge import quiet_d3rlpy
+    from harness_gym.evaluation.protocol import compare
+    from harness_gym.evaluation.shift import training_profile
+
+    quiet_d3rlpy()
+    torch.set_num_threads(1)  # settings already run in parallel: more threads only contend for the cores
+    leave_training_profile = training_profile(config.train_profile)
+    setting = SettingRun(env_id, config, progress)
+    buffer = collect_buffer(setting)
+    results, gap_refs = evaluate_references(setting)
+    trained, curves = train_and_evaluate(setting, buffer, results)
+    with setting.timed("ope_s"):
+        ope = off_policy_evaluation(
+            env_id,
+            trained,
+            buffer.data,
+            setting.engine,
+            setting.checkpoints,
+            setting.tick,
+            setting.env_kwargs,
+        )
+    with setting.timed("statistics_s"):
+        comparison = compare(results, n_boot=config.n_boot, n_perm=config.n_boot)
+    setting.timings["total_s"] = setting.elapsed()
+    log_headline(setting, comparison, trained, log)
+    out = setting_output(setting, buffer, results, gap_refs, curves, ope, comparison)
+    if config.eval_profiles:
+        out["shift"] = executor_shift(setting, trained)
+    write_episodes(config, env_id, setting.kept)
+    if setting.executor is not None:
+        out["executor"] = executor_spend(setting, buffer)
     leave_training_profile()
     return out
 
