@@ -306,7 +306,7 @@ def finish_run(args: argparse.Namespace, config: OpenAIConfig | None, outcome: d
     it), which ``harness-gym replay CACHE`` reruns and compares."""
     outcome = {"command": args.command, **outcome}
     OUTCOMES.append(outcome)
-    if config is None or config.cache is None or config.cache_mode != "read_write":
+    if config is None or config.cache is None or config.cache_mode not in ("read_write", "reask_errors"):
         return
     from harness_gym.executors.cache import ResponseCache
 
