@@ -673,6 +673,22 @@ class ResponseCache:
             query = f"SELECT {columns} FROM responses ORDER BY key"
             return iter(self._connection().execute(query).fetchall())
 
+    def recorded_errors(self) -> int:
+        """How many stored replies are error replies (:attr:`CachedResponse.is_error`)."""
+        columns = ", ".join(("text", self._column("extra")))
+        count = 0
+        for text, extra in self._rows(columns):
+            data = json.loads(extra) if extra else {}
+            reply = CachedResponse(
+                text,
+                tool_calls=tuple(data.get("tool_calls", ())),
+                refusal=data.get("refusal"),
+                no_choice=bool(data.get("no_choice")),
+                error=data.get("error"),
+            )
+            count += reply.is_error
+        return count
+
     def keys(self) -> list[str]:
         """All stored keys, sorted."""
         return [row[0] for row in self._rows("key")]

@@ -632,8 +632,8 @@ class OpenAIExecutor:
 
     def _early_check(self, error: str | None) -> None:
         """After the first ``EARLY_CHECK_REPLIES`` replies: stop when nearly all failed one way."""
-        if not self.config.fail_on_error_rate:
-            return
+        if not self.config.fail_on_error_rate or self.cache.mode == "read_only":
+            return  # a replay repeats what was recorded
         with self._lock:
             if len(self._early) >= EARLY_CHECK_REPLIES:
                 return
