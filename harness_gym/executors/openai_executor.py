@@ -391,7 +391,8 @@ class OpenAIExecutor:
         """A copy that speaks ``domain``'s prompts (the environment calls this)."""
         if domain.prompts_cls is None:
             raise ValueError(f"{domain.env_id} defines no prompts for a chat LLM executor")
-        bound = copy.copy(self)
+        bound = copy.copy(self)  # through __getstate__: share what it leaves out again
+        bound._lock, bound._inflight = self._lock, self._inflight
         bound.prompts = domain.prompts_cls(domain)
         return bound
 
