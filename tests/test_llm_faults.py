@@ -432,6 +432,27 @@ def test_evaluate_at_temperature_zero_sends_each_distinct_prompt_once(modes, tmp
     assert "shared with an identical call in flight" in out
     line = next(line for line in out.splitlines() if line.startswith("executor faulty @"))
     assert f"{len(prompts)} sent" in line
+    # the copies are no independent draws: the score's interval resamples whole tasks, and says so
+    score = next(line for line in out.splitlines() if "normalised score" in line)
+    assert "95% interval resampling whole tasks" in score
+
+
+def test_the_score_interval_resamples_tasks_only_when_episodes_repeat_calls():
+    from harness_gym.evaluation.protocol import EpisodeResult, clustered_mean_ci, mean_ci
+    from harness_gym.evaluation.reference_scores import normalized_score
+    from harness_gym.evaluation.scoring import _score_interval
+
+    def episode(task: str, G: float, trace: str | None) -> EpisodeResult:
+        return EpisodeResult(ENV, "p", 0, task, 0, 0, G, 0.0, (), (), 3, "submit", trace)
+
+    rng = np.random.default_rng(0)
+    copies = [episode(f"t{t}", g, f"x{t}") for t in range(10) for g in [float(rng.integers(2))] * 3]
+    interval, unit = _score_interval(ENV, copies)
+    scores = [normalized_score(ENV, e.G) for e in copies]
+    assert unit == "tasks" and interval == clustered_mean_ci(scores, [e.task_id for e in copies], rng=0)
+    assert interval.high - interval.low > mean_ci(scores, rng=0).high - mean_ci(scores, rng=0).low
+    distinct = [episode(e.task_id, e.G, f"{e.trace}-{i}") for i, e in enumerate(copies)]
+    assert _score_interval(ENV, distinct) == (mean_ci(scores, rng=0), "episodes")
 
 
 def _steps(path: Path) -> list[dict]:
