@@ -578,3 +578,29 @@ def test_settings_file_paths_and_the_sdks_environment(modes, tmp_path, monkeypat
     assert main(["run", "--env", ENV, "--episodes", "1", "--quiet", "--config", str(sub / "run.toml")]) == 0
     assert (sub / "cache.sqlite").is_file() and not (tmp_path / "cache.sqlite").exists()
     assert srv.requests
+
+
+def test_a_collection_resumes_with_a_changed_max_tokens_and_records_it(modes, tmp_path, capsys):
+    """Following the hint of truncated replies (a larger --max-tokens) keeps the finished episodes; any
+    other changed setting is still refused."""
+    require("minari")
+    import minari
+
+    srv = modes()
+    config = tmp_path / "budget.toml"
+    config.write_text(
+        f'model = "faulty"\nbase_url = "{srv.base_url}"\ntemperature = 0.7\ncache = "b.sqlite"\n'
+    )
+    collect = _collect_argv(tmp_path / "datasets", config, "budget")
+    with pytest.raises(SystemExit, match="spend guard reached"):
+        main([*collect, "--max-tokens", "512", "--max-calls", "8"])
+    with pytest.raises(SystemExit, match="temperature"):
+        main([*collect, "--max-tokens", "900", "--temperature", "0.5"])
+    assert main([*collect, "--max-tokens", "900"]) == 0
+    assert "resuming 'harness/planning/budget-v0' with max_tokens 900 (was 512)" in capsys.readouterr().out
+    meta = minari.load_dataset(
+        str(tmp_path / "datasets" / "harness" / "planning" / "budget-v0")
+    ).storage.metadata
+    (change,) = json.loads(meta["harness_max_tokens_changes"])
+    assert change["from"] == 512 and change["to"] == 900 and 0 < change["episodes_done"] < 20
+    assert {p["max_tokens"] for p in srv.requests} == {512, 900}
