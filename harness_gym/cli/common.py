@@ -255,14 +255,19 @@ def executor_config(args: argparse.Namespace) -> OpenAIConfig | None:
             "$HARNESS_GYM_LLM_BASE_URL, or $OPENAI_BASE_URL)"
         )
     if config.preflight and config.cache_mode != "read_only":
+        from harness_gym.executors.cache import CacheError, ResponseCache
         from harness_gym.executors.openai_client import LLMError, preflight
 
+        command = f"harness-gym {getattr(args, 'command', '')}".rstrip()
+        if config.cache is not None:  # a local problem is named before the network is asked
+            try:
+                ResponseCache(config.cache, config.cache_mode).close()
+            except (CacheError, OSError) as exc:
+                raise SystemExit(f"{command}: {exc}") from None
         try:
             preflight(config.base_url, config.model)
         except LLMError as exc:
-            raise SystemExit(
-                f"harness-gym {getattr(args, 'command', '')}: {exc}".replace(" :", ":")
-            ) from None
+            raise SystemExit(f"{command}: {exc}") from None
     return config
 
 
