@@ -236,7 +236,8 @@ def digest_of(payload: dict) -> int:
 class ModeServer:
     """A loopback OpenAI-compatible server that answers ``planning_replies`` except where a mode says
     otherwise, and logs every request: ``overflow`` (a vendor's wording) refuses every ``overflow_every``-th
-    prompt (by its hash, so a prompt is refused every time) with HTTP 400; ``reply(payload)`` may
+    prompt (by its hash, so a prompt is refused every time) with HTTP 400; ``retry_after`` answers
+    every request with HTTP 429 and that ``Retry-After``; ``reply(payload)`` may
     return a whole body (``choices: []``, a refusal, ...) or None; ``models`` is what ``GET /v1/models``
     lists; ``delay_s`` holds each reply back (so concurrent identical requests overlap)."""
 
@@ -248,17 +249,20 @@ class ModeServer:
         self.reply = lambda payload: None
         self.models = models
         self.delay_s = 0.0
+        self.retry_after: int | None = None
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, format: str, *args: object) -> None:
                 pass
 
-            def _send(self, status: int, body: dict) -> None:
+            def _send(self, status: int, body: dict, headers: dict | None = None) -> None:
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
                 self.end_headers()
                 self.wfile.write(data)
 
@@ -273,6 +277,9 @@ class ModeServer:
                     server.requests.append(payload)
                 if server.delay_s:
                     time.sleep(server.delay_s)
+                if server.retry_after is not None:  # rate limited: come back in that many seconds
+                    headers = {"Retry-After": str(server.retry_after)}
+                    return self._send(429, {"error": {"message": "rate limit"}}, headers)
                 judge = kind_of(payload["messages"]) == "judge"
                 if server.overflow and not judge and digest_of(payload) % server.overflow_every == 0:
                     return self._send(400, CONTEXT_400[server.overflow])
@@ -604,3 +611,19 @@ def test_a_collection_resumes_with_a_changed_max_tokens_and_records_it(modes, tm
     (change,) = json.loads(meta["harness_max_tokens_changes"])
     assert change["from"] == 512 and change["to"] == 900 and 0 < change["episodes_done"] < 20
     assert {p["max_tokens"] for p in srv.requests} == {512, 900}
+
+
+def test_a_retry_after_past_the_deadline_ends_the_run_at_once_naming_it(modes):
+    """HTTP 429 with ``Retry-After: 45`` under ``--deadline 30``: no wait that cannot end in time, one
+    line saying why (within the deadline, the client waits 45 s as asked: test_openai_client)."""
+    srv = modes()
+    srv.retry_after = 45
+    argv = ["run", "--env", ENV, "--episodes", "1", "--quiet", "--deadline", "30"]
+    start = time.monotonic()
+    with pytest.raises(SystemExit) as stop:
+        main([*argv, *_llm(srv.base_url)])
+    assert "\n" not in str(stop.value) and "retry after 45s, past the call's deadline of 30s" in str(
+        stop.value
+    )
+    assert len(srv.requests) == 1
+    assert time.monotonic() - start < 30  # it did not sit out the deadline
