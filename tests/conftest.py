@@ -73,5 +73,6 @@ def loopback_llm_env(monkeypatch: pytest.MonkeyPatch) -> None:
         "HARNESS_GYM_LLM_MODEL",
         "HARNESS_GYM_LLM_API_KEY",
         "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
     ):
         monkeypatch.delenv(var, raising=False)

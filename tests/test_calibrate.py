@@ -144,10 +144,11 @@ def test_probe_estimates_do_not_depend_on_the_concurrency():
 
 
 @pytest.mark.usefixtures("loopback_llm_env")
-def test_a_judge_that_never_answers_in_form_gives_no_judge_estimate(tmp_path, capsys):
-    """A chat model whose judge replies hold no PASS/FAIL: 100% of its judge probes are parse failures,
-    which are never read as verdicts, so TPR and FPR are not estimated and the profile keeps its base
-    values, marked as such in the table and the JSON."""
+def test_a_model_that_never_answers_in_form_measures_nothing_and_exits_non_zero(tmp_path, capsys):
+    """A chat model whose replies never hold an answer in form (judges without PASS/FAIL, drafts and
+    revisions without a plan): every probe goes unanswered, so no parameter is measured (never a rate
+    of 0 marked measured); the profile keeps its base values, marked unmeasured, and the command exits
+    non-zero with one line."""
     from test_llm_executor import ChatServer, kind_of
 
     server = ChatServer(
@@ -157,27 +158,84 @@ def test_a_judge_that_never_answers_in_form_gives_no_judge_estimate(tmp_path, ca
     argv = ["calibrate", "--env", "HarnessPlanning-v0", "--probes", "12", "--out", str(out), "--holdout", "0"]
     argv += ["--executor", "openai", "--model", "m", "--base-url", server.base_url, "--retries", "0"]
     try:
-        assert main([*argv, "--concurrency", "4"]) == 0
+        with pytest.raises(SystemExit) as stop:
+            main([*argv, "--concurrency", "4", "--quiet"])
     finally:
         server.close()
+    message = str(stop.value)
+    assert "\n" not in message and "unmeasured, every probe of them went unanswered" in message
+    assert "HarnessPlanning-v0 judge_tpr" in message and "HarnessPlanning-v0 p_correct[hard]" in message
     printed = capsys.readouterr().out
     data = json.loads(out.read_text())
     parameters = data["calibration"]["HarnessPlanning-v0"]["parameters"]
-    default = executor_profile("default").domain("planning").mechanism
+    assert not [name for name, entry in parameters.items() if entry["source"] == "measured"]
+    default = executor_profile("default").domain("planning")
     for name in ("judge_tpr", "judge_fpr"):
         entry = parameters[name]
         assert entry["no_answer_rate"] == 1.0 and entry["probes"] == 0
         assert entry["value"] is None and entry["low"] is None  # no estimate, no interval
-        assert entry["source"] == "not measured (from default)"
-        assert entry["profile_value"] == getattr(default, name)
-        assert data["domains"]["planning"]["mechanism"][name] == getattr(default, name)
+        assert entry["source"] == "unmeasured: all 12 probes went unanswered (value from default)"
+        assert data["domains"]["planning"]["mechanism"][name] == getattr(default.mechanism, name)
         line = next(line for line in printed.splitlines() if line.strip().startswith(name))
-        assert "100.0%" in line and "not measured (from default)" in line
-    # drafts that never parse are measured (no draft is no correct draft), with their failure share
-    assert parameters["p_correct[standard]"]["value"] == 0.0
+        assert "100.0%" in line and "unmeasured" in line
+    # drafts that never parse measure no p_correct of 0: the base value stays
     assert parameters["p_correct[standard]"]["no_answer_rate"] == 1.0
-    assert parameters["p_correct[standard]"]["source"] == "measured"
-    assert ExecutorProfile.load(out).domain("planning").mechanism.judge_tpr == default.judge_tpr
+    assert parameters["p_correct[standard]"]["source"].startswith("unmeasured")
+    assert data["domains"]["planning"]["draft"]["p_correct"]["easy"] == default.draft.p_correct["easy"]
+    assert "executor m @" in printed and "152 parse failures" in printed  # the spend summary
+
+
+@pytest.mark.usefixtures("loopback_llm_env")
+def test_p_correct_probes_are_stratified_by_difficulty():
+    """Each difficulty gets ``probes`` draft probes, however few tasks of it the split holds."""
+    profile = _known("planning", DraftParams({"easy": 0.3, "standard": 0.15, "hard": 0.05}, 0.25))
+    _, estimates = calibrate_env("HarnessPlanning-v0", executor_profile=profile, probes=10, seed=0)
+    assert [estimates[f"p_correct[{d}]"].n for d in ("easy", "standard", "hard")] == [10, 10, 10]
+
+
+@pytest.mark.usefixtures("loopback_llm_env")
+def test_an_endpoint_failure_stops_calibrate_in_one_line_and_the_rerun_resumes(tmp_path, capsys):
+    """The endpoint goes away part way (its deadline passes): one line naming the checkpoint; the same
+    command rerun with the endpoint back asks only what was missing and writes the same profile as a
+    run that never stopped."""
+    from test_llm_executor import ChatServer, Reply
+
+    calls = []
+
+    def respond(payload: dict):
+        calls.append(1)
+        if failing and len(calls) > 30:
+            return Reply("the server is restarting", status=503)
+        return "PASS" if "PASS" in payload["messages"][-1]["content"][-600:] else "No."
+
+    failing = True
+    server = ChatServer(respond)
+    argv = ["calibrate", "--env", "HarnessPlanning-v0", "--probes", "6", "--holdout", "0", "--quiet"]
+    argv += ["--executor", "openai", "--model", "m", "--base-url", server.base_url, "--retries", "0"]
+    argv += ["--cache", str(tmp_path / "c.sqlite")]
+    out = tmp_path / "p.json"
+    try:
+        with pytest.raises(SystemExit) as stop:
+            main([*argv, "--out", str(out)])
+        message = str(stop.value)
+        assert "\n" not in message and "HTTP 503" in message and "rerun the same command to resume" in message
+        assert "p.json.checkpoint.jsonl" in message and not out.exists()
+        kept = len((tmp_path / "p.json.checkpoint.jsonl").read_text().splitlines()) - 1
+        assert kept >= 25
+        failing = False
+        asked = len(calls)
+        with pytest.raises(SystemExit, match="unmeasured"):  # drafts never parse: unmeasured
+            main([*argv, "--out", str(out)])
+        resumed_calls = len(calls) - asked
+        with pytest.raises(SystemExit, match="unmeasured"):
+            main([*argv, "--out", str(tmp_path / "whole.json"), "--cache-mode", "off"])
+    finally:
+        server.close()
+    assert resumed_calls < len(calls) - asked - resumed_calls  # the resume asked less than a whole run
+    assert not (tmp_path / "p.json.checkpoint.jsonl").exists()
+    assert (
+        json.loads(out.read_text())["domains"] == json.loads((tmp_path / "whole.json").read_text())["domains"]
+    )
 
 
 def test_cli_validates_the_fitted_profile_on_held_out_tasks(tmp_path, capsys):
@@ -190,6 +248,36 @@ def test_cli_validates_the_fitted_profile_on_held_out_tasks(tmp_path, capsys):
     assert check["predicted_episodes"] == 300
     for key in ("measured_base_G", "predicted_base_G"):
         assert check[key]["low"] <= check[key]["value"] <= check[key]["high"]
+    line = next(line for line in printed.splitlines() if "validation, Base G" in line)
+    verdict = "not consistent" if "not consistent at 95%" in line else "consistent"
+    assert line.endswith(f"resampling tasks: {verdict} at 95%") and check["verdict"] == verdict
+    d = check["difference"]
+    assert (d["low"] <= 0 <= d["high"]) == (verdict == "consistent")
+
+
+@pytest.mark.usefixtures("loopback_llm_env")
+def test_validation_counts_a_greedy_models_repeated_episodes_as_one_draw():
+    """At temperature 0 the Base harness plays a task the same way on every seed: those episodes are one
+    draw of the task, and the intervals resample tasks."""
+    import gymnasium as gym
+    from test_llm_executor import ChatServer
+
+    from harness_gym.evaluation.calibrate import validate_env
+    from harness_gym.executors import OpenAIConfig
+
+    tasks = [t.task_id for t in gym.make("HarnessPlanning-v0", split="train").unwrapped.tasks[:4]]
+    server = ChatServer(
+        lambda payload: "PASS" if "PASS" in payload["messages"][-1]["content"][-600:] else "No."
+    )
+    try:
+        config = OpenAIConfig(model="m", base_url=server.base_url, max_retries=0, fail_on_error_rate=False)
+        fitted = executor_profile("default").domain("planning")
+        check = validate_env("HarnessPlanning-v0", fitted, tasks, executor=config)
+    finally:
+        server.close()
+    assert check["measured_episodes"] == 12 and check["measured_draws"] == 4
+    assert check["measured"].n == 4 and check["predicted"].n == 4  # tasks, not episodes
+    assert isinstance(check["consistent"], bool)
 
 
 def test_bad_arguments_are_named_in_one_line(tmp_path):

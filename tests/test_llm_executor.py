@@ -652,7 +652,7 @@ def test_cli_run_ends_on_an_endpoint_error_with_one_line_and_the_finished_summar
     def respond(payload: dict) -> str | Reply:
         calls.append(1)
         if len(calls) > 1:
-            return Reply("the request exceeds the context window (n_ctx 2048)", status=400)
+            return Reply("unsupported parameter: 'logit_bias'", status=400)
         task = next(t for t in probe.tasks if t.prompt.strip() in payload["messages"][-1]["content"])
         return wrap(env_id, probe.domain.pool(task).reference)
 
@@ -662,7 +662,7 @@ def test_cli_run_ends_on_an_endpoint_error_with_one_line_and_the_finished_summar
         main([*args, "--base-url", srv.base_url])
     message = str(stop.value)
     assert "\n" not in message and "episode 2/3" in message and "HTTP 400" in message
-    assert "context window" in message
+    assert "logit_bias" in message
     out = capsys.readouterr().out
     assert "summary of the 1 finished episode(s)" in out and "mean G        1.000" in out
 

@@ -15,7 +15,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from harness_gym.executors.openai_client import DEFAULT_MAX_TOKENS, ChatResult, LLMError, OpenAIChatClient
+from harness_gym.executors.openai_client import (
+    DEFAULT_MAX_TOKENS,
+    ChatResult,
+    ContextOverflowError,
+    LLMError,
+    OpenAIChatClient,
+    preflight,
+)
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 
@@ -51,11 +58,23 @@ class ScriptedServer:
         self.max_in_flight = 0
         self.cond = threading.Condition(self.lock)
         self.gate_at: int | None = None  # when set, a request waits until this many are in flight
+        self.models: list[str] | None = None  # what GET /v1/models lists (None: no such route)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, format: str, *args: object) -> None:
                 pass
+
+            def do_GET(self) -> None:
+                if server.models is None or self.path != "/v1/models":
+                    self.send_error(404)
+                    return
+                body = json.dumps({"object": "list", "data": [{"id": m} for m in server.models]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
@@ -222,17 +241,63 @@ def test_retries_429_then_500_then_success(server: ScriptedServer) -> None:
     assert 0.0 <= sleep.calls[1] <= 0.75
 
 
-def test_retry_after_is_honoured_and_capped(server: ScriptedServer) -> None:
+def test_retry_after_is_honoured_as_sent_within_the_deadline(server: ScriptedServer) -> None:
+    """A server's ``Retry-After`` is waited out as sent, beyond ``max_backoff_s`` (45 s: a rate limit's
+    usual window), as long as it ends within the call's deadline; one past it gives up at once."""
+    clock = FakeClock()
     server.script.extend(
         [
             Scripted(status=429, headers={"Retry-After": "0.3"}),
-            Scripted(status=503, headers={"Retry-After": "120"}),
+            Scripted(status=503, headers={"Retry-After": "45"}),
             Scripted(body=ok_body()),
         ]
     )
-    client, sleep = make_client(server, max_backoff_s=1.0)
+    client, _ = make_client(server, max_backoff_s=1.0, sleep=clock.sleep, clock=clock)
     assert client.chat(MESSAGES).text == "hello"
-    assert sleep.calls == [pytest.approx(0.3), 1.0]
+    assert clock.slept == [pytest.approx(0.3), 45.0]
+    server.script.append(Scripted(status=429, headers={"Retry-After": "45"}))
+    client, _ = make_client(server, deadline_s=30.0, sleep=clock.sleep, clock=clock)
+    with pytest.raises(LLMError, match=r"retry after 45s, past the call's deadline of 30s"):
+        client.chat(MESSAGES)
+
+
+class FakeClock:
+    """A monotonic clock that only the client's sleeps advance: deadlines without waiting."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_the_deadline_is_used_to_its_end_on_a_refused_connection() -> None:
+    """``--deadline 30`` against a port nobody listens on retries for the whole 30 s (the last attempt
+    just before the deadline), not until the first backoff that would cross it."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: connections are refused
+    clock = FakeClock()
+    client = OpenAIChatClient(
+        base_url=f"http://127.0.0.1:{port}/v1",
+        model="m",
+        deadline_s=30.0,
+        backoff_s=1.0,
+        max_backoff_s=30.0,
+        rng=random.Random(3),
+        sleep=clock.sleep,
+        clock=clock,
+    )
+    start = clock.now
+    with pytest.raises(LLMError, match=r"deadline of 30s passed.*connection error"):
+        client.chat(MESSAGES)
+    assert clock.now - start >= 29.0
+    assert clock.now - start <= 30.0
 
 
 def test_retry_after_as_an_http_date_and_unusable_values(server: ScriptedServer) -> None:
@@ -468,16 +533,22 @@ def test_finish_reason_length_is_reported_as_truncated(server: ScriptedServer) -
     assert whole.finish_reason is None and not whole.truncated
 
 
-def test_each_retry_is_logged_as_it_happens(server: ScriptedServer, caplog: pytest.LogCaptureFixture) -> None:
-    server.script.extend([Scripted(status=503, body=b"busy"), Scripted(status=429, body=b"slow down")])
-    server.script.append(Scripted())
-    client, sleep = make_client(server)
+def test_retries_are_logged_aggregated(server: ScriptedServer, caplog: pytest.LogCaptureFixture) -> None:
+    """The first retry is logged at once; the others of every request are counted into one line per
+    interval, by kind, never one line each."""
+    clock = FakeClock()
+    client, _ = make_client(server, sleep=clock.sleep, clock=clock, max_retries=None, backoff_s=0.1)
     with caplog.at_level("WARNING", logger="harness_gym.executors.openai_client"):
+        for _ in range(20):
+            server.script.extend([Scripted(status=503, body=b"busy"), Scripted(status=429), Scripted()])
+            assert client.chat(MESSAGES).text == "hello"
+        clock.now += 11.0  # past the interval: the next retry brings the count
+        server.script.extend([Scripted(status=503, body=b"busy"), Scripted()])
         assert client.chat(MESSAGES).text == "hello"
     lines = [r.getMessage() for r in caplog.records]
-    assert len(lines) == 2 == len(sleep.calls)
-    assert "retry 1/3" in lines[0] and "HTTP 503" in lines[0]
-    assert "retry 2/3" in lines[1] and "HTTP 429" in lines[1]
+    assert len(lines) == 2, lines
+    assert "1 retry (HTTP 503 x1)" in lines[0]
+    assert "40 retries in the last" in lines[1] and "HTTP 429 x20" in lines[1] and "HTTP 503 x20" in lines[1]
 
 
 def test_a_hung_endpoint_is_bounded_by_the_call_deadline(server: ScriptedServer) -> None:
@@ -566,3 +637,95 @@ def test_a_timed_out_request_is_closed_before_its_slot_is_reused() -> None:
     assert len(errors) == 6 and all("timed out" in str(e) for e in errors)
     assert seen["requests"] == 6 * 3  # every attempt reached the server
     assert seen["max_live"] <= 2  # never more than the client's limit, though 18 requests timed out
+
+
+# -- context overflow, pre-flight, environment ------------------------------------------------------
+CONTEXT_400 = {
+    "vllm": {
+        "object": "error",
+        "message": "This model's maximum context length is 2048 tokens. However, you requested 2600 tokens "
+        "(1576 in the messages, 1024 in the completion). Please reduce the length of the messages or "
+        "completion.",
+        "type": "BadRequestError",
+        "param": None,
+        "code": 400,
+    },
+    "sglang": {
+        "object": "error",
+        "message": "The input (2600 tokens) is longer than the model's context length (2048 tokens).",
+        "type": "BadRequestError",
+        "param": None,
+        "code": 400,
+    },
+    "openai": {
+        "error": {
+            "message": "This model's maximum context length is 8192 tokens. However, your messages resulted "
+            "in 9000 tokens. Please reduce the length of the messages.",
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        }
+    },
+    "ollama": {
+        "error": {
+            "message": "the input length exceeds the context length",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": None,
+        }
+    },
+    "llama.cpp": {
+        "error": {
+            "code": 400,
+            "message": "the request exceeds the available context size, try increasing it",
+            "type": "exceed_context_size_error",
+        }
+    },
+}
+"""HTTP 400 bodies of servers refusing a prompt longer than the model's context, in each one's wording."""
+
+
+@pytest.mark.parametrize("vendor", sorted(CONTEXT_400))
+def test_a_context_overflow_is_named_in_every_vendors_wording(server: ScriptedServer, vendor: str) -> None:
+    server.script.append(Scripted(status=400, body=json.dumps(CONTEXT_400[vendor]).encode()))
+    client, sleep = make_client(server)
+    with pytest.raises(ContextOverflowError, match="does not fit the model's context window") as caught:
+        client.chat(MESSAGES)
+    assert caught.value.detail and "{" not in caught.value.detail  # the server's message, not its JSON
+    assert len(server.requests) == 1 and sleep.calls == []  # never retried
+
+
+def test_another_400_is_no_context_overflow(server: ScriptedServer) -> None:
+    body = json.dumps({"error": {"message": "temperature must be >= 0", "code": "invalid_value"}}).encode()
+    server.script.append(Scripted(status=400, body=body))
+    client, _ = make_client(server)
+    with pytest.raises(LLMError) as caught:
+        client.chat(MESSAGES)
+    assert not isinstance(caught.value, ContextOverflowError)
+
+
+def test_preflight_names_an_unknown_model_and_an_unreachable_url(server: ScriptedServer) -> None:
+    server.models = ["qwen3-8b", "llama3:latest"]
+    preflight(server.base_url, "qwen3-8b")
+    preflight(server.base_url, "llama3")  # Ollama's implicit tag
+    with pytest.raises(LLMError, match=r"model 'qwen3-8B' is not served at .*; it serves: qwen3-8b, llama3"):
+        preflight(server.base_url, "qwen3-8B")
+    server.models = None  # a server without the route is taken on trust
+    preflight(server.base_url, "anything")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(LLMError, match=r"cannot reach the LLM endpoint .*ConnectionRefusedError"):
+        preflight(f"http://127.0.0.1:{port}/v1", "m")
+    assert server.requests == []  # no completion was asked for
+
+
+def test_the_openai_sdks_environment_is_a_fallback(server: ScriptedServer, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-sdk")
+    server.script.append(Scripted())
+    client = OpenAIChatClient(model="m", max_retries=0)
+    assert client.chat(MESSAGES).text == "hello"
+    assert server.headers_seen[0]["Authorization"] == "Bearer sk-sdk"
+    monkeypatch.setenv("HARNESS_GYM_LLM_BASE_URL", "http://127.0.0.1:1/v1")
+    assert OpenAIChatClient(model="m").base_url == "http://127.0.0.1:1/v1"  # ours first

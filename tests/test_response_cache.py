@@ -247,7 +247,9 @@ def test_reopens_after_unpickling(tmp_path):
 
 
 def test_unknown_mode(tmp_path):
-    with pytest.raises(ValueError, match=r"unknown response-cache mode 'replay'.*read_write, read_only, off"):
+    with pytest.raises(
+        ValueError, match=r"unknown response-cache mode 'replay'.*read_write, read_only, reask_errors, off"
+    ):
         ResponseCache(tmp_path / "c.sqlite", mode="replay")
 
 

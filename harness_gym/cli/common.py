@@ -39,6 +39,11 @@ _LLM_FLAGS: dict[str, str] = {
     "price_out": "price_out",
     "cache": "cache",
     "fold_system": "fold_system",
+    "max_spend": "max_spend",
+    "max_tokens_total": "max_tokens_total",
+    "max_calls": "max_calls",
+    "fail_on_error_rate": "fail_on_error_rate",
+    "preflight": "preflight",
 }
 """Executor flags (argparse dest) -> the ``OpenAIConfig`` field each sets."""
 
@@ -147,7 +152,42 @@ def add_executor_args(parser: argparse.ArgumentParser) -> None:
         default=None,
         choices=[*CACHE_MODES, *CACHE_MODE_ALIASES],
         help="record = read_write (default), replay = read_only (a miss is an error, no network; without "
-        "--config, settings not given are taken from the cache)",
+        "--config, settings not given are taken from the cache), reask = reask_errors (record, asking "
+        "recorded error replies again: empty, no choice, context overflow)",
+    )
+    group.add_argument(
+        "--max-spend",
+        type=float,
+        default=None,
+        metavar="USD",
+        help="openai: stop (resumably) before a call once this many dollars were sent, by --price-in/out "
+        "(per process)",
+    )
+    group.add_argument(
+        "--max-tokens-total",
+        type=int,
+        default=None,
+        help="openai: stop (resumably) before a call once this many tokens were sent (per process)",
+    )
+    group.add_argument(
+        "--max-calls",
+        type=int,
+        default=None,
+        help="openai: stop (resumably) before a call once this many calls were sent (per process)",
+    )
+    group.add_argument(
+        "--fail-on-error-rate",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="openai: stop when nearly all of the first 20 replies fail one way (all cut at --max-tokens, "
+        "all refusals, ...), naming the flag that fixes it (default: on)",
+    )
+    group.add_argument(
+        "--preflight",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="openai: ask GET /models before the run, so an unreachable URL or an unknown model is one "
+        "line within seconds (default: on; never in replay)",
     )
 
 
@@ -212,8 +252,22 @@ def executor_config(args: argparse.Namespace) -> OpenAIConfig | None:
     if config.model is None or config.base_url is None:
         raise SystemExit(
             "--executor openai needs --model and --base-url (or $HARNESS_GYM_LLM_MODEL and "
-            "$HARNESS_GYM_LLM_BASE_URL)"
+            "$HARNESS_GYM_LLM_BASE_URL, or $OPENAI_BASE_URL)"
         )
+    if config.preflight and config.cache_mode != "read_only":
+        from harness_gym.executors.cache import CacheError, ResponseCache
+        from harness_gym.executors.openai_client import LLMError, preflight
+
+        command = f"harness-gym {getattr(args, 'command', '')}".rstrip()
+        if config.cache is not None:  # a local problem is named before the network is asked
+            try:
+                ResponseCache(config.cache, config.cache_mode).close()
+            except (CacheError, OSError) as exc:
+                raise SystemExit(f"{command}: {exc}") from None
+        try:
+            preflight(config.base_url, config.model)
+        except LLMError as exc:
+            raise SystemExit(f"{command}: {exc}") from None
     return config
 
 
@@ -306,7 +360,7 @@ def finish_run(args: argparse.Namespace, config: OpenAIConfig | None, outcome: d
     it), which ``harness-gym replay CACHE`` reruns and compares."""
     outcome = {"command": args.command, **outcome}
     OUTCOMES.append(outcome)
-    if config is None or config.cache is None or config.cache_mode != "read_write":
+    if config is None or config.cache is None or config.cache_mode not in ("read_write", "reask_errors"):
         return
     from harness_gym.executors.cache import ResponseCache
 

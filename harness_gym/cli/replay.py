@@ -45,11 +45,24 @@ _DROPPED_VALUE_FLAGS = frozenset(
         "--episodes-out",
         "--checkpoint",
         "--root",
+        "--max-spend",
+        "--max-tokens-total",
+        "--max-calls",
     }
 )
 """Flags (with a value) a replay replaces: the executor's settings come from the recording, outputs go
 to a temporary directory."""
-_DROPPED_SWITCHES = frozenset({"--fold-system", "--overwrite", "--show"})
+_DROPPED_SWITCHES = frozenset(
+    {
+        "--fold-system",
+        "--overwrite",
+        "--show",
+        "--fail-on-error-rate",
+        "--no-fail-on-error-rate",
+        "--preflight",
+        "--no-preflight",
+    }
+)
 
 
 def add_parser(subparsers) -> None:
@@ -118,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
 
     with ResponseCache(args.cache, "read_only") as cache:
         runs = cache.runs()
+        errors = cache.recorded_errors()
     if not runs:
         raise SystemExit(
             f"harness-gym replay: {args.cache} holds no recorded command (run, evaluate or collect with "
@@ -168,6 +182,11 @@ def run(args: argparse.Namespace) -> int:
         f"replayed {len(chosen)} recorded run(s), {episodes} episodes, from {args.cache}: "
         + ("all identical" if not failed else f"{failed} differ or failed")
     )
+    if errors:
+        print(
+            f"{errors} recorded error replies (empty, no choice or context overflow) were replayed as the "
+            "step errors they were, never as answers; --cache-mode reask asks them again when recording"
+        )
     return 1 if failed else 0
 
 

@@ -50,6 +50,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--episodes-out", default=None, help="write each episode's final info as JSON lines (for 'view')"
     )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     add_engine_args(parser)
     add_executor_args(parser)
     parser.set_defaults(func=run)
@@ -112,14 +113,23 @@ def _run_one(env_id: str, args: argparse.Namespace, config: OpenAIConfig | None)
         why = " ".join(str(exc).split())
         failure = f"harness-gym run: {env_id} episode 1/{len(episodes)} stopped the run: {why}"
     env.close()
+    from tqdm import tqdm
+
     from harness_gym.evaluation.engine import run as run_engine
     from harness_gym.evaluation.rollout import EpisodeJob
 
     rest = episodes[len(finals) :] if failure is None else []
     by_item: dict = {}
     job = EpisodeJob(env_id, policy, args.split, kwargs, keep=keep)
+    bar = tqdm(total=len(episodes), initial=len(finals), desc=f"run {env_id}", unit="ep", disable=args.quiet)
+
+    def done(item: tuple, final: dict) -> None:
+        by_item[item] = final
+        bar.update(1)
+
     try:
-        run_engine(job, rest, by_item.__setitem__, engine_config(args))
+        with bar:
+            run_engine(job, rest, done, engine_config(args))
     except endpoint_errors() as exc:
         stopped = len(finals) + len(by_item) + 1
         why = " ".join(str(exc).split())

@@ -556,8 +556,22 @@ def checkpoint_dir(config: CollectConfig) -> Path:
     return dataset_root(config.root) / CHECKPOINTS / config.dataset_id.replace("/", "__")
 
 
+MAX_TOKENS_CHANGES = "max_tokens_changes"
+"""Manifest key: the chat LLM's ``max_tokens`` changes a resumed collection went through."""
+
+
+def max_tokens_changes(config: CollectConfig) -> list[dict[str, int]]:
+    """``[{"from", "to", "episodes_done"}]`` per ``max_tokens`` change on resume (dataset metadata)."""
+    manifest = checkpoint_dir(config) / "config.json"
+    try:
+        return list(json.loads(manifest.read_text()).get(MAX_TOKENS_CHANGES, []))
+    except (OSError, ValueError):
+        return []
+
+
 def _open_checkpoints(config: CollectConfig) -> tuple[Path, dict[int, Path]]:
-    """The checkpoint directory for this request, refusing one left by a different request."""
+    """The checkpoint directory for this request, refusing one left by a different request (a changed
+    ``max_tokens`` alone is allowed: the change is recorded, :func:`max_tokens_changes`)."""
     directory = checkpoint_dir(config)
     manifest = directory / "config.json"
     wanted = config.content_key()
@@ -571,10 +585,25 @@ def _open_checkpoints(config: CollectConfig) -> tuple[Path, dict[int, Path]]:
                 f"the checkpoint manifest {manifest} cannot be read ({exc}); delete {directory} or pass "
                 "overwrite to start again"
             ) from None
-        if found != wanted:
+        changes = found.pop(MAX_TOKENS_CHANGES, [])
+        changed = differences(found, wanted)
+        if changed and changed[0].startswith("executor.max_tokens:") and len(changed) == 1:
+            # only the reply budget changed (e.g. raised after truncated replies): the finished episodes
+            # stay, the rest are played with the new budget, and the manifest and dataset record when
+            done = len(list(directory.glob("episode-*.npz")))
+            before, after = found["executor"]["max_tokens"], wanted["executor"]["max_tokens"]
+            changes = [*changes, {"from": before, "to": after, "episodes_done": done}]
+            _write_atomic(
+                manifest, json.dumps({**wanted, MAX_TOKENS_CHANGES: changes}, sort_keys=True).encode()
+            )
+            print(
+                f"resuming {config.dataset_id!r} with max_tokens {after} (was {before}) after {done} "
+                "finished episode(s); the dataset records the change (harness_max_tokens_changes)"
+            )
+        elif changed:
             raise CollectError(
                 f"an interrupted collection of {config.dataset_id!r} with different settings is at "
-                f"{directory} ({'; '.join(differences(found, wanted))}); rerun with the same settings, "
+                f"{directory} ({'; '.join(changed)}); rerun with the same settings, "
                 "delete it or pass overwrite to start again"
             )
     else:
@@ -824,6 +853,11 @@ def _write_dataset(
                 "harness_behaviors": behaviors(config),
                 **({"harness_llm_errors": list(LLM_ERRORS)} if config.executor is not None else {}),
                 "harness_config": json.dumps(config.content_key(), sort_keys=True),
+                **(
+                    {"harness_max_tokens_changes": json.dumps(changes)}
+                    if (changes := max_tokens_changes(config))
+                    else {}
+                ),
                 "harness_executor": json.dumps(describe(), sort_keys=True, default=str),
                 "harness_sandbox": env.unwrapped.sandbox or "none",
                 "harness_version": __version__,

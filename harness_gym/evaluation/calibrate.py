@@ -23,11 +23,16 @@ the domain's verifier gives it full marks (G = 1). Rates get Wilson intervals; `
 ``fix_decay`` (ratios of rates) percentile-bootstrap intervals.
 
 A reply without an answer in the required form (any executor error: a parse failure, a truncated or
-empty reply, a tool call, a refusal) is never read as an answer. It counts as what the harness would do
-with it: no draft (a DRAFT probe is not correct), the draft unchanged (a REVISE neither fixes nor breaks
-nor re-flaws it); a judge reply without a verdict is left out of the judge's rates altogether, so a judge
-that never answers in form gives no TPR/FPR estimate at all. Every probe's share of such replies is
-reported (``Estimate.failed``).
+empty reply, a tool call, a refusal, a context overflow) is never read as an answer. It counts as what
+the harness would do with it: no draft (a DRAFT probe is not correct), the draft unchanged (a REVISE
+neither fixes nor breaks nor re-flaws it); a judge reply without a verdict is left out of the judge's
+rates altogether. Every probe's share of such replies is reported (``Estimate.failed``). A parameter
+whose probes *all* went unanswered measured nothing, whatever its rate says (a model that never answers
+drafts nothing correct, but that is no ``p_correct`` of 0): it keeps the base value and is marked
+``unmeasured`` (:func:`provenance`), and ``harness-gym calibrate`` exits non-zero naming it.
+
+``p_correct[d]`` probes are stratified: ``probes`` of them on the tasks of each difficulty d (when the
+split has any), so a rare difficulty is measured as often as a common one.
 
 Every parameter of the profile's ``DraftParams`` and ``Mechanism`` that no probe measured (a field the
 probes do not cover, such as ``flaw_weights``, or one whose probes all went unanswered) keeps the base
@@ -37,25 +42,32 @@ filled.
 
 Probe requests are planned first (task order and draft choices from the seed) and then sent, each with
 a generator and an episode key of its own (``ExecutorRequest.episode_key``), ``concurrency`` at a time:
-the estimates do not depend on the concurrency. A simulated executor at temperature 0 then answers each
+the estimates do not depend on the concurrency. A :class:`ProbeLog` keeps every answer as it comes, so
+a calibration stopped by the endpoint (its deadline passed, a spend guard) resumes where it stopped; the
+first failing request stops the others. A simulated executor at temperature 0 then answers each
 probe as in a separate episode. A real model at temperature 0 answers a repeated identical probe (the
 same task, draft and feedback: tasks are cycled when there are fewer tasks than probes) identically, so
 its intervals rest on fewer independent replies than ``probes`` says; give it more tasks than probes,
 or sample (temperature above 0), to measure a per-call rate.
 :func:`validate_env` then checks the fitted profile where it matters: the Base harness on held-out train
 tasks, through the executor itself (measured G) and through the simulator with the fitted profile
-(predicted G), each with a bootstrap interval.
+(predicted G). Episodes that repeat one another call for call (a greedy model: the same task over seeds)
+are one draw; each task's mean G is the unit, the intervals resample tasks, and the verdict is whether
+the paired per-task difference's 95% interval holds 0 (``consistent`` / ``not consistent``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -138,6 +150,46 @@ def bootstrap(
     return Estimate(float(value), float(low), float(high), min(len(s) for s in samples))
 
 
+class ProbeLog:
+    """Every probe answer as it comes, one JSON line each after a manifest line (the calibration's
+    settings): a calibration stopped part way reruns and asks only what is missing. A file written with
+    other settings is refused."""
+
+    def __init__(self, path: str | os.PathLike[str], manifest: Mapping[str, Any]) -> None:
+        self.path = Path(path)
+        self.manifest = json.loads(json.dumps(dict(manifest), sort_keys=True, default=str))
+        self._lock = threading.Lock()
+        self.answers: dict[str, dict[str, str | None]] = defaultdict(dict)
+        if self.path.exists():
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+            found = json.loads(lines[0]).get("manifest") if lines else None
+            if found != self.manifest:
+                raise ValueError(
+                    f"the calibration checkpoint {self.path} was written with other settings; rerun with "
+                    "the same ones, or delete it to start again"
+                )
+            for line in lines[1:]:
+                try:
+                    entry = json.loads(line)
+                except json.JSONDecodeError:  # a line cut by a kill: that answer is asked again
+                    continue
+                self.answers[entry["env"]][entry["key"]] = entry["answer"]
+        else:
+            self.path.write_text(json.dumps({"manifest": self.manifest}) + "\n", encoding="utf-8")
+
+    def __len__(self) -> int:
+        return sum(len(a) for a in self.answers.values())
+
+    def record(self, env_id: str, key: str, answer: str | None) -> None:
+        with self._lock:
+            self.answers[env_id][key] = answer
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"env": env_id, "key": key, "answer": answer}) + "\n")
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
 class _PassingJudge:
     """Wraps an executor so that judge requests pass: a check then reports only its structural issues."""
 
@@ -150,6 +202,10 @@ class _PassingJudge:
         if request.kind == "judge":
             return ExecutorResponse(text="PASS")
         return self.inner.complete(request, rng)
+
+
+class _Stopped(Exception):
+    """Internal: a probe left unasked because another one failed."""
 
 
 @dataclass(frozen=True)
@@ -174,6 +230,11 @@ class _Probe:
     max_steps: int
     concurrency: int = 1
     stage: int = 0
+    env_id: str = ""
+    log: ProbeLog | None = None
+    progress: Callable[[int, int], None] | None = None
+    """``progress(answered, total)`` after every probe answer (resumed ones included)."""
+    _stop: threading.Event = field(default_factory=threading.Event)
 
     def episode(
         self, task: Task, context: Context, draft: str | None, rng: np.random.Generator, executor: Any = None
@@ -200,21 +261,51 @@ class _Probe:
         """Each request's answer, or None when the reply held none (an executor error of any kind)."""
         self.stage += 1
         stage = self.stage
+        kept = self.log.answers.get(self.env_id, {}) if self.log is not None else {}
+        counter = [0]
+        lock = threading.Lock()
+
+        def tick() -> None:
+            if self.progress is not None:
+                with lock:
+                    counter[0] += 1
+                    self.progress(counter[0], len(asks))
 
         def one(i: int, ask: _Ask) -> str | None:
-            request = ExecutorRequest(
-                ask.kind,  # type: ignore[arg-type]
-                ask.task,
-                ask.context,
-                ask.draft,
-                ask.feedback,
-                revision=ask.revision,
-                episode_key=probe_key(self.seed, stage, i),
-            )
-            response = self.executor.complete(request, np.random.default_rng([self.seed, stage, i]))
-            return None if response.error is not None else response.text
+            key = f"{stage}/{i}"
+            if key in kept:
+                tick()
+                return kept[key]
+            if self._stop.is_set():  # another request failed: the calibration stops
+                raise _Stopped
+            try:
+                answer = self._ask(stage, i, ask)
+            except BaseException:
+                self._stop.set()
+                raise
+            if self.log is not None:
+                self.log.record(self.env_id, key, answer)
+            tick()
+            return answer
 
-        return self.map(one, asks)
+        try:
+            return self.map(one, asks)
+        except _Stopped:  # pragma: no cover - the failing request's own exception is raised first
+            raise RuntimeError("a probe request failed") from None
+
+    def _ask(self, stage: int, i: int, ask: _Ask) -> str | None:
+        """One probe's answer, or None when the reply held none (an executor error of any kind)."""
+        request = ExecutorRequest(
+            ask.kind,  # type: ignore[arg-type]
+            ask.task,
+            ask.context,
+            ask.draft,
+            ask.feedback,
+            revision=ask.revision,
+            episode_key=probe_key(self.seed, stage, i),
+        )
+        response = self.executor.complete(request, np.random.default_rng([self.seed, stage, i]))
+        return None if response.error is not None else response.text
 
     def correct(self, task: Task, text: str | None) -> bool:
         if text is None:
@@ -312,11 +403,15 @@ def calibrate_domain(
     base: DomainProfile | None = None,
     max_steps: int | None = None,
     concurrency: int = 1,
+    log: ProbeLog | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    env_id: str = "",
 ) -> tuple[DomainProfile, dict[str, Estimate]]:
     """Estimate one domain's profile from ``probes`` requests per probe kind on ``tasks``.
 
     Returns the fitted profile (measured values where a probe measured them, ``base``'s elsewhere, see
-    :func:`provenance`) and the estimates by parameter name."""
+    :func:`provenance`) and the estimates by parameter name. ``log`` keeps the answers (under
+    ``env_id``) and gives back those of an earlier, stopped run; ``progress(answered, total)``."""
     if probes < 1:
         raise ValueError(f"probes must be at least 1, got {probes}")
     if not tasks:
@@ -324,14 +419,25 @@ def calibrate_domain(
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     rng = np.random.default_rng(seed)  # the plan: task order and draft choices
-    probe = _Probe(domain, executor, seed, max_steps or domain.max_steps, concurrency)
+    probe = _Probe(
+        domain,
+        executor,
+        seed,
+        max_steps or domain.max_steps,
+        concurrency,
+        env_id=env_id or domain.name,
+        log=log,
+        progress=progress,
+    )
     base = base or DomainProfile(draft=domain.draft_params)
     out: dict[str, Estimate] = {}
     contexts = dict(zip((t.task_id for t in tasks), probe.map(probe.gathered, tasks), strict=True))
 
     # -- the plan ----------------------------------------------------------------------------------
     asks: list[_Ask] = []
-    uninformed = [(t, len(asks) + i) for i, t in enumerate(_cycle(tasks, probes * len(DIFFICULTIES), rng))]
+    strata = [[t for t in tasks if t.difficulty == d] for d in DIFFICULTIES]
+    drafts = [t for stratum in strata if stratum for t in _cycle(stratum, probes, rng)]
+    uninformed = [(t, len(asks) + i) for i, t in enumerate(drafts)]
     asks += [_Ask("draft", t, Context()) for t, _ in uninformed]
     informed = [(t, len(asks) + i) for i, t in enumerate(_cycle(tasks, probes * 2, rng))]
     asks += [_Ask("draft", t, contexts[t.task_id]) for t, _ in informed]
@@ -464,9 +570,19 @@ def calibrate_domain(
 def _measured(estimates: dict[str, Estimate], name: str) -> float | None:
     """The estimate's value to fit, or None when it measured nothing."""
     found = estimates.get(name)
-    if found is None or found.n == 0 or not np.isfinite(found.value):
+    if found is None or found.n == 0 or not np.isfinite(found.value) or unanswered(found):
         return None
     return float(found.value) if name in UNBOUNDED else float(min(1.0, max(0.0, found.value)))
+
+
+def unanswered(estimate: Estimate) -> bool:
+    """Every probe request of the estimate went without an answer in form: it measured nothing."""
+    sent = estimate.n if estimate.attempts is None else estimate.attempts
+    return sent > 0 and estimate.failed >= sent
+
+
+UNMEASURED = "unmeasured"
+"""How :func:`provenance` marks a parameter whose probes all went unanswered."""
 
 
 def _fields(params: Any) -> list[tuple[str, Any]]:
@@ -496,14 +612,21 @@ def fit(base: DomainProfile, estimates: dict[str, Estimate]) -> DomainProfile:
 
 def provenance(base: DomainProfile, estimates: dict[str, Estimate], base_name: str) -> dict[str, str]:
     """Per parameter of the profile (mapping fields per key, an empty mapping as a whole):
-    ``"measured"`` or ``"not measured (from <base_name>)"``."""
+    ``"measured"``, ``"unmeasured: all N probes went unanswered (value from <base_name>)"`` or
+    ``"not measured (from <base_name>)"``."""
     out = {}
     for params in (base.draft, base.mechanism):
         for name, value in _fields(params):
             names = [f"{name}[{k}]" for k in value] if isinstance(value, Mapping) and value else [name]
             for key in names:
-                measured = _measured(estimates, key) is not None
-                out[key] = "measured" if measured else f"not measured (from {base_name})"
+                found = estimates.get(key)
+                if _measured(estimates, key) is not None:
+                    out[key] = "measured"
+                elif found is not None and unanswered(found):
+                    sent = found.n if found.attempts is None else found.attempts
+                    out[key] = f"{UNMEASURED}: all {sent} probes went unanswered (value from {base_name})"
+                else:
+                    out[key] = f"not measured (from {base_name})"
     return out
 
 
@@ -594,6 +717,14 @@ def holdout_split(tasks: Sequence[Task], fraction: float, seed: int = 0) -> tupl
     ]
 
 
+def _probing(executor: Any) -> Any:
+    """A chat LLM's settings without the early failure check: a probe kind the model never answers in
+    form is a measurement here (its parameter is marked unmeasured), not a reason to stop."""
+    from harness_gym.executors.openai_executor import OpenAIConfig
+
+    return replace(executor, fail_on_error_rate=False) if isinstance(executor, OpenAIConfig) else executor
+
+
 def calibrate_env(
     env_id: str,
     executor: Any = "simulated",
@@ -602,13 +733,19 @@ def calibrate_env(
     seed: int = 0,
     task_ids: Sequence[str] | None = None,
     concurrency: int = 1,
+    log: ProbeLog | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[DomainProfile, dict[str, Estimate]]:
     """Calibrate one environment's domain on its train split (or ``task_ids`` of it) with the executor
-    ``gym.make`` would bind."""
+    ``gym.make`` would bind (``log``, ``progress``: :func:`calibrate_domain`)."""
     import gymnasium as gym
 
     env = gym.make(
-        env_id, split="train", executor=executor, executor_profile=executor_profile, task_ids=task_ids
+        env_id,
+        split="train",
+        executor=_probing(executor),
+        executor_profile=executor_profile,
+        task_ids=task_ids,
     )
     inner = env.unwrapped
     try:
@@ -621,13 +758,26 @@ def calibrate_env(
             base=replace(inner.executor_profile),
             max_steps=inner.max_steps,
             concurrency=concurrency,
+            log=log,
+            progress=progress,
+            env_id=env_id,
         )
     finally:
         env.close()
 
 
-def _mean_interval(values: Sequence[float], rng: np.random.Generator) -> Estimate:
-    return bootstrap(lambda g: float(g.mean()), [np.asarray(values, dtype=float)], rng)
+def _task_means(results: Sequence[Any]) -> dict[str, float]:
+    """Each task's mean G over its distinct episodes: episodes of one task that repeat each other call
+    for call (equal ``trace``) are one draw, not several."""
+    draws: dict[str, dict[Any, float]] = defaultdict(dict)
+    for i, r in enumerate(results):
+        draws[r.task_id][r.trace if r.trace is not None else ("episode", i)] = r.G
+    return {task: float(np.mean(list(gs.values()))) for task, gs in draws.items()}
+
+
+def _task_interval(means: Sequence[float], rng: np.random.Generator) -> Estimate:
+    """Mean over tasks with the percentile-bootstrap interval that resamples tasks."""
+    return bootstrap(lambda g: float(g.mean()), [np.asarray(means, dtype=float)], rng)
 
 
 def validate_env(
@@ -639,10 +789,15 @@ def validate_env(
     seeds: Sequence[int] = (0, 1, 2),
     predicted_rollouts: int = 5,
     concurrency: int = 1,
+    checkpoint: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """The Base harness on held-out train tasks, through ``executor`` (measured G) and through the
-    simulator with the fitted profile (predicted G, ``predicted_rollouts`` per task and seed), each mean
-    with a 95% bootstrap interval over its episodes."""
+    simulator with the fitted profile (predicted G, ``predicted_rollouts`` per task and seed).
+
+    The unit is the task: its mean G over distinct episodes (copies are one draw), so the intervals
+    resample tasks; the verdict is whether the 95% interval of the paired per-task difference (measured
+    minus predicted) holds 0. ``checkpoint`` keeps the measured episodes (an evaluation checkpoint), so
+    a stopped validation resumes."""
     from harness_gym.envs.registry import env_class
     from harness_gym.evaluation.engine import EngineConfig
     from harness_gym.evaluation.protocol import evaluate
@@ -652,29 +807,45 @@ def validate_env(
     engine = EngineConfig(concurrency=concurrency)
     common = {"split": "train", "seeds": tuple(seeds), "engine": engine, "task_ids": list(task_ids)}
     measured = evaluate(
-        BasePolicy(env_id), env_id, rollouts=1, executor=executor, executor_profile=executor_profile, **common
+        BasePolicy(env_id),
+        env_id,
+        rollouts=1,
+        executor=executor,
+        executor_profile=executor_profile,
+        checkpoint=checkpoint,
+        **common,
     )
     profile = ExecutorProfile(name="fitted", domains={domain: fitted})
     predicted = evaluate(
         BasePolicy(env_id), env_id, rollouts=predicted_rollouts, executor_profile=profile, **common
     )
     rng = np.random.default_rng([0, 11])
+    by_task = _task_means(measured)
+    expected = _task_means(predicted)
+    tasks = sorted(by_task)
+    difference = _task_interval([by_task[t] - expected[t] for t in tasks], rng)
+    draws = len({(r.task_id, r.trace if r.trace is not None else i) for i, r in enumerate(measured)})
     return {
         "tasks": len(task_ids),
-        "measured": _mean_interval([r.G for r in measured], rng),
+        "measured": _task_interval([by_task[t] for t in tasks], rng),
         "measured_episodes": len(measured),
-        "predicted": _mean_interval([r.G for r in predicted], rng),
+        "measured_draws": draws,
+        "predicted": _task_interval([expected[t] for t in tasks], rng),
         "predicted_episodes": len(predicted),
+        "difference": difference,
+        "consistent": bool(difference.covers(0.0)),
     }
 
 
 def validation_line(check: Mapping[str, Any]) -> str:
-    m, p = check["measured"], check["predicted"]
+    m, p, d = check["measured"], check["predicted"], check["difference"]
+    verdict = "consistent" if check["consistent"] else "not consistent"
     return (
         f"  validation, Base G on {check['tasks']} held-out train tasks: measured {m.value:.3f} "
-        f"[{m.low:.3f}, {m.high:.3f}] ({check['measured_episodes']} episodes), predicted by the fitted "
-        f"profile {p.value:.3f} [{p.low:.3f}, {p.high:.3f}] "
-        f"({check['predicted_episodes']} simulated episodes)"
+        f"[{m.low:.3f}, {m.high:.3f}] ({check['measured_episodes']} episodes, {check['measured_draws']} "
+        f"distinct), predicted by the fitted profile {p.value:.3f} [{p.low:.3f}, {p.high:.3f}] "
+        f"({check['predicted_episodes']} simulated episodes); difference {d.value:+.3f} "
+        f"[{d.low:+.3f}, {d.high:+.3f}] resampling tasks: {verdict} at 95%"
     )
 
 
@@ -689,13 +860,17 @@ def calibrate_profile(
     concurrency: int = 1,
     holdout: float = 0.25,
     validation_seeds: Sequence[int] = (0, 1, 2),
+    checkpoint: ProbeLog | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> tuple[ExecutorProfile, dict[str, dict[str, Any]]]:
     """Calibrate several environments into one profile, printing each one's table through ``log``.
 
     ``holdout`` of each environment's train tasks are kept out of the probes and play the validation
     (:func:`validate_env`; 0 skips it). Returns the profile and, per environment, its report:
     ``estimates`` and ``parameters`` (value, interval, probes, share without an answer, ``source``:
-    measured or not) and ``validation``; JSON-ready (:func:`report_json`)."""
+    measured or not) and ``validation``; JSON-ready (:func:`report_json`). ``checkpoint`` keeps every
+    answer (and, beside it, the validation's measured episodes) so a stopped calibration resumes;
+    ``progress(env_id, answered, total)`` follows the probes."""
     import gymnasium as gym
 
     from harness_gym.envs.registry import env_class
@@ -719,14 +894,26 @@ def calibrate_profile(
             seed=seed,
             task_ids=probe_ids,
             concurrency=concurrency,
+            log=checkpoint,
+            progress=None if progress is None else (lambda done, total, e=env_id: progress(e, done, total)),
         )
         sources = provenance(base, estimates, base_name)
         values = profile_values(profile)
         log(table(env_id, estimates, sources, values))
         report: dict[str, Any] = {"estimates": estimates, "sources": sources, "values": values}
         if held:
+            where = None
+            if checkpoint is not None:
+                where = checkpoint.path.with_name(f"{checkpoint.path.name}.validation-{env_id}")
             check = validate_env(
-                env_id, profile, held, executor, executor_profile, validation_seeds, concurrency=concurrency
+                env_id,
+                profile,
+                held,
+                executor,
+                executor_profile,
+                validation_seeds,
+                concurrency=concurrency,
+                checkpoint=where,
             )
             log(validation_line(check))
             report["validation"] = check
@@ -775,5 +962,9 @@ def report_json(reports: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
                 "measured_episodes": check["measured_episodes"],
                 "predicted_base_G": _estimate_json(check["predicted"]),
                 "predicted_episodes": check["predicted_episodes"],
+                "measured_distinct_episodes": check["measured_draws"],
+                "difference": _estimate_json(check["difference"]),
+                "verdict": "consistent" if check["consistent"] else "not consistent",
+                "unit": "task (copies of an episode are one draw)",
             }
     return out

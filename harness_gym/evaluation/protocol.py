@@ -253,6 +253,18 @@ def mean_ci(
     return _bootstrap_ci((x,), lambda x, axis: np.mean(x, axis=axis), x, n_boot, level, rng)
 
 
+def clustered_mean_ci(
+    values: Sequence[float],
+    clusters: Sequence[Any],
+    n_boot: int = 10_000,
+    level: float = 0.95,
+    rng: np.random.Generator | int | None = None,
+) -> Interval:
+    """BCa bootstrap interval of the mean of ``values``, resampling whole clusters (e.g. tasks)."""
+    sums, counts = _clustered(np.asarray(values, dtype=float), clusters)
+    return _bootstrap_ci((sums, counts), _ratio, sums / counts, n_boot, level, rng)
+
+
 def _ratio(sums: np.ndarray, counts: np.ndarray, axis: int) -> np.ndarray:
     return np.sum(sums, axis=axis) / np.sum(counts, axis=axis)
 

@@ -183,7 +183,9 @@ class PolicyScore:
     """Mean G over every episode."""
     score: Interval
     """Normalised score (random = 0, expert = 100) of the mean G, with the 95% BCa bootstrap interval
-    over episodes: the uncertainty of evaluating these very policies on the protocol."""
+    over episodes: the uncertainty of evaluating these very policies on the protocol. When episodes
+    repeat each other call for call (a chat LLM at temperature 0), whole tasks are resampled instead,
+    so copies never count as independent draws (``score_unit``)."""
     seed_scores: dict[int, float]
     """Normalised score of each seed's episodes."""
     hms_norm: float
@@ -197,6 +199,8 @@ class PolicyScore:
     base_episodes: tuple[EpisodeResult, ...] | None = field(repr=False)
     simulator: dict[str, Any] = field(repr=False, default_factory=dict)
     """The executor the episodes were played with (``harness_gym.evaluation.results.simulator``)."""
+    score_unit: str = "episodes"
+    """What ``score``'s interval resamples: ``episodes``, or ``tasks`` when some episodes are copies."""
 
     def summary(self) -> str:
         """The result as a few lines of text (what ``harness-gym evaluate`` prints)."""
@@ -205,8 +209,12 @@ class PolicyScore:
             f"{self.env_id}  policy={self.name}  split={self.split}  seeds={seeds}  "
             f"rollouts={self.rollouts}  episodes={len(self.episodes)}",
             f"mean G {self.G:.3f}   normalised score {self.score.estimate:.1f} "
-            f"[{self.score.low:.1f}, {self.score.high:.1f}] (random = 0, expert = 100; 95% interval over "
-            "episodes)",
+            f"[{self.score.low:.1f}, {self.score.high:.1f}] (random = 0, expert = 100; 95% interval "
+            + (
+                "over episodes)"
+                if self.score_unit == "episodes"
+                else "resampling whole tasks: some episodes repeat each other's calls)"
+            ),
             "per seed: "
             + "  ".join(f"{seed}: {score:.1f}" for seed, score in self.seed_scores.items())
             + ("  (one model per seed)" if self.per_seed_models else "  (one policy for every seed)"),
@@ -374,6 +382,19 @@ def evaluate_policy(
     return _score(name, env_id, split, seeds, rollouts, modes, per_seed, episodes, base_episodes, record)
 
 
+def _score_interval(env_id: str, episodes: Sequence[EpisodeResult]) -> tuple[Interval, str]:
+    """The normalised score's interval and its unit: over episodes, or over whole tasks (the mean of
+    the resampled tasks' episodes) when some episodes repeat another of the same task call for call."""
+    from harness_gym.evaluation.protocol import clustered_mean_ci
+    from harness_gym.evaluation.spend import distinct_episodes
+
+    scores = np.asarray([normalized_score(env_id, r.G) for r in episodes], dtype=float)
+    distinct, total = distinct_episodes((r.task_id, r.trace) for r in episodes)
+    if distinct == total:
+        return mean_ci(scores, rng=0), "episodes"
+    return clustered_mean_ci(scores, [r.task_id for r in episodes], rng=0), "tasks"
+
+
 def _score(
     name: str,
     env_id: str,
@@ -387,7 +408,7 @@ def _score(
     record: dict[str, Any],
 ) -> PolicyScore:
     G = np.array([r.G for r in episodes])
-    score = mean_ci([normalized_score(env_id, g) for g in G], rng=0)
+    score, score_unit = _score_interval(env_id, episodes)
     seed_scores = {
         s: normalized_score(env_id, float(np.mean([r.G for r in episodes if r.seed == s]))) for s in seeds
     }
@@ -418,4 +439,5 @@ def _score(
         episodes=tuple(episodes),
         base_episodes=None if base_episodes is None else tuple(base_episodes),
         simulator=record,
+        score_unit=score_unit,
     )

@@ -22,9 +22,18 @@ from typing import Any
 
 import numpy as np
 
-from harness_gym.executors.base import REPLY_KINDS, error_kind
+from harness_gym.executors.base import CONTEXT_OVERFLOW, REPLY_KINDS, error_kind
 
-CALL_FIELDS = ("key", "model", "cached", "latency_s", "prompt_tokens", "completion_tokens", "cost_usd")
+CALL_FIELDS = (
+    "key",
+    "model",
+    "cached",
+    "shared",
+    "latency_s",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+)
 """What :func:`calls_of` keeps of a call's ``executor_io`` (besides its step and error kind)."""
 
 _BULKY = ("messages", "reply", "reasoning_content", "tool_calls")
@@ -33,8 +42,9 @@ _BULKY = ("messages", "reply", "reasoning_content", "tool_calls")
 
 def calls_of(steps: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One compact record per executor call of an episode's step records: ``step``, ``key``, ``model``,
-    ``cached``, ``latency_s``, ``prompt_tokens``, ``completion_tokens``, ``cost_usd`` and ``kind`` (the
-    error's usage counter, e.g. ``parse_failures``, or None). Steps without ``executor_io`` (a
+    ``cached``, ``shared`` (answered by an identical call in flight), ``latency_s``, ``prompt_tokens``,
+    ``completion_tokens``, ``cost_usd``, ``kind`` (the error's usage counter, e.g. ``parse_failures``, or
+    None) and ``overflow`` where the error is a context overflow. Steps without ``executor_io`` (a
     simulated executor's) give none."""
     out = []
     for step in steps:
@@ -44,6 +54,8 @@ def calls_of(steps: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         record = {"step": step.get("t")}
         record.update({name: io.get("cache_key" if name == "key" else name) for name in CALL_FIELDS})
         record["kind"] = error_kind(io["error"]) if io.get("error") else None
+        if (io.get("error") or "").startswith(CONTEXT_OVERFLOW):
+            record["overflow"] = True
         out.append(record)
     return out
 
@@ -87,7 +99,8 @@ def summarize_calls(calls: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Spend of a set of calls: ``calls``, ``sent`` / ``cached`` calls and their prompt and completion
     tokens, ``cost_usd`` (sent only), ``tokens_per_s`` (sent completion tokens per second of endpoint
     latency), ``latency_p50_s`` / ``latency_p95_s`` over sent calls (None without any), ``distinct``
-    (distinct request keys) and the error counts by kind (``REPLY_KINDS`` counters)."""
+    (distinct request keys), ``shared`` (among the cached: answered by an identical call in flight, not
+    sent) and the error counts by kind (``REPLY_KINDS`` counters, ``context_overflows`` also apart)."""
     calls = list(calls)
     sent = [c for c in calls if not c.get("cached")]
     cached = [c for c in calls if c.get("cached")]
@@ -112,6 +125,8 @@ def summarize_calls(calls: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         out["latency_p50_s"], out["latency_p95_s"] = (float(q) for q in np.percentile(latencies, [50, 95]))
     for counter in REPLY_KINDS.values():
         out[counter] = sum(c.get("kind") == counter for c in calls)
+    out["context_overflows"] = sum(bool(c.get("overflow")) for c in calls)
+    out["shared"] = sum(bool(c.get("shared")) for c in calls)
     return out
 
 
@@ -128,12 +143,19 @@ def spend_lines(
         f"${spend['cost_usd']:.4f}), {spend['cached']} from the cache ({spend['cached_prompt_tokens']} + "
         f"{spend['cached_completion_tokens']} tokens, $0)"
     ]
+    if spend.get("shared"):
+        lines[0] += f", {spend['shared']} of them shared with an identical call in flight"
     if spend["latency_p50_s"] is not None:
         lines.append(
             f"executor speed: {spend['tokens_per_s']:.1f} completion tokens/s; latency per sent call p50 "
             f"{spend['latency_p50_s']:.2f}s, p95 {spend['latency_p95_s']:.2f}s"
         )
     kinds = ", ".join(f"{spend[c]} {c.replace('_', ' ')}" for c in REPLY_KINDS.values())
+    if spend.get("context_overflows"):
+        kinds = kinds.replace(
+            f"{spend['truncations']} truncations",
+            f"{spend['truncations']} truncations ({spend['context_overflows']} of them context overflows)",
+        )
     lines.append(f"executor replies without an artifact: {kinds}")
     if episodes is not None and episodes[0] < episodes[1]:
         distinct, total = episodes

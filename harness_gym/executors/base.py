@@ -193,10 +193,17 @@ reply, or a reply with no choice at all; ``tool call``: ``tool_calls`` where tex
 ``refused``: a refusal or a content filter. Each is a failure signal for one step, never a stopped run."""
 
 
+CONTEXT_OVERFLOW = "context overflow"
+"""How the executor error of a prompt the server refused as longer than the model's context (HTTP 400)
+begins: counted with the truncated replies (the reply was cut to nothing), named apart in the error."""
+
+_ERROR_PREFIXES: dict[str, str] = {**REPLY_KINDS, CONTEXT_OVERFLOW: REPLY_KINDS[TRUNCATED_REPLY]}
+
+
 def error_kind(error: str) -> str:
     """The usage counter (``REPLY_KINDS`` value) of an executor error; unknown prefixes are parse
     failures."""
-    for prefix, counter in REPLY_KINDS.items():
+    for prefix, counter in _ERROR_PREFIXES.items():
         if error.startswith(prefix):
             return counter
     return "parse_failures"

@@ -26,7 +26,13 @@ Modes:
 - ``read_write`` (record): ``fetch`` returns a hit, or calls ``compute`` and stores its result.
 - ``read_only`` (replay): ``fetch`` returns a hit; a miss raises :class:`CacheMissError` and never calls
   ``compute``, so replaying a cache reproduces a real-LLM run exactly and offline.
+- ``reask_errors``: as ``read_write``, but a recorded error reply (:attr:`CachedResponse.is_error`: an
+  empty reply, one with no choice, a context overflow) is asked again and the new reply replaces it, for
+  a run that met a transient server fault it should not keep.
 - ``off``: ``fetch`` always calls ``compute`` and nothing is read or stored (no file is opened).
+
+An error reply is kept like any reply (so a resume or a replay repeats the run exactly), but it is never
+an answer: the executor reads it back as the step error it was, marked a recorded error.
 
 Parallel collection: several processes may share one file. The database runs in WAL mode with a busy
 timeout, writes are ``INSERT OR IGNORE`` (first writer wins; identical keys give identical responses
@@ -50,8 +56,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-CacheMode = Literal["read_write", "read_only", "off"]
-MODES: tuple[str, ...] = ("read_write", "read_only", "off")
+CacheMode = Literal["read_write", "read_only", "reask_errors", "off"]
+MODES: tuple[str, ...] = ("read_write", "read_only", "reask_errors", "off")
+WRITABLE = frozenset({"read_write", "reask_errors"})
 
 _BUSY_TIMEOUT_S = 30.0
 _SCHEMA = """
@@ -125,10 +132,18 @@ class CachedResponse:
     refusal: str | None = None
     no_choice: bool = False
     """The endpoint's reply held no choice at all."""
+    error: str | None = None
+    """A step error the endpoint's answer amounts to without any reply (a context overflow)."""
     latency_s: float = field(default=0.0, compare=False)
     """Seconds the endpoint took when this reply was recorded."""
     hit: bool = field(default=False, compare=False)
     """Set by :meth:`ResponseCache.fetch`: True when the response came from the cache."""
+
+    @property
+    def is_error(self) -> bool:
+        """No answer at all: an error, no choice, or nothing in the reply (no text, call or refusal)."""
+        empty = not self.text.strip() and not self.tool_calls and self.refusal is None
+        return self.error is not None or self.no_choice or empty
 
 
 def _canonical_json(value: Any) -> str:
@@ -387,6 +402,7 @@ class ResponseCache:
             tool_calls=tuple(extra.get("tool_calls", ())),
             refusal=extra.get("refusal"),
             no_choice=bool(extra.get("no_choice", False)),
+            error=extra.get("error"),
             latency_s=float(row[7] or 0.0),
         )
 
@@ -424,9 +440,10 @@ class ResponseCache:
         request: Mapping[str, Any] | None = None,
         episode: str | None = None,
         step: int | None = None,
+        replace_entry: bool = False,
     ) -> bool:
         """Store ``response`` (and the ``request`` it answers, asked at ``step`` of ``episode``) under
-        ``key`` unless an entry exists (first writer wins).
+        ``key`` unless an entry exists (first writer wins; ``replace_entry``: the new one wins).
 
         Returns True when this call stored it. ``off``: a no-op returning False. ``read_only``: an error.
         """
@@ -440,13 +457,15 @@ class ResponseCache:
                 ("tool_calls", list(response.tool_calls)),
                 ("refusal", response.refusal),
                 ("no_choice", response.no_choice),
+                ("error", response.error),
             )
             if value
         }
         conn = self._connection()
         with conn:
+            conflict = "REPLACE" if replace_entry else "IGNORE"
             cur = conn.execute(
-                "INSERT OR IGNORE INTO responses (key, model, text, prompt_tokens, completion_tokens, "
+                f"INSERT OR {conflict} INTO responses (key, model, text, prompt_tokens, completion_tokens, "
                 "cost_usd, created_at, finish_reason, request, reasoning, extra, latency_s, episode, step) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -473,9 +492,9 @@ class ResponseCache:
 
     @_locked
     def note_call(self, episode: str, step: int, key: str) -> None:
-        """Record that ``step`` of ``episode`` asked for ``key`` (``read_write`` only; a rerun of the same
+        """Record that ``step`` of ``episode`` asked for ``key`` (writable modes only; a rerun of the same
         episode overwrites its rows)."""
-        if self.mode != "read_write":
+        if self.mode not in WRITABLE:
             return
         conn = self._connection()
         with conn:
@@ -505,8 +524,13 @@ class ResponseCache:
         if episode is not None and step is not None:
             self.note_call(episode, step, key)
         found = self.get(key)
-        if found is not None:
+        reask = found is not None and found.is_error and self.mode == "reask_errors"
+        if found is not None and not reask:
             return replace(found, hit=True)
+        if reask:
+            with self._lock:
+                self._hits -= 1
+                self._misses += 1
         if self.mode == "read_only":
             error = CacheMissError(key, model, self.path)
             why = self.explain_miss(request) if request is not None else ""
@@ -514,7 +538,10 @@ class ResponseCache:
                 error.args = (f"{error.args[0]}; {why}",)
             raise error
         response = compute()
-        if self.put(key, response, model=model or "", request=request, episode=episode, step=step):
+        stored = self.put(
+            key, response, model=model or "", request=request, episode=episode, step=step, replace_entry=reask
+        )
+        if stored:
             return response
         # Another process stored this key between our miss and our insert: first writer wins.
         return self._lookup(key) or response
@@ -559,8 +586,8 @@ class ResponseCache:
 
     @_locked
     def record_settings(self, settings: Mapping[str, Any]) -> None:
-        """Keep an executor configuration that records into this file (``read_write`` only)."""
-        if self.mode != "read_write":
+        """Keep an executor configuration that records into this file (writable modes only)."""
+        if self.mode not in WRITABLE:
             return
         text = _canonical_json(dict(settings))
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -582,7 +609,7 @@ class ResponseCache:
     @_locked
     def add_run(self, argv: Sequence[str], outcome: Mapping[str, Any] | None = None) -> int | None:
         """Keep a command that recorded into this file (``harness-gym replay`` reruns it); its id."""
-        if self.mode != "read_write":
+        if self.mode not in WRITABLE:
             return None
         conn = self._connection()
         with conn:
@@ -645,6 +672,22 @@ class ResponseCache:
         with self._lock:
             query = f"SELECT {columns} FROM responses ORDER BY key"
             return iter(self._connection().execute(query).fetchall())
+
+    def recorded_errors(self) -> int:
+        """How many stored replies are error replies (:attr:`CachedResponse.is_error`)."""
+        columns = ", ".join(("text", self._column("extra")))
+        count = 0
+        for text, extra in self._rows(columns):
+            data = json.loads(extra) if extra else {}
+            reply = CachedResponse(
+                text,
+                tool_calls=tuple(data.get("tool_calls", ())),
+                refusal=data.get("refusal"),
+                no_choice=bool(data.get("no_choice")),
+                error=data.get("error"),
+            )
+            count += reply.is_error
+        return count
 
     def keys(self) -> list[str]:
         """All stored keys, sorted."""

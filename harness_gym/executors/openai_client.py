@@ -3,18 +3,25 @@
 Works with OpenAI, vLLM, Ollama, llama.cpp server and anything else that serves
 ``POST {base_url}/chat/completions``. Only the standard library is used (``urllib.request``).
 
-Configuration falls back to environment variables: ``HARNESS_GYM_LLM_BASE_URL``,
-``HARNESS_GYM_LLM_MODEL`` and ``HARNESS_GYM_LLM_API_KEY`` (then ``OPENAI_API_KEY``). The key is optional,
-since local servers usually need none.
+Configuration falls back to environment variables: ``HARNESS_GYM_LLM_BASE_URL`` (then the OpenAI SDK's
+``OPENAI_BASE_URL``), ``HARNESS_GYM_LLM_MODEL`` and ``HARNESS_GYM_LLM_API_KEY`` (then ``OPENAI_API_KEY``).
+The key is optional, since local servers usually need none.
 
 Transient failures (HTTP 408/429/5xx, a malformed response body, timeouts, connection errors) are
 retried with exponential backoff and full jitter until the call's deadline (``deadline_s``, 10 minutes by
-default: long enough for a server that restarts and reloads its weights); a ``Retry-After`` header is
-honoured, capped at ``max_backoff_s``. Each retry is logged (one ``WARNING`` line on the
-``harness_gym.executors.openai_client`` logger) as it happens. Everything else (HTTP 400, 401, 404, a bad
-URL) fails fast with an :class:`LLMError`. Concurrent calls from many threads are bounded by a semaphore;
-a timed-out request's connection is closed before its slot is freed, so a server that aborts work on a
-closed connection (vLLM, SGLang) never holds more requests of this client than ``max_concurrency``.
+default: long enough for a server that restarts and reloads its weights): the last attempt starts just
+before the deadline, never a whole backoff early. A ``Retry-After`` header is honoured as sent, however
+long, as long as it ends within the deadline (one that would not gives up at once). Retries are logged
+on the ``harness_gym.executors.openai_client`` logger, aggregated: the first at once, the rest as one
+``WARNING`` line per ``RETRY_LOG_INTERVAL_S`` with their count by reason, however many requests retry.
+A prompt too long for the model's context (HTTP 400 in vLLM's, SGLang's, OpenAI's, Ollama's or
+llama.cpp's wording, :data:`CONTEXT_OVERFLOW`) is a :class:`ContextOverflowError`, which the executor
+turns into a step error. Everything else (HTTP 400, 401, 404, a bad URL) fails fast with an
+:class:`LLMError`. :func:`preflight` asks ``GET /models`` once before a run, so a typo'd URL or model
+name is one line within seconds rather than retries until the deadline. Concurrent calls from many
+threads are bounded by a semaphore; a timed-out request's connection is closed before its slot is
+freed, so a server that aborts work on a closed connection (vLLM, SGLang) never holds more requests of
+this client than ``max_concurrency``.
 
 A well-formed reply is returned as it came, whatever its shape (:class:`ChatResult`): text, or empty
 content with the reasoning a reasoning model wrote (``reasoning_content``), or ``tool_calls``, or a
@@ -44,6 +51,11 @@ ENV_BASE_URL = "HARNESS_GYM_LLM_BASE_URL"
 ENV_MODEL = "HARNESS_GYM_LLM_MODEL"
 ENV_API_KEY = "HARNESS_GYM_LLM_API_KEY"
 ENV_OPENAI_API_KEY = "OPENAI_API_KEY"
+ENV_OPENAI_BASE_URL = "OPENAI_BASE_URL"
+RETRY_LOG_INTERVAL_S = 10.0
+"""Retries after the first are logged as one line per this many seconds (per client)."""
+_LAST_ATTEMPT_S = 0.5
+"""The last retry starts this long before the call's deadline, at the latest."""
 
 RETRYABLE_STATUS = frozenset({408, 429})
 """HTTP statuses retried besides every 5xx."""
@@ -53,7 +65,17 @@ DEFAULT_MAX_TOKENS = 1024
 """Completion budget per call; ``OpenAIConfig.max_tokens`` uses the same default."""
 
 log = logging.getLogger(__name__)
-_CONTEXT_HINT = re.compile(r"context|n_ctx|maximum.{0,20}tokens|too long", re.IGNORECASE)
+CONTEXT_OVERFLOW = re.compile(
+    r"context_length_exceeded|exceed_context_size|maximum context length|context length|context size"
+    r"|context window|n_ctx",
+    re.IGNORECASE,
+)
+"""An HTTP 400 body that says the prompt does not fit the context. Wordings: vLLM "This model's maximum
+context length is N tokens. However, you requested M tokens ..."; SGLang "The input (N tokens) is longer
+than the model's context length (M tokens)." and "Requested token count exceeds the model's maximum
+context length of N tokens"; OpenAI code ``context_length_exceeded``; Ollama "the input length exceeds
+the context length"; llama.cpp type ``exceed_context_size_error``, "the request exceeds the available
+context size"."""
 
 
 class LLMError(RuntimeError):
@@ -63,6 +85,15 @@ class LLMError(RuntimeError):
         super().__init__(message)
         self.status = status
         self.url = url
+
+
+class ContextOverflowError(LLMError):
+    """The server refused the prompt as too long for the model's context (HTTP 400): one step's
+    outcome, not a failed endpoint. ``detail`` is the server's message."""
+
+    def __init__(self, message: str, detail: str, *, status: int | None = None, url: str | None = None):
+        super().__init__(message, status=status, url=url)
+        self.detail = detail
 
 
 @dataclass(frozen=True)
@@ -97,11 +128,51 @@ class ChatResult:
 class _Retryable(Exception):
     """Internal: one attempt failed in a way worth retrying."""
 
-    def __init__(self, reason: str, retry_after: float | None = None, status: int | None = None) -> None:
+    def __init__(
+        self, reason: str, retry_after: float | None = None, status: int | None = None, kind: str = ""
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retry_after = retry_after
         self.status = status
+        self.kind = kind or (f"HTTP {status}" if status is not None else reason.split(" (")[0])
+
+
+class _RetryLog:
+    """Retries of many requests as few lines: the first at once, then one per ``interval_s`` with the
+    count by kind (HTTP status, timeout, connection error, ...) and the latest reason."""
+
+    def __init__(self, url: str, interval_s: float, clock: Callable[[], float]) -> None:
+        self.url = url
+        self.interval_s = interval_s
+        self.clock = clock
+        self.lock = threading.Lock()
+        self.counts: dict[str, int] = {}
+        self.since: float | None = None
+        self.last: float | None = None
+
+    def note(self, kind: str, reason: str, wait: float) -> None:
+        with self.lock:
+            now = self.clock()
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+            if self.since is None:
+                self.since = now
+            if self.last is not None and now - self.last < self.interval_s:
+                return
+            total = sum(self.counts.values())
+            counts = ", ".join(f"{k} x{n}" for k, n in sorted(self.counts.items()))
+            span = f" in the last {now - self.since:.0f}s" if self.last is not None else ""
+            self.counts, self.since, self.last = {}, None, now
+        log.warning(
+            "LLM endpoint %s: %d retr%s%s (%s); latest: %s, next in %.2fs",
+            self.url,
+            total,
+            "y" if total == 1 else "ies",
+            span,
+            counts,
+            reason,
+            wait,
+        )
 
 
 def _excerpt(body: bytes | str) -> str:
@@ -128,6 +199,21 @@ def _parse_retry_after(value: str | None) -> float | None:
     if seconds != seconds:  # NaN
         return None
     return max(0.0, seconds)
+
+
+def _error_message(text: str) -> str:
+    """The message of an error body (``{"error": {"message": ...}}``, ``{"message": ...}`` or
+    ``{"error": "..."}``), else the body's excerpt."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return _excerpt(text)
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        message = error.get("message") if isinstance(error, dict) else error
+        if isinstance(message, str) and message:
+            return _excerpt(message)
+    return _excerpt(text)
 
 
 def _is_timeout(exc: BaseException) -> bool:
@@ -176,12 +262,16 @@ class OpenAIChatClient:
         deadline_s: float = 600.0,
         rng: random.Random | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        base_url = base_url or os.environ.get(ENV_BASE_URL) or None
+        base_url = base_url or os.environ.get(ENV_BASE_URL) or os.environ.get(ENV_OPENAI_BASE_URL) or None
         model = model or os.environ.get(ENV_MODEL) or None
         missing = []
         if not base_url:
-            missing.append(f"base URL (pass base_url= or set {ENV_BASE_URL}, e.g. http://127.0.0.1:8000/v1)")
+            missing.append(
+                f"base URL (pass base_url= or set {ENV_BASE_URL} or {ENV_OPENAI_BASE_URL}, e.g. "
+                "http://127.0.0.1:8000/v1)"
+            )
         if not model:
             missing.append(f"model (pass model= or set {ENV_MODEL})")
         if missing:
@@ -214,18 +304,21 @@ class OpenAIChatClient:
         self._rng = rng if rng is not None else random.Random()
         self._rng_lock = threading.Lock()
         self._sleep = sleep
+        self._clock = clock
         self._semaphore = threading.BoundedSemaphore(max_concurrency)
+        self._retry_log = _RetryLog(self.url, RETRY_LOG_INTERVAL_S, clock)
 
     def __getstate__(self) -> dict[str, Any]:
         """Picklable for worker processes: locks are recreated, each process gets its own bound."""
         state = self.__dict__.copy()
-        del state["_rng_lock"], state["_semaphore"]
+        del state["_rng_lock"], state["_semaphore"], state["_retry_log"]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._rng_lock = threading.Lock()
         self._semaphore = threading.BoundedSemaphore(self.max_concurrency)
+        self._retry_log = _RetryLog(self.url, RETRY_LOG_INTERVAL_S, self._clock)
 
     def __repr__(self) -> str:  # never show the key
         return f"OpenAIChatClient(url={self.url!r}, model={self.model!r})"
@@ -259,15 +352,14 @@ class OpenAIChatClient:
 
     # -- internals --------------------------------------------------------------------------------------
 
-    def _backoff(self, retry_index: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(retry_after, self.max_backoff_s)
+    def _backoff(self, retry_index: int) -> float:
         ceiling = min(self.max_backoff_s, self.backoff_s * (2.0**retry_index))
         with self._rng_lock:
             return self._rng.uniform(0.0, ceiling)
 
     def _post_with_retries(self, body: bytes) -> ChatResult:
-        start = time.monotonic()
+        clock = self._clock
+        start = clock()
         last: _Retryable | None = None
         attempts = 0
         attempt = -1
@@ -275,25 +367,27 @@ class OpenAIChatClient:
             attempt += 1
             if attempt:
                 assert last is not None
-                wait = self._backoff(attempt - 1, last.retry_after)
-                if time.monotonic() - start + wait >= self.deadline_s:
+                left = self.deadline_s - (clock() - start)
+                if last.retry_after is not None and last.retry_after >= left:
                     raise LLMError(
-                        f"LLM endpoint {self.url} gave up after {attempts} attempt(s): the call's deadline "
-                        f"of {self.deadline_s:g}s would pass before the next retry; "
-                        f"last error: {last.reason}",
+                        f"LLM endpoint {self.url} gave up after {attempts} attempt(s): the server asked to "
+                        f"retry after {last.retry_after:g}s, past the call's deadline of "
+                        f"{self.deadline_s:g}s (--deadline); last error: {last.reason}",
                         status=last.status,
                         url=self.url,
                     )
-                log.warning(
-                    "LLM endpoint %s: retry %d/%s in %.2fs after %s",
-                    self.url,
-                    attempt,
-                    "-" if self.max_retries is None else self.max_retries,
-                    wait,
-                    last.reason,
-                )
+                if left <= _LAST_ATTEMPT_S:
+                    raise LLMError(
+                        f"LLM endpoint {self.url} gave up after {attempts} attempt(s): the call's deadline "
+                        f"of {self.deadline_s:g}s passed (--deadline); last error: {last.reason}",
+                        status=last.status,
+                        url=self.url,
+                    )
+                wait = last.retry_after if last.retry_after is not None else self._backoff(attempt - 1)
+                wait = min(wait, left - _LAST_ATTEMPT_S)  # the last attempt still starts in time
+                self._retry_log.note(last.kind, last.reason, wait)
                 self._sleep(wait)
-            remaining = self.deadline_s - (time.monotonic() - start)
+            remaining = self.deadline_s - (clock() - start)
             if remaining <= 0:
                 break
             attempts += 1
@@ -305,7 +399,7 @@ class OpenAIChatClient:
                         url=self.url,
                     )
                 try:
-                    timeout = min(self.timeout_s, max(0.001, self.deadline_s - (time.monotonic() - start)))
+                    timeout = min(self.timeout_s, max(0.001, self.deadline_s - (clock() - start)))
                     sent = time.monotonic()
                     result = self._parse(self._post_once(body, timeout))
                     return replace(result, latency_s=time.monotonic() - sent)
@@ -342,23 +436,31 @@ class OpenAIChatClient:
                     retry_after=_parse_retry_after(exc.headers.get("Retry-After") if exc.headers else None),
                     status=status,
                 ) from exc
-            hint = ""
-            if status == 400 and _CONTEXT_HINT.search(err_body.decode("utf-8", errors="replace")):
-                hint = (
-                    " (the prompt plus max_tokens does not fit the model's context window: give the server "
-                    "a larger context, e.g. llama.cpp's --n_ctx, or lower max_tokens)"
-                )
+            text = err_body.decode("utf-8", errors="replace")
+            if status in (400, 413) and CONTEXT_OVERFLOW.search(text):
+                detail = _error_message(text)
+                raise ContextOverflowError(
+                    f"LLM endpoint {self.url} returned HTTP {status}: the prompt plus max_tokens does not "
+                    f"fit the model's context window ({detail})",
+                    detail,
+                    status=status,
+                    url=self.url,
+                ) from exc
             raise LLMError(
-                f"LLM endpoint {self.url} returned HTTP {status}{hint}: {_excerpt(err_body)}",
+                f"LLM endpoint {self.url} returned HTTP {status}: {_excerpt(err_body)}",
                 status=status,
                 url=self.url,
             ) from exc
         except (urllib.error.URLError, OSError) as exc:
             # HTTPError is a URLError subclass and handled above; this is transport trouble.
             if _is_timeout(exc):
-                raise _Retryable(f"request timed out after {timeout or self.timeout_s:g}s (timeout)") from exc
+                raise _Retryable(
+                    f"request timed out after {timeout or self.timeout_s:g}s (timeout)", kind="timeout"
+                ) from exc
             reason = getattr(exc, "reason", exc)
-            raise _Retryable(f"connection error ({type(reason).__name__}: {reason}); unreachable?") from exc
+            raise _Retryable(
+                f"connection error ({type(reason).__name__}: {reason}); unreachable?", kind="connection error"
+            ) from exc
         except (ValueError, http.client.InvalidURL) as exc:  # e.g. unknown url type
             raise LLMError(f"bad LLM endpoint URL {self.url!r}: {exc}", url=self.url) from exc
         except http.client.HTTPException as exc:  # IncompleteRead, BadStatusLine, ...
@@ -369,9 +471,12 @@ class OpenAIChatClient:
         try:
             data = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError):
-            raise _Retryable(f"malformed JSON response: {_excerpt(raw)}") from None
+            raise _Retryable(f"malformed JSON response: {_excerpt(raw)}", kind="malformed reply") from None
         if not isinstance(data, dict):
-            raise _Retryable(f"malformed JSON response: expected an object, got {type(data).__name__}")
+            raise _Retryable(
+                f"malformed JSON response: expected an object, got {type(data).__name__}",
+                kind="malformed reply",
+            )
         usage = data.get("usage")
         usage = usage if isinstance(usage, dict) else {}
         prompt_tokens = _as_int(usage.get("prompt_tokens"))
@@ -398,4 +503,58 @@ class OpenAIChatClient:
             reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
             tool_calls=calls,
             refusal=refusal if isinstance(refusal, str) and refusal else None,
+        )
+
+
+PREFLIGHT_TIMEOUT_S = 5.0
+
+
+def preflight(
+    base_url: str, model: str, api_key: str | None = None, timeout_s: float = PREFLIGHT_TIMEOUT_S
+) -> None:
+    """Ask ``GET {base_url}/models`` once: an endpoint that cannot be reached, refuses the key or does not
+    serve ``model`` is an :class:`LLMError` of one line, within ``timeout_s``. A server without that
+    route (any other HTTP error) or with an unreadable list is taken on trust: the run will tell.
+
+    Ollama lists ``name:latest`` where a request may say ``name``; both are accepted."""
+    url = base_url.rstrip("/") + "/models"
+    api_key = api_key or os.environ.get(ENV_API_KEY) or os.environ.get(ENV_OPENAI_API_KEY) or None
+    headers = {"Accept": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    request = urllib.request.Request(url, headers=headers, method="GET")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            raw = response.read()
+    except urllib.error.HTTPError as exc:
+        exc.close()
+        if exc.code in (401, 403):
+            raise LLMError(
+                f"LLM endpoint {base_url} refused the API key (HTTP {exc.code} on GET /models): set "
+                f"{ENV_API_KEY} or {ENV_OPENAI_API_KEY}",
+                status=exc.code,
+                url=url,
+            ) from None
+        return
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+        reason = getattr(exc, "reason", exc)
+        why = f"no answer within {timeout_s:g}s" if _is_timeout(exc) else f"{type(reason).__name__}: {reason}"
+        raise LLMError(
+            f"cannot reach the LLM endpoint {base_url} ({why}): is the server running and the URL right? "
+            "(--no-preflight skips this check)",
+            url=url,
+        ) from None
+    except ValueError as exc:
+        raise LLMError(f"bad LLM endpoint URL {base_url!r}: {exc}", url=url) from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+        served = [str(m["id"]) for m in data["data"] if isinstance(m, dict) and "id" in m]
+    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
+        return
+    if served and model not in served and f"{model}:latest" not in served:
+        shown = ", ".join(served[:10]) + (f" and {len(served) - 10} more" if len(served) > 10 else "")
+        raise LLMError(
+            f"model {model!r} is not served at {base_url}; it serves: {shown} (--model; --no-preflight skips "
+            "this check)",
+            url=url,
         )

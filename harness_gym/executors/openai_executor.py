@@ -11,8 +11,10 @@ the endpoint. What it guarantees:
   reply or one with no choice (``no content``); ``tool_calls`` where text was asked for (``tool call``);
   a refusal or content filter (``refused``);
 - a prompt too long for the model's context is never answered silently: a server that refuses it
-  (HTTP 400: llama.cpp, vLLM, OpenAI) stops the run with an error saying so; with
-  ``context_tokens`` set, every call must also leave ``max_tokens`` of room in that context by the
+  (HTTP 400 in vLLM's, SGLang's, OpenAI's, Ollama's or llama.cpp's wording) gives the step an executor
+  error of kind ``context overflow``, counted with the truncated replies, and the episode goes on as
+  the harness would after any executor error (the refusal is recorded, so a resume or a replay repeats
+  it); with ``context_tokens`` set, every call must also leave ``max_tokens`` of room in that context by the
   usage the endpoint reports (``prompt_tokens + max_tokens <= context_tokens``), else its reply is a
   "truncated reply" executor error: that catches servers that cut an over-long prompt silently (Ollama
   keeps only its ``num_ctx`` tokens) or shorten the reply's budget to what is left (llama.cpp);
@@ -29,7 +31,16 @@ the endpoint. What it guarantees:
   messages sent, the raw reply and its reasoning, ``finish_reason``, the model, the cache key and whether
   it was a hit, the latency, the tokens and cost, and the error if any;
 - money and seconds are what was sent: a reply replayed from the cache costs nothing and takes no time
-  (its tokens still count, as cached, in the episode's ``usage``).
+  (its tokens still count, as cached, in the episode's ``usage``);
+- single-flight: identical greedy requests in flight at once (same cache key) share one call; the
+  others wait for it and are marked ``shared`` in their audit record (not sent: no cost, no time), so
+  ``--concurrency`` never multiplies the calls of a protocol's repeated episodes;
+- guards (per process): ``max_spend`` dollars, ``max_tokens_total`` sent tokens and ``max_calls`` sent
+  calls stop the run with a :class:`BudgetReached` before the call that would pass them (a collection
+  or evaluation then resumes where it stopped); and when nearly all of the first
+  ``EARLY_CHECK_REPLIES`` replies fail in one way (``fail_on_error_rate``, on by default), the run stops
+  with an :class:`EarlyStop` naming the failure and the setting that fixes it, instead of spending
+  every call on it.
 """
 
 from __future__ import annotations
@@ -40,6 +51,7 @@ import os
 import threading
 import tomllib
 from collections.abc import Mapping
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -47,27 +59,69 @@ from typing import Any
 import numpy as np
 
 from harness_gym.executors.base import (
+    CONTEXT_OVERFLOW,
     REPLY_KINDS,
     TRUNCATED_REPLY,
     DomainView,
     ExecutorRequest,
     ExecutorResponse,
     Usage,
+    error_kind,
 )
 from harness_gym.executors.cache import MODES, CachedResponse, ResponseCache
 from harness_gym.executors.openai_client import (
     DEFAULT_MAX_TOKENS,
     ENV_BASE_URL,
     ENV_MODEL,
+    ENV_OPENAI_BASE_URL,
+    ContextOverflowError,
+    LLMError,
     OpenAIChatClient,
 )
 from harness_gym.executors.prompts import STRUCTURED_MODES, ParseError, Prompts
 
-CACHE_MODE_ALIASES = {"record": "read_write", "replay": "read_only"}
+CACHE_MODE_ALIASES = {"record": "read_write", "replay": "read_only", "reask": "reask_errors"}
 """Command-line friendly names of the response-cache modes."""
 
-_SCHEDULING = ("max_concurrency", "cache", "cache_mode")
+_SCHEDULING = (
+    "max_concurrency",
+    "cache",
+    "cache_mode",
+    "max_spend",
+    "max_tokens_total",
+    "max_calls",
+    "fail_on_error_rate",
+    "preflight",
+)
 """Settings that never change a reply (left out of what a cache records of a run)."""
+
+EARLY_CHECK_REPLIES = 20
+"""The early check looks at this many first replies of a process."""
+EARLY_CHECK_SHARE = 0.9
+"""... and stops the run when at least this share of them failed in one way."""
+
+FIXES: dict[str, str] = {
+    "parse_failures": "the replies are not in the required form: try --structured json-schema or "
+    "--structured tools, or a stronger model",
+    "truncations": "raise --max-tokens (a reasoning model: --reasoning-effort low, or switch thinking off "
+    "with --extra-body), or give the server a larger context",
+    "context_overflows": "give the server a larger context (vLLM --max-model-len, llama.cpp --ctx-size, "
+    "Ollama num_ctx) or lower --max-tokens",
+    "no_content": "the model answers nothing: check its chat template and reasoning settings "
+    "(--extra-body, --fold-system) or raise --max-tokens",
+    "tool_calls": "the model calls tools instead of answering: --structured tools, or a server without "
+    "tool parsing",
+    "refusals": "the model refuses: another model, or check the server's content filter",
+}
+"""What fixes a run whose replies nearly all fail one way (the early check names it)."""
+
+
+class BudgetReached(LLMError):
+    """A spend guard (``max_spend``, ``max_tokens_total``, ``max_calls``) stopped the run."""
+
+
+class EarlyStop(LLMError):
+    """Nearly all of the first replies failed one way: the run stops before spending the rest."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +177,8 @@ class OpenAIConfig:
     backoff_s: float = 1.0
     """Base of the exponential backoff (full jitter): retry k waits up to ``backoff_s * 2**k``."""
     max_backoff_s: float = 30.0
-    """Cap on one wait between retries (a ``Retry-After`` header included)."""
+    """Cap on one backoff between retries (a server's ``Retry-After`` is waited out as sent, within
+    ``deadline_s``)."""
     max_concurrency: int = 4
     """Requests in flight at once per process (shared by every env of the process)."""
     price_in: float = 0.0
@@ -133,7 +188,21 @@ class OpenAIConfig:
     cache: str | None = None
     """Response-cache SQLite file; ``None`` calls the endpoint every time."""
     cache_mode: str = "read_write"
-    """``read_write`` (record), ``read_only`` (replay: a miss is an error) or ``off``."""
+    """``read_write`` (record), ``read_only`` (replay: a miss is an error), ``reask_errors`` (record,
+    asking recorded error replies again) or ``off``."""
+    max_spend: float | None = None
+    """Stop the run (resumably) before a call once this many USD were sent (by ``price_in`` /
+    ``price_out``), per process."""
+    max_tokens_total: int | None = None
+    """Stop the run before a call once this many tokens (prompt + completion) were sent, per process."""
+    max_calls: int | None = None
+    """Stop the run before a call once this many calls were sent to the endpoint, per process."""
+    fail_on_error_rate: bool = True
+    """Stop the run when at least ``EARLY_CHECK_SHARE`` of the first ``EARLY_CHECK_REPLIES`` replies
+    failed in one way (all cut at ``max_tokens``, all refusals, ...), naming the setting that fixes it."""
+    preflight: bool = True
+    """Commands ask ``GET /models`` once before the run: an unreachable URL or an unknown model is one
+    line within seconds (replays never ask)."""
 
     def __post_init__(self) -> None:
         mode = CACHE_MODE_ALIASES.get(self.cache_mode, self.cache_mode)
@@ -160,6 +229,9 @@ class OpenAIConfig:
             raise ValueError(f"top_p must lie in (0, 1], got {self.top_p}")
         if self.max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
+        for name in ("max_spend", "max_tokens_total", "max_calls"):
+            if getattr(self, name) is not None and getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
         for name in ("price_in", "price_out"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
@@ -184,7 +256,8 @@ class OpenAIConfig:
 
     @classmethod
     def toml_settings(cls, path: str | os.PathLike[str]) -> dict[str, Any]:
-        """The settings a TOML file gives (only those it names), checked as :meth:`from_toml` does."""
+        """The settings a TOML file gives (only those it names), checked as :meth:`from_toml` does; a
+        relative ``cache`` path is taken from the file's directory, not the working directory."""
         try:
             data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -199,6 +272,8 @@ class OpenAIConfig:
             )
         if isinstance(data.get("extra_body"), Mapping):
             data["extra_body"] = json.dumps(data["extra_body"], sort_keys=True)
+        if isinstance(data.get("cache"), str):  # a relative path means: beside the settings file
+            data["cache"] = os.fspath(Path(path).parent / Path(data["cache"]).expanduser())
         if isinstance(data.get("stop"), list):
             data["stop"] = tuple(data["stop"])
         cls(**data)  # a bad value is named now
@@ -209,7 +284,10 @@ class OpenAIConfig:
         return replace(
             self,
             model=self.model or os.environ.get(ENV_MODEL) or None,
-            base_url=(self.base_url or os.environ.get(ENV_BASE_URL) or "").rstrip("/") or None,
+            base_url=(
+                self.base_url or os.environ.get(ENV_BASE_URL) or os.environ.get(ENV_OPENAI_BASE_URL) or ""
+            ).rstrip("/")
+            or None,
         )
 
     def content_key(self) -> dict[str, Any]:
@@ -295,14 +373,26 @@ class OpenAIExecutor:
         self.cache = ResponseCache(c.cache, c.cache_mode if c.cache is not None else "off")
         self.cache.record_settings(c.recorded())
         self.prompts: Prompts | None = None
-        self._counts = {"requests": 0, "api_calls": 0, **dict.fromkeys(REPLY_KINDS.values(), 0)}
+        self._counts = {
+            "requests": 0,
+            "api_calls": 0,
+            "shared": 0,
+            "sent_tokens": 0,
+            **dict.fromkeys(REPLY_KINDS.values(), 0),
+            "context_overflows": 0,
+        }
+        self._spent = [0.0]  # USD sent, in a list so the copies bound to every env share it
+        self._early: list[str | None] = []  # the first replies' failure kinds (None: an artifact)
+        self._stop: list[LLMError] = []  # why a guard stopped this process's run, once one has
+        self._inflight: dict[str, Future] = {}
         self._lock = threading.Lock()
 
     def for_domain(self, domain: DomainView) -> OpenAIExecutor:
         """A copy that speaks ``domain``'s prompts (the environment calls this)."""
         if domain.prompts_cls is None:
             raise ValueError(f"{domain.env_id} defines no prompts for a chat LLM executor")
-        bound = copy.copy(self)
+        bound = copy.copy(self)  # through __getstate__: share what it leaves out again
+        bound._lock, bound._inflight = self._lock, self._inflight
         bound.prompts = domain.prompts_cls(domain)
         return bound
 
@@ -315,27 +405,33 @@ class OpenAIExecutor:
             "cache_hash": self.cache.content_hash() if self.config.cache is not None else None,
         }
 
-    def stats(self) -> dict[str, int]:
-        """Counters of this process: requests, endpoint calls, executor errors by kind (parse failures,
-        truncated replies, no content, tool calls, refusals), cache hits/misses."""
+    def stats(self) -> dict[str, Any]:
+        """Counters of this process: requests, endpoint calls, calls shared with an identical one in
+        flight, sent tokens and ``cost_usd``, executor errors by kind (parse failures, truncated replies
+        with the context overflows among them also apart, no content, tool calls, refusals), cache
+        hits/misses."""
         with self._lock:
-            counts = dict(self._counts)
+            counts: dict[str, Any] = dict(self._counts)
+            counts["cost_usd"] = self._spent[0]
         cache = self.cache.stats()
         return {**counts, "cache_hits": cache["hits"], "cache_misses": cache["misses"]}
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        del state["_lock"]
+        del state["_lock"], state["_inflight"]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
+        self._inflight = {}
 
     # -- the executor protocol -----------------------------------------------------------------------
     def complete(self, request: ExecutorRequest, rng: np.random.Generator) -> ExecutorResponse:
         if self.prompts is None:
             raise RuntimeError("OpenAIExecutor is not bound to a domain: pass it to gym.make(..., executor=)")
+        if self._stop:  # a guard stopped the run: every episode in flight stops too
+            raise type(self._stop[0])(str(self._stop[0]))
         config = self.config
         messages = self.prompts.messages(request)
         if config.structured != "off":
@@ -371,15 +467,8 @@ class OpenAIExecutor:
             "params": params,
             "sample_index": sample_index,
         }
-        reply = self.cache.fetch(
-            key,
-            lambda: self._call(messages, params),
-            model,
-            request=stored_request,
-            episode=request.episode,
-            step=request.step,
-        )
-        cached = reply.hit if self.cache.mode != "off" else None
+        reply, shared = self._fetch(key, sample_index is None, messages, params, stored_request, request)
+        cached = True if shared else reply.hit if self.cache.mode != "off" else None
         sent = not cached
         cost = (reply.prompt_tokens * config.price_in + reply.completion_tokens * config.price_out) / 1e6
         usage = Usage(
@@ -391,8 +480,11 @@ class OpenAIExecutor:
         artifact, error = self._read(request, reply)
         with self._lock:
             self._counts["requests"] += 1
+            self._counts["shared"] += shared
             if error is not None:
-                self._counts[REPLY_KINDS[error.split(":", 1)[0]]] += 1
+                self._counts[error_kind(error)] += 1
+                self._counts["context_overflows"] += error.startswith(CONTEXT_OVERFLOW)
+        self._early_check(error)
         io: dict[str, Any] = {
             "messages": messages,
             "reply": reply.text,
@@ -407,6 +499,10 @@ class OpenAIExecutor:
             "cost_usd": usage.cost_usd,
             "error": error,
         }
+        if shared:
+            io["shared"] = True  # answered by an identical call in flight: not sent again
+        if reply.hit and reply.is_error:
+            io["recorded_error"] = True  # replayed from the cache as the error it was, never an answer
         if reply.tool_calls:
             io["tool_calls"] = list(reply.tool_calls)
         if error is not None:
@@ -417,6 +513,8 @@ class OpenAIExecutor:
         """``(artifact, None)``, or ``(reply text, executor error)`` whose prefix is its kind."""
         assert self.prompts is not None
         structured = self.config.structured
+        if reply.error is not None:
+            return reply.text, reply.error
         if reply.no_choice:
             return reply.text, "no content: the reply held no choice"
         if reply.refusal is not None or reply.finish_reason == "content_filter":
@@ -466,10 +564,115 @@ class OpenAIExecutor:
             "or the reply: gather less, lower max_tokens or give the server a larger context"
         )
 
+    def _fetch(
+        self,
+        key: str,
+        greedy: bool,
+        messages: list[dict[str, str]],
+        params: dict[str, Any],
+        stored: dict[str, Any],
+        request: ExecutorRequest,
+    ) -> tuple[CachedResponse, bool]:
+        """The reply for ``key`` and whether it was shared: a greedy request identical to one in flight
+        waits for that one's reply instead of being sent (single-flight)."""
+
+        def fetch() -> CachedResponse:
+            return self.cache.fetch(
+                key,
+                lambda: self._call(messages, params),
+                self.client.model,
+                request=stored,
+                episode=request.episode,
+                step=request.step,
+            )
+
+        if not greedy:
+            return fetch(), False
+        with self._lock:
+            flight = self._inflight.get(key)
+            owner = flight is None
+            if owner:
+                flight = self._inflight[key] = Future()
+        assert flight is not None
+        if not owner:
+            reply = flight.result()  # the owner's exception, if it failed, is this call's too
+            if request.episode is not None and request.step is not None:
+                self.cache.note_call(request.episode, request.step, key)
+            return replace(reply, hit=False), True
+        try:
+            reply = fetch()
+        except BaseException as exc:
+            flight.set_exception(exc)
+            raise
+        else:
+            flight.set_result(reply)
+        finally:
+            with self._lock:
+                del self._inflight[key]
+        return reply, False
+
+    def _guard(self) -> None:
+        """Stop before a call that the spend guards forbid (or once any guard has stopped the run)."""
+        c = self.config
+        with self._lock:
+            sent, tokens, spent = self._counts["api_calls"], self._counts["sent_tokens"], self._spent[0]
+            why = None
+            if c.max_calls is not None and sent >= c.max_calls:
+                why = f"{sent} calls sent, the --max-calls limit of {c.max_calls}"
+            elif c.max_tokens_total is not None and tokens >= c.max_tokens_total:
+                why = f"{tokens} tokens sent, the --max-tokens-total limit of {c.max_tokens_total}"
+            elif c.max_spend is not None and spent >= c.max_spend:
+                why = f"${spent:.4f} spent, the --max-spend limit of ${c.max_spend:g}"
+            if why is not None:
+                self._stop.append(
+                    BudgetReached(
+                        f"spend guard reached: {why} (this process); rerun with a higher limit to resume"
+                    )
+                )
+                raise self._stop[0]
+
+    def _early_check(self, error: str | None) -> None:
+        """After the first ``EARLY_CHECK_REPLIES`` replies: stop when nearly all failed one way."""
+        if not self.config.fail_on_error_rate or self.cache.mode == "read_only":
+            return  # a replay repeats what was recorded
+        with self._lock:
+            if len(self._early) >= EARLY_CHECK_REPLIES:
+                return
+            kind = None
+            if error is not None:
+                kind = "context_overflows" if error.startswith(CONTEXT_OVERFLOW) else error_kind(error)
+            self._early.append(kind)
+            if len(self._early) < EARLY_CHECK_REPLIES:
+                return
+            counts = {k: self._early.count(k) for k in set(self._early) if k is not None}
+            worst = max(counts, key=counts.__getitem__, default=None)
+            if worst is None or counts[worst] < EARLY_CHECK_SHARE * EARLY_CHECK_REPLIES:
+                return
+            example = error if error is not None and (kind == worst) else worst
+            self._stop.append(
+                EarlyStop(
+                    f"{counts[worst]} of the first {EARLY_CHECK_REPLIES} replies were "
+                    f"{worst.replace('_', ' ')} (e.g. {' '.join(str(example).split())[:160]}): "
+                    f"{FIXES[worst]}; --no-fail-on-error-rate goes on regardless"
+                )
+            )
+            raise self._stop[0]
+
     def _call(self, messages: list[dict[str, str]], params: dict[str, Any]) -> CachedResponse:
-        result = self.client.chat(messages, extra=params)  # LLMError once the deadline has passed
+        self._guard()
+        try:
+            result = self.client.chat(messages, extra=params)  # LLMError once the deadline has passed
+        except ContextOverflowError as exc:  # the server refused the prompt: this step's outcome
+            with self._lock:
+                self._counts["api_calls"] += 1
+            return CachedResponse("", error=f"{CONTEXT_OVERFLOW}: {exc.detail}")
+        cost = (
+            result.prompt_tokens * self.config.price_in + result.completion_tokens * self.config.price_out
+        ) / 1e6
         with self._lock:
             self._counts["api_calls"] += 1
+            self._counts["sent_tokens"] += result.prompt_tokens + result.completion_tokens
+            self._spent[0] += cost
         return CachedResponse(
             result.text,
             result.prompt_tokens,
