@@ -188,3 +188,56 @@ def test_every_field_is_in_the_resume_key_unless_documented_neutral(tmp_path, co
 @pytest.mark.parametrize("config", instances(), ids=lambda c: type(c).__name__)
 def test_the_configs_neutral_lists_are_the_reviewed_ones(config):
     assert set(type(config).NEUTRAL) == RESULT_NEUTRAL[type(config)]
+
+
+# -- the resumes the mutation survivors showed untested -----------------------------------------------
+def test_a_collection_resumed_with_another_value_of_a_setting_is_refused(tmp_path, monkeypatch):
+    """Decision: a collection's resume compares the settings' values, not only their names: the
+    checkpoints of seed 0 never complete a dataset of seed 1."""
+    interrupt_after(monkeypatch, 2)
+    first = CollectConfig(PLANNING, "mixed", 8, DATASET, root=str(tmp_path), show_progress=False)
+    with pytest.raises(Interrupted):
+        collect(first)
+    monkeypatch.undo()
+    with pytest.raises(CollectError, match=r"different settings.*seed: 0 -> 1"):
+        collect(dataclasses.replace(first, seed=1))
+    with pytest.raises(CollectError, match=r"epsilon: 0\.3 -> 0\.25"):
+        collect(dataclasses.replace(first, epsilon=0.25))
+    assert collect(first).resumed_episodes == 2
+
+
+def test_a_bench_resumed_with_another_n_boot_is_refused(tmp_path):
+    """Decision: ``n_boot`` sets the intervals and p-values, so a bench interrupted with one number of
+    resamples is not finished with another (its finished settings hold the old intervals)."""
+    from harness_gym.bench.runner import run
+
+    config = BenchConfig(settings=(PLANNING,), n_boot=2000, out=str(tmp_path), show_progress=False)
+    check_manifest(tmp_path / "checkpoints", config.content_key(), "bench")  # as an interrupted run left it
+    with pytest.raises(ResumeError, match="n_boot: 2000 -> 3000"):
+        run(dataclasses.replace(config, n_boot=3000))
+
+
+def test_an_evaluation_resumed_with_another_model_or_profile_is_refused(tmp_path, monkeypatch):
+    """Decision: an evaluation's checkpoints belong to one trained model (its fingerprint) and one
+    executor profile, however the profile was given: another model, another profile or the same name with
+    another environment default never resumes them (as ``evaluate``'s docstring promises)."""
+    from harness_gym.evaluation.protocol import evaluate
+    from harness_gym.policies.scripted import ForcedCheckPolicy
+
+    def run(**kwargs) -> list:
+        args = {"seeds": (0,), "rollouts": 1, "checkpoint": tmp_path, "fingerprint": "model-a", **kwargs}
+        return evaluate(ForcedCheckPolicy(PLANNING), PLANNING, policy_name="fc", **args)
+
+    monkeypatch.delenv(PROFILE_ENV, raising=False)
+    first = run()
+    with pytest.raises(ResumeError, match="policy_fingerprint: 'model-a' -> 'model-b'"):
+        run(fingerprint="model-b")
+    with pytest.raises(ResumeError, match=r"executor_profile\.name: 'default' -> 'weak'"):
+        run(executor_profile="weak")
+    with pytest.raises(ResumeError, match="token_budget: None -> 500"):
+        run(token_budget=500)
+    monkeypatch.setenv(PROFILE_ENV, "strong")
+    with pytest.raises(ResumeError, match=r"executor_profile\.name: 'default' -> 'strong'"):
+        run()
+    monkeypatch.delenv(PROFILE_ENV)
+    assert run() == first  # the same settings resume
