@@ -505,3 +505,22 @@ def test_mean_ci_falls_back_to_the_percentile_interval_where_bca_is_undefined() 
     assert mean_ci([0.0, 1.0, 1.0], n_boot=3, rng=34) == pytest.approx((2 / 3, 0.05 / 3, 2 / 3))
     assert mean_ci([0.0, 0.0, 0.0, 1.0], n_boot=3, rng=13) == pytest.approx((0.25, 0.25, 0.975))
     assert mean_ci([0.0, 1.0, 1.0], n_boot=3, level=0.9, rng=34) == pytest.approx((2 / 3, 0.1 / 3, 2 / 3))
+
+
+def _result(task: str, seed: int, rollout: int, G: float, trace: str | None) -> EpisodeResult:
+    fired = (False,) * len(EVENTS)
+    return EpisodeResult(ENV, "p", seed, task, rollout, 0, G, 0.0, fired, fired, 3, "submitted", trace)
+
+
+def test_whole_tasks_are_resampled_when_any_policy_has_copied_episodes():
+    """Decision: if any one policy repeats episodes (equal traces of a task: a deterministic policy with a
+    chat LLM at temperature 0), every comparison resamples whole tasks, so copies never count as
+    independent draws; pairs are resampled only when no policy has a copy."""
+    keys = [(f"t{t}", s, 0) for t in range(4) for s in range(3)]
+    base = [_result(t, s, r, 0.1 * s, f"{t}-{s}") for t, s, r in keys]
+    copied = [_result(t, s, r, 0.5, f"{t}-same") for t, s, r in keys]  # one episode per task, copied
+    distinct = [_result(t, s, r, 0.2 * s, f"{t}-{s}-x") for t, s, r in keys]
+    assert compare({"base": base, "other": distinct}, n_boot=200, n_perm=200)["resampled"] == "pairs"
+    table = compare({"base": base, "copied": copied, "other": distinct}, n_boot=200, n_perm=200)
+    assert table["resampled"] == "tasks"
+    assert table["policies"]["copied"]["distinct_episodes"] == 4

@@ -186,6 +186,12 @@ def test_one_policy_per_seed_plays_its_own_seed() -> None:
     base = evaluate_policy(players[0], PLANNING, seeds=(0,), rollouts=1, base=False)
     forced = evaluate_policy(players[1], PLANNING, seeds=(1,), rollouts=1, base=False)
     assert by_seed[0] == [r.G for r in base.episodes] and by_seed[1] == [r.G for r in forced.episodes]
+    # a seed's score is the normalised mean G of that seed's episodes alone (its model's), never of all
+    from harness_gym.evaluation.reference_scores import normalized_score
+
+    means = {s: sum(g) / len(g) for s, g in by_seed.items()}
+    assert means[0] != means[1]
+    assert score.seed_scores == {s: pytest.approx(normalized_score(PLANNING, means[s])) for s in (0, 1)}
     assert score.per_seed_models and score.to_results()["policies"]["mixed"]["per_seed_models"]
     with pytest.raises(PolicyError, match="2 policies for 3 seeds"):
         evaluate_policy(players, PLANNING, seeds=(0, 1, 2))

@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from harness_gym.bench.runner import BenchConfig
 from harness_gym.evaluation.protocol import evaluate
-from harness_gym.evaluation.shift import (
-    check_profiles,
-    evaluate_shift,
-    shift_markdown,
-    shift_rows,
-    training_profile,
-)
+from harness_gym.evaluation.shift import check_profiles, evaluate_shift, shift_markdown, shift_rows
 from harness_gym.executors.profiles import PROFILE_ENV
 from harness_gym.policies.profile import CheckReviseLoopPolicy
 from harness_gym.policies.scripted import BasePolicy
@@ -42,14 +37,22 @@ def test_shift_table_measures_each_policy_under_each_profile():
     assert "## Executor shift" in report and "| weak | loop |" in report
 
 
-def test_training_profile_sets_and_restores_the_default(monkeypatch):
-    monkeypatch.delenv(PROFILE_ENV, raising=False)
-    restore = training_profile("weak")
-    import os
+def test_the_training_profile_travels_as_a_keyword_not_through_the_environment(monkeypatch):
+    """Decision: a config names its profile and hands it to every environment; the environment variable
+    is only the command line's default, read there (``cli.common.add_simulator_args``)."""
+    from harness_gym.cli.main import build_parser
 
-    assert os.environ[PROFILE_ENV] == "weak"
-    restore()
-    assert PROFILE_ENV not in os.environ
+    monkeypatch.setenv(PROFILE_ENV, "strong")
+    assert BenchConfig(train_profile="weak").env_kwargs() == {"executor_profile": "weak"}
+    assert BenchConfig(token_budget=900).env_kwargs() == {"executor_profile": "default", "token_budget": 900}
+    assert build_parser().parse_args(["bench"]).train_profile == "strong"
+    assert build_parser().parse_args(["bench", "--train-profile", "weak"]).train_profile == "weak"
+
+
+def test_each_profile_replaces_the_main_evaluations_profile():
+    policies = {"base": [(0, BasePolicy(ENV))]}
+    table = evaluate_shift(policies, ENV, ["default", "weak"], 1, evaluate, executor_profile="default")
+    assert set(table) == {"default", "weak"}
 
 
 def test_bad_profiles_fail_early():

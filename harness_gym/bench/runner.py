@@ -50,11 +50,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from harness_gym.bench.processes import run_each
 from harness_gym.envs.registry import ENV_IDS, env_class
-from harness_gym.evaluation.engine import EngineConfig, check_manifest, write_atomic
+from harness_gym.evaluation.engine import EngineConfig, check_manifest, config_key, write_atomic
 from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
 from harness_gym.evaluation.rollout import USAGE_KEYS
 from harness_gym.executors.openai_executor import OpenAIConfig
@@ -102,7 +102,8 @@ class BenchConfig:
     out: str = "results"
     show_progress: bool = True
     train_profile: str | None = None
-    """Simulated executor profile (name or JSON path) for the buffer, training and main evaluation."""
+    """Simulated executor profile (name or JSON path) of the buffer and the main evaluation, passed to every
+    environment explicitly; ``None`` is ``default``."""
     eval_profiles: tuple[str, ...] = ()
     """Profiles the trained controllers and Base are evaluated against as well
     (``harness_gym.evaluation.shift``)."""
@@ -129,15 +130,29 @@ class BenchConfig:
     view_episodes: int = 5
     """Evaluation episodes per policy and setting kept under ``out/episodes`` for ``harness-gym view``
     (all of them with a chat-LLM executor)."""
+    token_budget: int | None = None
+    """Executor tokens an episode may spend, in the buffer and every evaluation (``gym.make``'s
+    ``token_budget``); ``None``: no limit."""
+
+    NEUTRAL: ClassVar[frozenset[str]] = frozenset(
+        {
+            *("workers", "concurrency", "backend", "ray_address", "ray_tasks"),  # scheduling
+            *("out", "show_progress", "keep_datasets", "view_episodes"),  # where output goes, what is shown
+        }
+    )
+    """Fields that change no result; every other field is in ``content_key``."""
 
     def content_key(self) -> dict[str, Any]:
         """The settings that change results; a resume with different ones is refused."""
-        fields = asdict(self)
-        scheduling = ("workers", "concurrency", "backend", "ray_address", "ray_tasks")
-        for name in ("out", "show_progress", *scheduling, "keep_datasets", "view_episodes"):
-            del fields[name]
-        fields["executor"] = self.executor.content_key() if self.executor is not None else None
-        return fields
+        return config_key(self, self.NEUTRAL)
+
+    def env_kwargs(self) -> dict[str, Any]:
+        """The ``gym.make`` keywords of every episode but the executor: the profile, always explicit,
+        and the token budget when there is one."""
+        kwargs: dict[str, Any] = {"executor_profile": self.train_profile or "default"}
+        if self.token_budget is not None:
+            kwargs["token_budget"] = self.token_budget
+        return kwargs
 
     @property
     def engine(self) -> EngineConfig:
@@ -206,7 +221,7 @@ def results_document(config: BenchConfig, settings: dict[str, dict[str, Any]]) -
         scores[env_id] = entry
     return results.document(
         results.protocol("eval", config.seeds, config.rollouts),
-        results.simulator(config.executor, config.train_profile),
+        results.simulator(config.executor, config.train_profile or "default"),
         policy_metas(config),
         scores,
         smoke=config.smoke,
@@ -482,7 +497,7 @@ class SettingRun:
         self.env_id = env_id
         self.config = config
         self.engine = config.engine
-        self.env_kwargs: dict[str, Any] = {}
+        self.env_kwargs: dict[str, Any] = config.env_kwargs()
         self.executor = None
         if config.executor is not None:
             self.executor = self.env_kwargs["executor"] = OpenAIExecutor(config.executor)
@@ -577,6 +592,8 @@ def collect_buffer(setting: SettingRun) -> Buffer:
         ray_address=engine.ray_address,
         root=root,
         show_progress=False,
+        executor_profile=config.train_profile,
+        token_budget=config.token_budget,
     )
     episodes: list[Any] = []  # the written episodes (~30 MB for 1,600): read back only on a resume
     if (dataset_root(root) / dataset_id).exists():  # collected before an interruption: same manifest
@@ -753,11 +770,9 @@ def run_setting(
 
     from harness_gym.datasets.d3rlpy_bridge import quiet_d3rlpy
     from harness_gym.evaluation.protocol import compare
-    from harness_gym.evaluation.shift import training_profile
 
     quiet_d3rlpy()
     torch.set_num_threads(1)  # settings already run in parallel: more threads only contend for the cores
-    leave_training_profile = training_profile(config.train_profile)
     setting = SettingRun(env_id, config, progress)
     buffer = collect_buffer(setting)
     results, gap_refs = evaluate_references(setting)
@@ -782,7 +797,6 @@ def run_setting(
     write_episodes(config, env_id, setting.kept)
     if setting.executor is not None:
         out["executor"] = executor_spend(setting, buffer)
-    leave_training_profile()
     return out
 
 
@@ -840,6 +854,9 @@ def run(config: BenchConfig) -> dict[str, Any]:
     from harness_gym.evaluation.shift import check_profiles
 
     check_profiles(config.train_profile, config.eval_profiles, llm=config.executor is not None)
+    budget = config.token_budget
+    if budget is not None and not (isinstance(budget, int) and not isinstance(budget, bool) and budget > 0):
+        raise ValueError(f"token_budget must be a positive integer, got {budget!r}")
     if config.ray_tasks < 1:
         raise ValueError(f"ray_tasks must be at least 1, got {config.ray_tasks}")
     config.engine  # noqa: B018  (an EngineError names a bad concurrency, backend or Ray address)

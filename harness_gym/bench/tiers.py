@@ -34,12 +34,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from harness_gym.bench.processes import Report, run_each
 from harness_gym.bench.runner import BenchConfig, acting_policies
 from harness_gym.envs.registry import ENV_IDS
-from harness_gym.evaluation.engine import write_atomic
+from harness_gym.evaluation.engine import config_key, write_atomic
 from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
 
 TIER_SUITE = ("random", "medium", "expert", "medium-expert", "mixed", "coverage")
@@ -48,6 +48,8 @@ OPE_POLICIES = ("base", "forced-check", "check-revise", "expert", "random")
 """Fixed policies valued from every tier's buffer: the same policies on every tier."""
 OWN_Q = ("bcq", "cql")
 """Q-learners whose own start-state values are compared with their true values on every tier."""
+PROFILE = "default"
+"""The executor profile of every episode: the published tiers' (``harness_gym.datasets.tiers``)."""
 CHECKPOINTS = "checkpoints"
 
 
@@ -75,12 +77,12 @@ class TierBenchConfig:
     out: str = "results-tiers"
     show_progress: bool = True
 
+    NEUTRAL: ClassVar[frozenset[str]] = frozenset({"workers", "out", "show_progress"})
+    """Fields that change no result (processes, where output goes, display); the others are the key."""
+
     def content_key(self) -> dict[str, Any]:
         """The settings that change results; a resume with different ones is refused."""
-        fields = asdict(self)
-        for name in ("workers", "out", "show_progress"):
-            del fields[name]
-        return fields
+        return config_key(self, self.NEUTRAL)
 
 
 QUICK_TIERS = TierBenchConfig(
@@ -121,7 +123,14 @@ def _truth(env_id: str, policy: Any, name: str, seed: int, engine: Any) -> dict[
     g = [
         r.G
         for r in evaluate(
-            policy, env_id, split="train", seeds=(seed,), rollouts=1, policy_name=name, engine=engine
+            policy,
+            env_id,
+            split="train",
+            seeds=(seed,),
+            rollouts=1,
+            policy_name=name,
+            engine=engine,
+            executor_profile=PROFILE,
         )
     ]
     se = statistics.stdev(g) / math.sqrt(len(g)) if len(g) > 1 else None
@@ -173,7 +182,13 @@ def run_setting(env_id: str, config: TierBenchConfig, log: Callable[[str], None]
                 trained = algorithm.train(training, seed=seed, n_steps=config.n_steps)
                 name, policy = acting_policies(algorithm, trained, ("sample",))[0]
                 results = evaluate(
-                    policy, env_id, seeds=(seed,), rollouts=config.rollouts, policy_name=name, engine=engine
+                    policy,
+                    env_id,
+                    seeds=(seed,),
+                    rollouts=config.rollouts,
+                    policy_name=name,
+                    engine=engine,
+                    executor_profile=PROFILE,
                 )
                 mean_g = statistics.fmean(r.G for r in results)
                 out["G"].setdefault(algo, {}).setdefault(tier, {})[str(seed)] = mean_g

@@ -14,6 +14,7 @@ from harness_gym.cli.common import (
     RESUME_HINT,
     add_engine_args,
     add_executor_args,
+    add_simulator_args,
     executor_config,
     first_line,
     scripted_names,
@@ -39,7 +40,7 @@ def add_parser(subparsers) -> None:
         "medium-expert mixed coverage",
     )
     parser.add_argument("--quiet", action="store_true")
-    parser.add_argument("--train-profile", default=None, help="executor profile to collect and train against")
+    add_simulator_args(parser, "--train-profile")
     parser.add_argument(
         "--eval-profile", nargs="+", default=None, help="also evaluate against these profiles (transfer gap)"
     )
@@ -97,7 +98,12 @@ def run(args: argparse.Namespace) -> int:
         keep_datasets=args.keep_datasets,
         curves=not args.no_curves,
     )
-    config = replace(config, train_profile=args.train_profile, eval_profiles=tuple(args.eval_profile or ()))
+    config = replace(
+        config,
+        train_profile=args.train_profile,
+        eval_profiles=tuple(args.eval_profile or ()),
+        token_budget=args.token_budget,
+    )
     if args.references:
         unknown = [name for name in args.references if name not in scripted_names()]
         if unknown:
@@ -159,7 +165,11 @@ def _run_tiers(args: argparse.Namespace) -> int:
     unsupported = [
         flag
         for flag, value in (
-            ("--train-profile", args.train_profile),
+            (
+                "--train-profile (or $HARNESS_GYM_EXECUTOR_PROFILE)",
+                args.train_profile not in (None, "default"),
+            ),
+            ("--token-budget", args.token_budget),
             ("--eval-profile", args.eval_profile),
             ("--references", args.references),
             ("--executor openai", args.executor != "simulated"),

@@ -12,6 +12,7 @@ from harness_gym.cli.common import (
     RESUME_HINT,
     add_engine_args,
     add_executor_args,
+    add_simulator_args,
     endpoint_errors,
     executor_config,
     finish_run,
@@ -41,6 +42,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--overwrite", action="store_true", help="replace an existing dataset of that id")
     parser.add_argument("--root", default=None, help="datasets directory (default: Minari's)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_simulator_args(parser)
     add_engine_args(parser)
     add_executor_args(parser)
     parser.set_defaults(func=run)
@@ -66,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         root=args.root,
         show_progress=not args.quiet,
+        executor_profile=args.executor_profile,
+        token_budget=args.token_budget,
     )
     RESUME_HINT[:] = [
         f"finished episodes are checkpointed in {checkpoint_dir(config)}; rerun the same command to resume"

@@ -191,6 +191,26 @@ def add_executor_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_simulator_args(parser: argparse.ArgumentParser, profile_flag: str = "--executor-profile") -> None:
+    """The simulated executor's profile (default ``$HARNESS_GYM_EXECUTOR_PROFILE``, read here and nowhere
+    deeper, so the run's config names its profile) and the per-episode token budget."""
+    import os
+
+    from harness_gym.executors.profiles import PROFILE_ENV
+
+    parser.add_argument(
+        profile_flag,
+        default=os.environ.get(PROFILE_ENV) or None,
+        help=f"simulated executor profile: weak, default, strong or a JSON path (default ${PROFILE_ENV})",
+    )
+    parser.add_argument(
+        "--token-budget",
+        type=int,
+        default=None,
+        help="executor tokens an episode may spend (default: no limit)",
+    )
+
+
 def add_engine_args(parser: argparse.ArgumentParser, workers: bool = True, backend: bool = True) -> None:
     group = parser.add_argument_group("episode engine (results never depend on these)")
     group.add_argument(

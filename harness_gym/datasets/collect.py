@@ -65,10 +65,10 @@ import time
 import uuid
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -79,7 +79,7 @@ from harness_gym.core.hms import EVENTS
 from harness_gym.core.state import LAYOUT_VERSION
 from harness_gym.core.task import SPLITS
 from harness_gym.envs.registry import ALL_ENV_IDS, env_class
-from harness_gym.evaluation.engine import EngineConfig, EngineError, differences
+from harness_gym.evaluation.engine import EngineConfig, EngineError, config_key, differences
 from harness_gym.evaluation.engine import run as run_engine
 from harness_gym.evaluation.reference_scores import (
     reference_episode_count,
@@ -123,8 +123,9 @@ class CollectError(ValueError):
 
 @dataclass(frozen=True)
 class CollectConfig:
-    """What to collect. Every field but the last four changes the dataset's content (of ``executor``,
-    the settings that change replies: model, endpoint, sampling)."""
+    """What to collect. Every field changes the dataset's content (of ``executor``, the settings that
+    change replies: model, endpoint, sampling) but those in ``NEUTRAL``; the resume check and the
+    dataset's recorded ``harness_config`` are ``content_key``, built from the fields themselves."""
 
     env_id: str
     policy: str
@@ -149,24 +150,35 @@ class CollectConfig:
     root: str | None = None
     """Minari datasets directory; default ``$MINARI_DATASETS_PATH`` or ``~/.minari/datasets``."""
     show_progress: bool = True
+    executor_profile: str | None = None
+    """The simulated executor's profile: a shipped name or a JSON path; ``None`` is ``default`` (never
+    ``$HARNESS_GYM_EXECUTOR_PROFILE``, which only the command line reads)."""
+    token_budget: int | None = None
+    """Executor tokens an episode may spend (``gym.make``'s ``token_budget``); ``None``: no limit."""
+
+    NEUTRAL: ClassVar[frozenset[str]] = frozenset(
+        {"workers", "concurrency", "backend", "ray_address", "overwrite", "root", "show_progress"}
+    )
+    """Fields that never change the dataset: scheduling, where it goes, whether to replace it, display."""
+    ADDED: ClassVar[frozenset[str]] = frozenset({"executor_profile", "token_budget"})
+    """Fields added after datasets were published: in the key only when set, so published datasets'
+    ``harness_config`` (and their digests) stay as they were."""
 
     def content_key(self) -> dict[str, Any]:
-        fields = asdict(self)
-        scheduling = ("workers", "concurrency", "backend", "ray_address")
-        for name in (*scheduling, "overwrite", "root", "show_progress"):
-            del fields[name]
-        fields["executor"] = self.executor.content_key() if self.executor is not None else None
-        return fields
+        return config_key(self, self.NEUTRAL, self.ADDED)
 
     @property
     def engine(self) -> EngineConfig:
         return EngineConfig(self.concurrency, self.workers, self.backend, self.ray_address)
 
     def env_kwargs(self) -> dict[str, Any]:
-        """What ``gym.make`` needs besides the id and split."""
+        """What ``gym.make`` needs besides the id and split; the profile always explicit."""
         kwargs: dict[str, Any] = {} if self.executor is None else {"executor": self.executor}
         if self.max_steps is not None:
             kwargs["max_steps"] = self.max_steps
+        kwargs["executor_profile"] = self.executor_profile or "default"
+        if self.token_budget is not None:
+            kwargs["token_budget"] = self.token_budget
         return kwargs
 
 
@@ -233,6 +245,17 @@ def validate(config: CollectConfig) -> Path:
         raise CollectError(f"epsilon must lie in [0, 1], got {config.epsilon}")
     if config.max_steps is not None and config.max_steps < 1:
         raise CollectError(f"max_steps must be at least 1, got {config.max_steps}")
+    if config.token_budget is not None and not (
+        isinstance(config.token_budget, int) and config.token_budget > 0
+    ):
+        raise CollectError(f"token_budget must be a positive integer, got {config.token_budget!r}")
+    if config.executor_profile is not None:
+        from harness_gym.envs.registry import executor_profile
+
+        try:
+            executor_profile(config.executor_profile)
+        except ValueError as exc:
+            raise CollectError(str(exc)) from None
     if config.executor is not None:
         resolved = config.executor.resolved()
         if resolved.model is None or resolved.base_url is None:
@@ -268,7 +291,7 @@ def validate(config: CollectConfig) -> Path:
 
 
 # -- one episode -----------------------------------------------------------------------------------
-_ENVS: dict[tuple[str, str, OpenAIConfig | None, int | None], gym.Env] = {}
+_ENVS: dict[tuple[str, str, OpenAIConfig | None, int | None, str | None, int | None], gym.Env] = {}
 
 
 def alternating(index: int, n_tasks: int) -> int:
@@ -389,8 +412,15 @@ def task_ids(env_id: str, split: str) -> list[str]:
 
 
 def _env(config: CollectConfig) -> gym.Env:
-    """This process's environment for ``config`` (one per env id, split, executor and budget)."""
-    key = (config.env_id, config.split, config.executor, config.max_steps)
+    """This process's environment for ``config`` (one per env id, split, executor, budgets and profile)."""
+    key = (
+        config.env_id,
+        config.split,
+        config.executor,
+        config.max_steps,
+        config.executor_profile,
+        config.token_budget,
+    )
     env = _ENVS.get(key)
     if env is None:
         env = _ENVS[key] = gym.make(config.env_id, split=config.split, **config.env_kwargs())
@@ -797,6 +827,11 @@ def _write_dataset(
     # flight follows --concurrency, and the dataset must not depend on it
     recorded = _unscheduled(config)
     env = gym.make(recorded.env_id, split=recorded.split, **recorded.env_kwargs())
+    # the default profile stays implicit in the env spec, as in datasets written before it was a field
+    implicit = () if config.executor_profile is not None else ("executor_profile",)
+    spec = dataclasses.replace(
+        env.spec, kwargs={k: v for k, v in env.spec.kwargs.items() if k not in implicit}
+    )
     domain = env.unwrapped.domain
     executor = env.unwrapped.executor
     describe = getattr(executor, "describe", lambda: {"name": executor.name})
@@ -823,8 +858,8 @@ def _write_dataset(
         dataset = minari.create_dataset_from_buffers(
             dataset_id=config.dataset_id,
             buffer=buffers,
-            env=env,
-            eval_env=eval_env_spec(env.spec),
+            env=spec,
+            eval_env=eval_env_spec(spec),
             algorithm_name=config.policy,
             author="harness-gym",
             author_email="harness-gym@users.noreply.github.com",

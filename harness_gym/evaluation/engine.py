@@ -27,8 +27,8 @@ import signal
 import threading
 import traceback
 import uuid
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -307,6 +307,30 @@ def differences(found: Mapping[str, Any], wanted: Mapping[str, Any]) -> list[str
         for key in sorted(old.keys() | new.keys())
         if old.get(key) != new.get(key)
     ]
+
+
+def config_key(config: Any, neutral: Collection[str] = (), added: Collection[str] = ()) -> dict[str, Any]:
+    """The resume key of a config dataclass, built from its fields so that a new field cannot be left out.
+
+    Every field enters but the ``neutral`` ones (documented as never changing a result: scheduling, where
+    output goes, display). A nested config enters by its own ``content_key``, another dataclass as a
+    dict. A field in ``added`` (one added after keys were published, e.g. in datasets' metadata) enters
+    only when it is not at its default, so every key of an earlier version stays what it was."""
+    names = {f.name for f in fields(config)}
+    unknown = sorted((set(neutral) | set(added)) - names)
+    if unknown:
+        raise TypeError(f"{type(config).__name__} has no field(s) {unknown}")
+    key: dict[str, Any] = {}
+    for f in fields(config):
+        value = getattr(config, f.name)
+        if f.name in neutral or (f.name in added and value == f.default):
+            continue
+        if hasattr(value, "content_key"):
+            value = value.content_key()
+        elif is_dataclass(value) and not isinstance(value, type):
+            value = asdict(value)
+        key[f.name] = value
+    return key
 
 
 def check_manifest(directory: Path, wanted: Mapping[str, Any], what: str) -> None:

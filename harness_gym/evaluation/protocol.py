@@ -27,14 +27,14 @@ import json
 import os
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, is_dataclass
+from dataclasses import asdict, dataclass, field, is_dataclass
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from harness_gym.core.hms import EVENTS
-from harness_gym.evaluation.engine import Checkpoints, EngineConfig
+from harness_gym.evaluation.engine import Checkpoints, EngineConfig, config_key
 from harness_gym.evaluation.engine import run as run_engine
 from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
 from harness_gym.evaluation.rollout import USAGE_KEYS, EpisodeJob, protocol_episodes
@@ -145,6 +145,43 @@ def env_settings(env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
     return json.loads(json.dumps(out, sort_keys=True, default=repr))
 
 
+def profile_record(spec: Any) -> dict[str, str]:
+    """The simulated executor profile a spec resolves to, by name and digest: what a resume compares, so
+    that a profile reaching ``gym.make`` by any way (a keyword, a file's changed content, or the
+    environment's default when none is given) is seen."""
+    import hashlib
+
+    from harness_gym.envs.registry import executor_profile
+
+    resolved = executor_profile(spec)
+    text = json.dumps(resolved.to_dict(), sort_keys=True)
+    return {"name": resolved.name, "sha256": hashlib.sha256(text.encode()).hexdigest()}
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """What an evaluation's episodes depend on; its resume manifest is ``content_key``, built from every
+    field (none is result-neutral: scheduling is ``EngineConfig``'s, apart)."""
+
+    env_id: str
+    split: str
+    seeds: tuple[int, ...]
+    rollouts: int
+    policy: str
+    policy_fingerprint: str | None
+    """The trained model's fingerprint: a retrained model never resumes another's episodes."""
+    executor_profile: Any = None
+    """``profile_record`` of the simulated executor's profile."""
+    token_budget: int | None = None
+    env: Mapping[str, Any] = field(default_factory=dict)
+    """The other ``gym.make`` keywords (``env_settings``: an executor by its content key, ``max_steps``)."""
+
+    NEUTRAL: ClassVar[frozenset[str]] = frozenset()
+
+    def content_key(self) -> dict[str, Any]:
+        return config_key(self, self.NEUTRAL)
+
+
 def evaluate(
     policy: Any,
     env_id: str,
@@ -157,21 +194,27 @@ def evaluate(
     checkpoint: str | os.PathLike | None = None,
     fingerprint: str | None = None,
     on_episode: Callable[[dict[str, Any]], None] | None = None,
+    executor_profile: Any = None,
+    token_budget: int | None = None,
     **env_kwargs: Any,
 ) -> list[EpisodeResult]:
     """Every task of ``split`` x ``seeds`` x ``rollouts``, in ``protocol_episodes`` order.
 
     ``engine`` sets episodes in flight, processes and backend (results never depend on it).
+    ``executor_profile`` and ``token_budget`` are ``gym.make``'s, as are the other ``env_kwargs``.
     ``checkpoint`` is a directory keeping one file per finished episode: an interrupted evaluation
-    rerun with the same arguments resumes there, one with different settings (seeds, rollouts, policy
-    name or ``fingerprint``, env kwargs such as the executor's model, endpoint and sampling) is refused
-    with a ``ResumeError`` naming the difference. The caller removes it when it no longer needs it.
+    rerun with the same arguments resumes there, one with different settings (``EvalSettings``: seeds,
+    rollouts, policy name or ``fingerprint``, the resolved executor profile, the token budget, env
+    kwargs such as the executor's model, endpoint and sampling) is refused with a ``ResumeError``
+    naming the difference. The caller removes it when it no longer needs it.
     ``on_episode`` gets every episode's record (``EpisodeResult.to_dict()`` plus its executor
     ``usage``), resumed ones first: progress bars and usage totals across processes.
     """
     import gymnasium as gym
 
     name = policy_name or getattr(policy, "name", None) or type(policy).__name__
+    settings = {"executor_profile": executor_profile, "token_budget": token_budget}
+    env_kwargs = {**env_kwargs, **{key: value for key, value in settings.items() if value is not None}}
     env = gym.make(env_id, split=split, **env_kwargs)
     task_ids = [task.task_id for task in env.unwrapped.tasks]
     env.close()
@@ -182,16 +225,18 @@ def evaluate(
     records: dict[int, dict[str, Any]] = {}
     store = None
     if checkpoint is not None:
-        manifest = {
-            "env_id": env_id,
-            "split": split,
-            "seeds": [int(s) for s in seeds],
-            "rollouts": int(rollouts),
-            "policy": name,
-            "policy_fingerprint": fingerprint,
-            "env": env_settings(env_kwargs),
-        }
-        store = Checkpoints(checkpoint, manifest, f"evaluation of {name} on {env_id}")
+        manifest = EvalSettings(
+            env_id,
+            split,
+            tuple(int(s) for s in seeds),
+            int(rollouts),
+            name,
+            fingerprint,
+            profile_record(executor_profile),
+            token_budget,
+            env_settings({k: v for k, v in env_kwargs.items() if k not in settings}),
+        )
+        store = Checkpoints(checkpoint, manifest.content_key(), f"evaluation of {name} on {env_id}")
         records = {int(key): record for key, record in store.load().items()}
     position = {item: i for i, item in enumerate(items)}
     job = EpisodeJob(env_id, policy, split, env_kwargs, keep=partial(_episode_result, env_id, name))

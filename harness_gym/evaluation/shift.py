@@ -1,8 +1,9 @@
 """Executor shift: controllers trained against one executor profile, evaluated against others.
 
 ``harness-gym bench --train-profile A --eval-profile B [C ...]`` collects the buffer and trains with the
-simulated executor under profile A, evaluates on A as usual, and then evaluates the same trained
-controllers (and Base) under every other profile. The transfer gap of a policy is its mean G under the
+simulated executor under profile A (``BenchConfig.train_profile``, handed to every environment as its
+``executor_profile``), evaluates on A as usual, and then evaluates the same trained controllers (and
+Base) under every other profile. The transfer gap of a policy is its mean G under the
 evaluation profile minus its mean G under the training profile; Base's own change is given beside it,
 since a profile changes what every policy can reach. Only the mechanism differs between the shipped
 profiles (the Base-fitted draft parameters are shared), so Base barely moves and the gaps isolate what
@@ -11,12 +12,10 @@ a controller learned about checking and revising.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from harness_gym.envs.registry import executor_profile
-from harness_gym.executors.profiles import PROFILE_ENV
 
 
 def check_profiles(train: str | None, evals: Sequence[str], llm: bool = False) -> None:
@@ -25,22 +24,6 @@ def check_profiles(train: str | None, evals: Sequence[str], llm: bool = False) -
         raise ValueError("executor profiles apply to the simulated executor, not to --executor openai")
     for spec in ([train] if train else []) + list(evals):
         executor_profile(spec)
-
-
-def training_profile(spec: str | None) -> Callable[[], None]:
-    """Make ``spec`` the default profile of every environment created from now on (collection, training
-    evaluations); returns the function that restores the previous default."""
-    before = os.environ.get(PROFILE_ENV)
-    if spec is not None:
-        os.environ[PROFILE_ENV] = os.fspath(spec)
-
-    def restore() -> None:
-        if before is None:
-            os.environ.pop(PROFILE_ENV, None)
-        else:
-            os.environ[PROFILE_ENV] = before
-
-    return restore
 
 
 def evaluate_shift(
@@ -54,7 +37,8 @@ def evaluate_shift(
     """Mean G of every policy under every profile: ``{profile: {policy: G}}``.
 
     ``policies`` maps a name to ``(evaluation seed, policy)`` pairs: a policy trained with seed s plays
-    the episodes of seed s, as in the main protocol.
+    the episodes of seed s, as in the main protocol. ``env_kwargs`` are the main evaluation's; each
+    profile replaces its ``executor_profile``.
     """
     out: dict[str, dict[str, float]] = {}
     for profile in profiles:
@@ -68,8 +52,7 @@ def evaluate_shift(
                     seeds=(seed,),
                     rollouts=rollouts,
                     policy_name=name,
-                    executor_profile=profile,
-                    **env_kwargs,
+                    **{**env_kwargs, "executor_profile": profile},
                 )
             row[name] = sum(r.G for r in results) / len(results)
         out[profile] = row
