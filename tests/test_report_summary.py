@@ -162,6 +162,10 @@ def test_one_seed_gives_no_verdict_and_says_why() -> None:
             side["delta"] |= {"ci_low": None, "ci_high": None}
     md = summary_section({"aggregate": aggregate})
     assert "No intervals: one seed, so no policy can be said to beat Base." in md
+    for entry in aggregate["metrics"].values():
+        entry["iqm"] |= {"ci_low": None, "ci_high": None}
+    lead = summary_section({"aggregate": aggregate, "smoke": True}).split("\n\n")[2]
+    assert lead.startswith("**sac** ranks first with an IQM of 70.0 (no interval; normalised score")
     assert {row["beat"] for name, row in _summary_rows(md).items() if name != "base"} == {"no interval"}
 
 

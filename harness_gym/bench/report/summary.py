@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness_gym.bench.report.format import DASH, _missing, fmt_num, markdown_table
+from harness_gym.bench.report.sections import SMOKE_NOTE
 
 POINT_MARK = "°"
 """Follows an interval whose two ends are equal; ``POINT_NOTE`` says why that happens."""
@@ -93,9 +94,11 @@ def summary_section(results: Mapping[str, Any]) -> str:
     winners = [row["policy"] for row in rows if beat_base(row["vs_base"]) == "**yes**"]
     confidence = 100 * (aggregate.get("bootstrap") or {}).get("confidence", 0.95)
     runs = aggregate.get("runs_per_policy")
+    best_interval = interval(best_row["iqm"])
     lead = (
         f"**{best_row['policy']}** ranks first with an IQM of {fmt_num(best_row['iqm']['estimate'], 1)} "
-        f"{interval(best_row['iqm'])} (normalised score: random = 0, expert = 100; {runs} runs per policy)."
+        + (f"{best_interval} (" if best_interval != DASH else "(no interval; ")
+        + f"normalised score: random = 0, expert = 100; {runs} runs per policy)."
     )
     if winners:
         lead += f" Beat Base (paired {confidence:.0f}% interval above 0): {', '.join(winners)}."
@@ -137,6 +140,8 @@ def summary_section(results: Mapping[str, Any]) -> str:
         "optimality gap, the mean shortfall below the expert's 100. Details: Aggregate statistics below."
     )
     parts = ["## Summary", lead, markdown_table(headers, table, left=2), explain]
+    if results.get("smoke"):
+        parts.insert(1, f"_{SMOKE_NOTE}_")
     if any(POINT_MARK in cell for row in table for cell in row):
         parts.append(POINT_NOTE)
     return "\n\n".join(parts)
