@@ -96,6 +96,7 @@ def improvement_figure(results: Mapping[str, Any], path: Path) -> Path:
         return path
     import numpy as np
     from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
     from rliable import plot_utils
 
     keys = [f"{p['x']};{p['y']}" for p in pairs]
@@ -118,10 +119,11 @@ def improvement_figure(results: Mapping[str, Any], path: Path) -> Path:
     fig.legend(
         handles=[
             Line2D([], [], color="grey", ls=":", label="0.5: no difference"),
-            *interval_legend_handles()[1:],
+            Line2D([], [], color="black", marker="|", ms=8, ls="", label="estimate"),
+            Patch(color="grey", alpha=0.6, label="95% interval"),
         ],
         loc="outside lower center",
-        ncols=2,
+        ncols=3,
         fontsize=8,
     )
     fig.savefig(path)
