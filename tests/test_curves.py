@@ -181,7 +181,7 @@ def test_learning_curve_figure_is_written(tmp_path: Path, saved_figures) -> None
     assert plotted.keys() == {(100, 200, 300, 400, 500), (200, 400, 600, 800, 1000)}
     assert plotted[(100, 200, 300, 400, 500)] == pytest.approx([0.3, 0.4, 0.5, 0.6, 0.7])
     assert plotted[(200, 400, 600, 800, 1000)] == pytest.approx([0.3, 0.3, 0.3, 0.3, 0.25])
-    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["awr", "dqn", "Base (main evaluation)"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["awr", "dqn", "Base's G on the eval split"]
     empty = write_figures(_results(None), tmp_path / "empty")  # no curves: a placeholder panel
     assert empty["learning_curves"].stat().st_size > 0
     placeholder = saved_figures[FIGURES["learning_curves"]].axes[0]

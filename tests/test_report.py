@@ -17,6 +17,7 @@ from harness_gym.bench.report import (
     DASH,
     FIGURES,
     HEADINGS,
+    colour,
     fmt_pp,
     fmt_signed,
     markdown_tables,
@@ -269,7 +270,11 @@ def test_g_vs_tokens_figure_and_gap_section(
     ax = saved_figures[FIGURES["g_vs_tokens"]].axes[0]  # only Planning has token counts
     plotted = sorted(tuple(c.get_offsets()[0]) for c in ax.collections)
     assert plotted == sorted((p["tokens"], p["G"]) for p in points.values())
-    assert sorted(t.get_text() for t in ax.texts) == sorted(points)
+    from matplotlib.colors import to_hex
+
+    figure = saved_figures[FIGURES["g_vs_tokens"]]
+    assert sorted(t.get_text() for t in figure.legends[0].get_texts()) == sorted(points)
+    assert [to_hex(c.get_facecolor()[0]) for c in ax.collections] == [colour(name) for name in points]
     md = markdown_tables(with_tokens)
     gaps = _table_rows(md, HEADINGS["state_dependence"])
     assert gaps == [[PAPER[PLANNING].label, "0.800", "0.700", "+0.100", "[+0.020, +0.190]", "60", "`DCV`"]]

@@ -5,9 +5,11 @@ where ``compare`` is ``harness_gym.evaluation.protocol.compare`` output and ``bu
 output. Any setting, policy or buffer may be missing; its cells then read "—". Each table is followed by the
 paper's numbers for the same rows and columns (``harness_gym.evaluation.paper``).
 
-One module per section of the report (``paper_tables``, ``others``, ``curves``, ``aggregate``, ``ope``,
-``state_dependence``), one per group of figures (``paper_figures``, ``score_figures``), and ``document``,
-which puts them together into report.md, summary.csv and results.json. ``python -m
+The report opens with the answer (``summary``: the ranking, what beat Base, the gaps) and a glossary
+(``glossary``), then has one module per section (``paper_tables``, ``others``, ``curves``, ``aggregate``,
+``ope``, ``state_dependence``), one per group of figures (``paper_figures``, ``score_figures``; colours
+from ``palette``), and ``document``, which puts them together into report.md, summary.csv and
+results.json. ``python -m
 harness_gym.bench.report RESULTS_JSON`` renders the report of a finished run again.
 
 matplotlib is imported only inside the figure functions (Agg canvas, no pyplot state).
@@ -30,9 +32,11 @@ from harness_gym.bench.report.format import (
     markdown_table,
 )
 from harness_gym.bench.report.ope import G_MAX, OPE_ESTIMATORS, ope_errors
+from harness_gym.bench.report.palette import colour
 from harness_gym.bench.report.plot import POLICY_COLOURS, POLICY_LABELS
 from harness_gym.bench.report.score_figures import AGGREGATE_PANELS
 from harness_gym.bench.report.sections import HEADINGS, SMOKE_NOTE
+from harness_gym.bench.report.summary import summary_section
 
 __all__ = [
     "AGGREGATE_PANELS",
@@ -51,6 +55,7 @@ __all__ = [
     "POLICY_LABELS",
     "SCRIPTED",
     "SMOKE_NOTE",
+    "colour",
     "fmt_ci",
     "fmt_num",
     "fmt_p",
@@ -63,6 +68,7 @@ __all__ = [
     "markdown_tables",
     "ope_errors",
     "summary_rows",
+    "summary_section",
     "write_figures",
     "write_report",
 ]

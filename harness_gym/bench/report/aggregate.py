@@ -9,10 +9,17 @@ from typing import Any
 from harness_gym.bench.report.access import _get, _short
 from harness_gym.bench.report.format import _count, _mean, fmt_ci, fmt_num, markdown_table
 from harness_gym.bench.report.sections import _section
+from harness_gym.bench.report.summary import POINT_MARK, POINT_NOTE, is_point
 
 
 def _ci_cell(entry: Mapping[str, Any] | None, digits: int) -> str:
-    return fmt_ci(_get(entry, "ci_low"), _get(entry, "ci_high"), lambda v: fmt_num(v, digits))
+    """[low, high], marked when the interval is a single point (``POINT_NOTE`` says why)."""
+    cell = fmt_ci(_get(entry, "ci_low"), _get(entry, "ci_high"), lambda v: fmt_num(v, digits))
+    return cell + POINT_MARK if is_point(entry) else cell
+
+
+def _with_point_note(table: str) -> str:
+    return f"{table}\n\n{POINT_NOTE}" if POINT_MARK in table else table
 
 
 def _aggregate_metrics(aggregate: Mapping[str, Any]) -> str:
@@ -54,7 +61,7 @@ def _aggregate_metrics(aggregate: Mapping[str, Any]) -> str:
             row += [fmt_num(_get(metrics[name].get(key), "estimate"), 1), _ci_cell(metrics[name].get(key), 1)]
         rows.append([*row, metrics[name].get("interval") or "none"])
     headers.append("Interval over")
-    return f"{intro}\n\n{markdown_table(headers, rows)}"
+    return f"{intro}\n\n{_with_point_note(markdown_table(headers, rows))}"
 
 
 def _improvement_table(aggregate: Mapping[str, Any]) -> str:
@@ -82,7 +89,7 @@ def _improvement_table(aggregate: Mapping[str, Any]) -> str:
         for p in pairs
     ]
     headers = ["X", "Y", "P(X > Y)", "95% CI", "Compared"]
-    return f"{intro}\n\n{markdown_table(headers, rows, left=2)}"
+    return f"{intro}\n\n{_with_point_note(markdown_table(headers, rows, left=2))}"
 
 
 def _pass_k_tables(settings: list[tuple[str, Mapping[str, Any]]]) -> str:

@@ -10,6 +10,13 @@ from harness_gym.bench.report.format import DASH, fmt_num, fmt_signed, markdown_
 from harness_gym.bench.report.sections import _section
 
 
+def curve_split() -> str:
+    """The split the learning curves are measured on (``harness_gym.bench.runner.CURVE_SPLIT``)."""
+    from harness_gym.bench.runner import CURVE_SPLIT
+
+    return CURVE_SPLIT
+
+
 def _curve_runs(setting: Mapping[str, Any]) -> dict[str, list[list[tuple[int, float]]]]:
     """{algo: one [(step, G), ...] per seed} from a setting's ``curves`` (``harness_gym.bench.runner``)."""
     runs = {}
@@ -42,10 +49,12 @@ def curves_table(settings: list[tuple[str, Mapping[str, Any]]]) -> str:
         rows.append([_label(e), algo, str(stats[-1][0]), *gs, last])
     return _section(
         "curves",
-        "Eval G of each trained policy at evenly spaced points of its training run (columns: share of "
-        "the run's gradient steps; Steps: its length), mean over seeds. A point plays every eval task "
-        "once with the run's seed, the same episodes at every point; stochastic learners sample. "
-        "Last ΔG is the change over the final stretch: a large positive value marks a run still improving.",
+        f"G on the {curve_split()} split of each trained policy at evenly spaced points of its training "
+        "run (columns: share of the run's gradient steps; Steps: its length), mean over seeds. A point "
+        f"plays every {curve_split()} task with the run's seed, the same episodes at every point; "
+        "stochastic learners sample, Q-learners act greedily. The eval split never enters a curve, so "
+        "these G are not the eval G of the other tables. Last ΔG is the change over the final stretch: a "
+        "large positive value marks a run still improving.",
         markdown_table(headers, rows, left=2),
         None,
     )

@@ -12,8 +12,9 @@ from typing import Any
 from harness_gym.bench.report.access import _label, _ordered_settings, _policies
 from harness_gym.bench.report.aggregate import aggregate_section
 from harness_gym.bench.report.curves import curves_table
-from harness_gym.bench.report.figures import write_figures
+from harness_gym.bench.report.figures import figure_captions, write_figures
 from harness_gym.bench.report.format import DASH, _missing, fmt_num, markdown_table
+from harness_gym.bench.report.glossary import glossary_section
 from harness_gym.bench.report.ope import ope_tables
 from harness_gym.bench.report.others import others_table
 from harness_gym.bench.report.paper_tables import (
@@ -26,6 +27,7 @@ from harness_gym.bench.report.paper_tables import (
 )
 from harness_gym.bench.report.sections import SMOKE_NOTE
 from harness_gym.bench.report.state_dependence import state_dependence_tables
+from harness_gym.bench.report.summary import summary_section
 from harness_gym.evaluation.results import json_default
 
 CSV_FIELDS = (
@@ -67,13 +69,19 @@ def markdown_tables(results: Mapping[str, Any]) -> str:
     return "\n\n".join(tables) + "\n"
 
 
-def _header(results: Mapping[str, Any]) -> str:
+def _title(results: Mapping[str, Any]) -> str:
+    lines = ["# harness-gym bench report" + (" (smoke run)" if results.get("smoke") else "")]
+    if results.get("smoke"):
+        lines += ["", SMOKE_NOTE]
+    return "\n".join(lines)
+
+
+def _run_details(results: Mapping[str, Any]) -> str:
+    """## Run: settings, sandbox, timings and configuration (last: how the numbers were made)."""
     settings = _ordered_settings(results)
     config = results.get("config") or {}
     timings = results.get("timings") or {}
-    lines = ["# harness-gym bench report" + (" (smoke run)" if results.get("smoke") else ""), ""]
-    if results.get("smoke"):
-        lines += [SMOKE_NOTE, ""]
+    lines = ["## Run", ""]
     lines.append(f"Settings: {', '.join(e for e, _ in settings) or DASH}.")
     if results.get("sandbox") not in (None, "none"):
         lines.append(f"Model-written code ran under sandbox: {results['sandbox']}.")
@@ -92,6 +100,15 @@ def _header(results: Mapping[str, Any]) -> str:
         rows = [[_label(e), *(fmt_num(t.get(k), 1) for k in keys)] for e, t in per_setting]
         lines += ["", "Time per setting (s):", "", markdown_table(["Setting", *keys], rows)]
     return "\n".join(lines)
+
+
+def _figures_section(figure_paths: Mapping[str, Path]) -> str:
+    """## Figures: each figure with its caption under it."""
+    captions = figure_captions()
+    parts = ["## Figures"]
+    for number, (key, path) in enumerate(figure_paths.items(), 1):
+        parts += [f"![{key}]({path.name})", f"_Figure {number}. {captions[key]}_"]
+    return "\n\n".join(parts)
 
 
 def _csv_value(x: Any) -> str:
@@ -124,16 +141,17 @@ def write_report(results: Mapping[str, Any], out_dir: str | Path, figures: bool 
             figure_paths = write_figures(results, out)
         except ImportError as exc:  # the tables are still worth having
             warnings.warn(f"figures skipped: {exc}", stacklevel=2)
-    body = [_header(results), markdown_tables(results).rstrip()]
+    body = [_title(results), summary_section(results), glossary_section(), markdown_tables(results).rstrip()]
     from harness_gym.evaluation.shift import shift_markdown
 
     if shift := shift_markdown(results).rstrip():
         body.append(shift)
     if figure_paths:
-        body.append("## Figures\n\n" + "\n".join(f"![{k}]({p.name})" for k, p in figure_paths.items()))
+        body.append(_figures_section(figure_paths))
     from harness_gym.bench.viewer import write_view  # the episodes page (results.json and any kept datasets)
 
     paths["view"] = write_view(out, out / "view.html")
     body.append("Episodes, step by step: [view.html](view.html) (`harness-gym view RESULTS_DIR`).")
+    body.append(_run_details(results))
     paths["report"].write_text("\n\n".join(body) + "\n")
     return paths | figure_paths

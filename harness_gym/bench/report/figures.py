@@ -40,6 +40,42 @@ LEADERBOARD_FIGURES = ("aggregate", "improvement", "performance_profile")
 """The figures ``harness-gym leaderboard`` draws (from the aggregate alone)."""
 
 
+def figure_captions() -> dict[str, str]:
+    """The caption under each figure of ``FIGURES`` in report.md: what it shows and how to read it."""
+    from harness_gym.bench.report.curves import curve_split
+
+    return {
+        "aggregate": "IQM, mean and optimality gap of every policy's normalised scores (random = 0, "
+        "expert = 100), best IQM at the top, with 95% bootstrap intervals. Each policy has one colour in "
+        "every figure; a greedy mode is the light shade of its learner's.",
+        "improvement": "Probability of improvement P(X > Y) of each compared pair with its 95% interval, "
+        "in the colour of X; 0.5 (dotted) is no difference. Against Base it is paired (same episodes); "
+        "a bar without width is a point interval (see the summary's note).",
+        "performance_profile": "Performance profiles: for each normalised score τ, the share of a "
+        "policy's runs scoring above it, with 95% bands; dashed: a greedy mode. A curve above another "
+        "everywhere dominates it; the dotted lines mark random (0) and expert (100).",
+        "per_setting": "Each setting's mean normalised score of every policy with its 95% interval, "
+        "policies ordered by overall IQM (best at the top); the dotted line is Base's score, so a bar "
+        "ending right of it beat Base on that setting.",
+        "outcome_process": "AW against Base per setting: the outcome change ΔG (percentage points, with "
+        "its 95% paired bootstrap interval) and the process change ΔHMS; white diamonds: the paper's values.",
+        "policy_comparison": "Lift over Base (ΔG in percentage points) of AW, BC and Forced CHECK per "
+        "setting; white diamonds: the paper's values.",
+        "sigma_delta_g": "Buffer slack σ_D (max G − mean G of the training buffer) against AW's ΔG per "
+        "setting, beside the paper's calibrated-verifier settings (grey): no reweighting of the buffer "
+        "can lift mean G by more than σ_D.",
+        "events": "Share of evaluation episodes in which each process event fired, Base and AW, per "
+        "setting; n/a: the event does not apply there; diamonds: the paper's rates. EarlySubmit is a "
+        "penalty.",
+        "learning_curves": f"G on the {curve_split()} split (a fixed fifth of the train tasks, never the "
+        "eval split) of each training run's checkpoints against gradient steps: mean over seeds, band "
+        "min–max. The dotted line is Base's G on the eval split, for scale only: the splits differ.",
+        "g_vs_tokens": "Mean G against mean executor tokens per episode, one point per evaluated policy "
+        "and setting (squares: reference policies, circles: learners). Policies on the same point, such "
+        "as greedy modes that take Base's actions, are drawn as nested rings.",
+    }
+
+
 def leaderboard_figures(results: Mapping[str, Any], out_dir: str | Path) -> dict[str, Path]:
     """``LEADERBOARD_FIGURES`` of a document with an ``aggregate`` under ``out_dir``."""
     out = Path(out_dir)

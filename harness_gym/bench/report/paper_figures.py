@@ -20,8 +20,9 @@ from harness_gym.bench.report.access import (
     _policy,
     _short,
 )
-from harness_gym.bench.report.curves import _curve_runs, _curve_stats
+from harness_gym.bench.report.curves import _curve_runs, _curve_stats, curve_split
 from harness_gym.bench.report.format import _missing
+from harness_gym.bench.report.palette import colour, linestyle
 from harness_gym.bench.report.plot import (
     PAPER_MARKER,
     POLICY_COLOURS,
@@ -52,8 +53,7 @@ def outcome_process_figure(settings: list[tuple[str, Mapping[str, Any]]], path: 
             if _missing(value):
                 ax.text(0, y, " no AW", va="center", fontsize=8, color="grey")
             else:
-                colour = "#1f77b4" if value >= 0 else "#d62728"
-                ax.barh(y, scale * value, color=colour, alpha=0.85, height=0.6)
+                ax.barh(y, scale * value, color=colour(AW), alpha=0.85, height=0.6)
                 if (
                     key == "delta_G"
                     and not _missing(_get(aw, "ci_low"))
@@ -78,8 +78,7 @@ def outcome_process_figure(settings: list[tuple[str, Mapping[str, Any]]], path: 
         ax.grid(axis="x", alpha=0.3)
     axes[0].set_yticks(ys, labels)
     handles = [
-        Patch(color="#1f77b4", label="this run, gain"),
-        Patch(color="#d62728", label="this run, loss"),
+        Patch(color=colour(AW), label="this run: AW − Base"),
         Line2D([], [], color="black", marker="|", linestyle="-", label="95% bootstrap CI"),
         _paper_legend_handle(),
     ]
@@ -145,7 +144,7 @@ def sigma_figure(settings: list[tuple[str, Mapping[str, Any]]], path: Path) -> N
         ax.scatter(
             [p[1] for p in points],
             [p[2] for p in points],
-            color="#1f77b4",
+            color=colour(AW),
             s=50,
             label="this run (AW)",
             zorder=4,
@@ -171,7 +170,7 @@ def events_figure(settings: list[tuple[str, Mapping[str, Any]]], path: Path) -> 
     fig = _new_figure(3.4 * ncols + 1.6, 2.9 * nrows + 0.9)
     axes = fig.subplots(nrows, ncols, sharey=True, squeeze=False).ravel()
     ys = list(range(len(EVENTS)))[::-1]
-    colours = {"base": "#7f7f7f", "policy": "#1f77b4"}
+    colours = {"base": colour("base"), "policy": colour(AW)}
     for ax, (e, s) in zip(axes, shown, strict=False):
         aw = _policy(s, AW)
         entries = (aw or _base(s) or {}).get("events", {})
@@ -215,8 +214,7 @@ def curves_figure(settings: list[tuple[str, Mapping[str, Any]]], path: Path) -> 
     shown = [(e, _curve_runs(s), _base_G(s)) for e, s in settings]
     shown = [row for row in shown if row[1]] or shown[:1]
     algos = list(dict.fromkeys(algo for _, runs, _ in shown for algo in runs))
-    colours = {algo: f"C{i % 10}" for i, algo in enumerate(algos)}
-    styles = {algo: "-" if i < 10 else "--" for i, algo in enumerate(algos)}
+    split = curve_split()
     ncols = max(1, min(4, len(shown)))
     nrows = max(1, math.ceil(len(shown) / ncols))
     fig = _new_figure(max(6.0, 3.6 * ncols + 0.6), 2.9 * nrows + 1.0)
@@ -228,44 +226,50 @@ def curves_figure(settings: list[tuple[str, Mapping[str, Any]]], path: Path) -> 
         for algo, curves in runs.items():
             stats = _curve_stats(curves)
             steps, mean, low, high = zip(*stats, strict=True)
-            ax.plot(steps, mean, styles[algo], color=colours[algo], marker="o", ms=3, lw=1.3)
-            ax.fill_between(steps, low, high, color=colours[algo], alpha=0.15)
+            ax.plot(steps, mean, linestyle(algo), color=colour(algo), marker="o", ms=3, lw=1.3)
+            ax.fill_between(steps, low, high, color=colour(algo), alpha=0.15)
         if not _missing(base):
-            ax.axhline(base, color="black", lw=0.9, ls=":")
+            ax.axhline(base, color=colour("base"), lw=0.9, ls=":")
         ax.set_title(_label(e), fontsize=10)
         ax.set_xlabel("gradient steps", fontsize=8)
-        ax.set_ylabel("eval G", fontsize=8)
+        ax.set_ylabel(f"{split} G", fontsize=8)
         ax.grid(alpha=0.3)
     for ax in axes[len(shown) :]:
         ax.set_axis_off()
-    handles = [Line2D([], [], color=colours[a], ls=styles[a], marker="o", ms=3, label=a) for a in algos]
-    handles.append(Line2D([], [], color="black", ls=":", label="Base (main evaluation)"))
+    handles = [Line2D([], [], color=colour(a), ls=linestyle(a), marker="o", ms=3, label=a) for a in algos]
+    handles.append(Line2D([], [], color=colour("base"), ls=":", label="Base's G on the eval split"))
     fig.legend(handles=handles, loc="outside lower center", ncols=min(6, len(handles)), fontsize=8)
-    fig.suptitle("Learning curves: eval G vs gradient steps (mean over seeds; band: min–max)", fontsize=10)
+    fig.suptitle(
+        f"Learning curves: G on the {split} split vs gradient steps (mean over seeds; band: min–max)",
+        fontsize=10,
+    )
     fig.savefig(path)
 
 
 def tokens_figure(settings: list[tuple[str, Mapping[str, Any]]], path: Path) -> None:
-    """Per setting, one point per evaluated policy: mean executor tokens per episode against mean G."""
+    """Per setting, one point per evaluated policy: mean executor tokens per episode against mean G.
+
+    Policies on the same point (the greedy modes that take Base's actions) are drawn as nested rings,
+    the first largest; the legend names every policy in its colour."""
     from matplotlib.lines import Line2D
     from matplotlib.ticker import MaxNLocator
 
     shown = [(e, s["tokens"]) for e, s in settings if s.get("tokens")]
     ncols = max(1, min(4, len(shown)))
     nrows = max(1, math.ceil(len(shown) / ncols))
-    fig = _new_figure(max(6.0, 3.6 * ncols + 0.6), 3.0 * nrows + 0.9)
+    fig = _new_figure(max(6.0, 3.6 * ncols + 0.6), 3.0 * nrows + 1.6)
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
     markers = {"reference": "s", "learner": "o"}
+    kinds: dict[str, str] = {}  # every policy shown, in order of appearance, with its kind
     for ax, (e, points) in zip(axes, shown, strict=False):
-        at: dict[tuple[float, float], list[str]] = {}  # policies on the same point share one label
-        for k, (name, point) in enumerate(points.items()):
-            ax.scatter(
-                [point["tokens"]], [point["G"]], color=f"C{k % 10}", marker=markers[point["kind"]], s=30
-            )
-            at.setdefault((point["tokens"], point["G"]), []).append(name)
-        for xy, names in at.items():
-            label = ", ".join(names) if len(names) <= 2 else f"{names[0]} +{len(names) - 1} more"
-            ax.annotate(label, xy, fontsize=7, xytext=(3, 3), textcoords="offset points")
+        at: dict[tuple[float, float], int] = {}  # how many policies already sit on a point
+        for name, point in points.items():
+            xy = (point["tokens"], point["G"])
+            size = max(70.0 - 14.0 * at.get(xy, 0), 8.0)
+            at[xy] = at.get(xy, 0) + 1
+            ax.scatter(*([v] for v in xy), color=colour(name), marker=markers.get(point["kind"], "o"), s=size,
+                       edgecolors="white", linewidths=0.5, zorder=3)  # fmt: skip
+            kinds.setdefault(name, point["kind"])
         ax.xaxis.set_major_locator(MaxNLocator(nbins=3))
         ax.set_title(_label(e), fontsize=10)
         ax.set_xlabel("mean tokens per episode", fontsize=8)
@@ -276,8 +280,13 @@ def tokens_figure(settings: list[tuple[str, Mapping[str, Any]]], path: Path) -> 
     if not shown:
         _no_data(axes[0], "no token counts in these results")
     handles = [
-        Line2D([], [], color="grey", marker=marker, ls="", label=kind) for kind, marker in markers.items()
+        Line2D([], [], color=colour(name), marker=markers.get(kind, "o"), ls="", label=name)
+        for name, kind in kinds.items()
     ]
-    fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=8)
-    fig.suptitle("G versus executor tokens per episode (one point per policy)", fontsize=10)
+    if handles:
+        fig.legend(handles=handles, loc="outside lower center", ncols=min(7, len(handles)), fontsize=8)
+    fig.suptitle(
+        "G versus executor tokens per episode (one point per policy; squares: references, circles: learners)",
+        fontsize=10,
+    )
     fig.savefig(path)

@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness_gym.bench.report.access import AW, BC, FC
+from harness_gym.bench.report.palette import colour
 
-POLICY_COLOURS = {AW: "#1f77b4", BC: "#ff7f0e", FC: "#2ca02c"}
+POLICY_COLOURS = {name: colour(name) for name in (AW, BC, FC)}
 POLICY_LABELS = {AW: "AW", BC: "BC", FC: "Forced CHECK"}
 PAPER_MARKER = {"marker": "D", "facecolor": "white", "s": 28, "zorder": 4, "linewidths": 1.2}
 

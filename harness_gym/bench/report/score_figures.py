@@ -3,12 +3,14 @@ intervals, probability of improvement, per-setting scores."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from harness_gym.bench.report.access import _label
 from harness_gym.bench.report.format import _count
+from harness_gym.bench.report.palette import colour, linestyle
 from harness_gym.bench.report.plot import _estimate_and_error, _new_figure, _no_data, _smoke_title
 
 
@@ -24,19 +26,15 @@ def performance_profile_figure(results: Mapping[str, Any], path: Path) -> Path:
         fig.savefig(path)
         return path
     import numpy as np
-    from matplotlib import colormaps
     from rliable import plot_utils
 
-    palette = colormaps["tab20"]  # an algorithm in a dark shade, its greedy mode in the light one
-    algos = list(dict.fromkeys(name.removesuffix("-greedy") for name in policies))
-    shade = {n: 2 * algos.index(n.removesuffix("-greedy")) + n.endswith("-greedy") for n in policies}
     plot_utils.plot_performance_profiles(
         {name: np.asarray(p["fraction"]) for name, p in policies.items()},
         np.asarray(profile["tau"]),
         performance_profile_cis={name: np.array([p["ci_low"], p["ci_high"]]) for name, p in policies.items()},
         ax=ax,
-        colors={name: palette(shade[name] % palette.N) for name in policies},
-        linestyles={name: "dashed" if name.endswith("-greedy") else "solid" for name in policies},
+        colors={name: colour(name) for name in policies},
+        linestyles={name: linestyle(name) for name in policies},
         xlabel="Normalised score τ (random = 0, expert = 100)",
         ylabel="Fraction of runs with score > τ",
         labelsize="medium",
@@ -69,16 +67,17 @@ def aggregate_figure(results: Mapping[str, Any], path: Path) -> Path:
         _no_data(axes[0], "no aggregate statistics")
         fig.savefig(path)
         return path
-    order = sorted(metrics, key=lambda name: metrics[name]["iqm"]["estimate"])
+    order = ranked(metrics, metrics)[::-1]  # best at the top
     ys = range(len(order))
     for ax, (key, label) in zip(axes, AGGREGATE_PANELS.items(), strict=True):
         for y, name in zip(ys, order, strict=True):
             point, error = _estimate_and_error(metrics[name][key])
-            ax.errorbar(point, y, xerr=[[error[0]], [error[1]]], fmt="o", ms=4, capsize=3, color="#1f77b4")
+            ax.errorbar(point, y, xerr=[[error[0]], [error[1]]], fmt="o", ms=4, capsize=3, color=colour(name))
         ax.set_title(label)
         ax.set_xlabel("Normalised score")
         ax.grid(axis="x", alpha=0.3)
     axes[0].set_yticks(list(ys), order)
+    fig.legend(handles=interval_legend_handles(), loc="outside lower center", ncols=2, fontsize=8)
     fig.suptitle(_smoke_title(results, "Aggregate scores with 95% intervals (random = 0, expert = 100)"))
     fig.savefig(path)
     return path
@@ -96,11 +95,11 @@ def improvement_figure(results: Mapping[str, Any], path: Path) -> Path:
         fig.savefig(path)
         return path
     import numpy as np
-    from matplotlib import colormaps
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
     from rliable import plot_utils
 
     keys = [f"{p['x']};{p['y']}" for p in pairs]
-    palette = colormaps["tab10"]
     plot_utils.plot_probability_of_improvement(
         {key: p["estimate"] for key, p in zip(keys, pairs, strict=True)},
         {
@@ -111,50 +110,88 @@ def improvement_figure(results: Mapping[str, Any], path: Path) -> Path:
         },
         pair_separator=";",
         ax=ax,
-        colors=[palette(i % palette.N) for i in range(len(pairs))],
+        colors=[colour(p["x"]) for p in pairs],  # the colour of X
         labelsize="medium",
         ticklabelsize="small",
     )
     ax.axvline(0.5, color="grey", lw=0.8, ls=":")
     ax.set_title(_smoke_title(results, "Probability of improvement P(X > Y) with 95% intervals"))
+    fig.legend(
+        handles=[
+            Line2D([], [], color="grey", ls=":", label="0.5: no difference"),
+            Line2D([], [], color="black", marker="|", ms=8, ls="", label="estimate"),
+            Patch(color="grey", alpha=0.6, label="95% interval"),
+        ],
+        loc="outside lower center",
+        ncols=3,
+        fontsize=8,
+    )
     fig.savefig(path)
     return path
 
 
+def ranked(metrics: Mapping[str, Any], names: Iterable[str]) -> list[str]:
+    """``names`` by overall IQM, best first; ties by name, so the order never depends on set order."""
+    return sorted(
+        names, key=lambda name: (-(metrics.get(name) or {}).get("iqm", {}).get("estimate", 0.0), name)
+    )
+
+
+def interval_legend_handles() -> list[Any]:
+    """Legend entries shared by the interval plots: the estimate and its 95% interval."""
+    from matplotlib.lines import Line2D
+
+    return [
+        Line2D([], [], color="dimgrey", marker="o", ls="", ms=4, label="estimate"),
+        Line2D([], [], color="dimgrey", marker="|", ms=8, ls="-", label="95% interval"),
+    ]
+
+
 def per_setting_figure(results: Mapping[str, Any], path: Path) -> Path:
-    """Every policy's mean normalised score on each setting, with its 95% interval as error bars."""
+    """One panel per setting: every policy's mean normalised score as a bar with its 95% interval,
+    policies in their overall-IQM order and colours, Base's score as a dotted line."""
     aggregate = results.get("aggregate") or {}
     per_setting = aggregate.get("per_setting") or {}
     settings = [e for e in aggregate.get("settings") or [] if per_setting.get(e)]
-    fig = _new_figure(12, 4.5)
-    ax = fig.subplots()
     if not settings:
-        _no_data(ax, "no per-setting scores")
+        fig = _new_figure(12, 4.5)
+        _no_data(fig.subplots(), "no per-setting scores")
         fig.savefig(path)
         return path
-    from matplotlib import colormaps
+    from matplotlib.lines import Line2D
 
-    metrics = aggregate.get("metrics") or {}
-    policies = sorted(
-        {name for e in settings for name in per_setting[e]},
-        key=lambda name: -(metrics.get(name) or {}).get("iqm", {}).get("estimate", 0.0),
+    policies = ranked(aggregate.get("metrics") or {}, {name for e in settings for name in per_setting[e]})
+    ncols = min(4, len(settings))
+    nrows = math.ceil(len(settings) / ncols)
+    fig = _new_figure(3.1 * ncols + 1.6, (0.17 * len(policies) + 0.9) * nrows + 1.0)
+    axes = fig.subplots(nrows, ncols, sharey=True, sharex=True, squeeze=False).ravel()
+    ys = list(range(len(policies)))[::-1]
+    for ax, env_id in zip(axes, settings, strict=False):
+        scores = per_setting[env_id]
+        for y, name in zip(ys, policies, strict=True):
+            if name not in scores:
+                continue
+            point, error = _estimate_and_error(scores[name])
+            ax.barh(y, point, height=0.75, color=colour(name), xerr=[[error[0]], [error[1]]],
+                    error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "black"})  # fmt: skip
+        if "base" in scores:
+            ax.axvline(scores["base"]["estimate"], color=colour("base"), lw=0.9, ls=":")
+        ax.axvline(0, color="black", lw=0.6)
+        ax.set_title(_label(env_id), fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+        ax.tick_params(labelsize=7)
+    for ax in axes[len(settings) :]:
+        ax.set_axis_off()
+    axes[0].set_yticks(ys, policies)
+    for ax in axes[-ncols:]:
+        ax.set_xlabel("normalised score", fontsize=8)
+    handles = [
+        Line2D([], [], color=colour("base"), ls=":", label="Base's score"),
+        Line2D([], [], color="black", marker="|", ms=6, ls="-", lw=0.8, label="95% interval"),
+    ]
+    fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=8)
+    fig.suptitle(
+        _smoke_title(results, "Per-setting normalised scores (random = 0, expert = 100)"), fontsize=10
     )
-    palette = colormaps["tab20"]
-    width = 0.8 / len(policies)
-    for i, name in enumerate(policies):
-        xs, points, errors = [], [], [[], []]
-        for j, env_id in enumerate(settings):
-            if name in per_setting[env_id]:
-                point, error = _estimate_and_error(per_setting[env_id][name])
-                xs.append(j - 0.4 + (i + 0.5) * width)
-                points.append(point)
-                errors[0].append(error[0])
-                errors[1].append(error[1])
-        ax.bar(xs, points, width, yerr=errors, capsize=2, label=name, color=palette(i % palette.N))
-    ax.set_xticks(range(len(settings)), [_label(e) for e in settings], rotation=20, ha="right")
-    ax.set_ylabel("Normalised score (random = 0, expert = 100)")
-    ax.axhline(0, color="black", lw=0.6)
-    ax.set_title(_smoke_title(results, "Per-setting normalised scores with 95% intervals"))
-    fig.legend(loc="outside right upper", fontsize=7)
     fig.savefig(path)
     return path
