@@ -233,3 +233,267 @@ def test_task_ids_as_a_string_is_one_id() -> None:
     assert [t.task_id for t in one.unwrapped.tasks] == [first]
     with pytest.raises(ValueError, match=r"unknown task id\(s\) .*\['coding-nope'\]"):
         gym.make("HarnessCoding-v0", task_ids="coding-nope")
+
+
+# -- leaderboard -----------------------------------------------------------------------------------
+@pytest.fixture
+def results_file(tmp_path: Path) -> Path:
+    """A hand-built results file of three policies (tests/test_leaderboard.py)."""
+    from test_leaderboard import MEAN_AND_IQM_DISAGREE, hand_built
+
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(hand_built(MEAN_AND_IQM_DISAGREE)))
+    return path
+
+
+def test_leaderboard_refuses_nan_episodes_and_ranks_nothing(results_file: Path, capsys) -> None:
+    doc = json.loads(results_file.read_text())
+    doc["scores"][PLANNING]["policies"]["base"]["episode_G"][0] = float("nan")
+    results_file.write_text(json.dumps(doc))
+    code, out, err = cli("leaderboard", str(results_file), "--no-figures", capsys=capsys)
+    assert code == 1 and out == ""
+    assert one_line(err) == (
+        f"harness-gym leaderboard: {results_file} does not follow harness-gym-results-v1 at "
+        f"scores/{PLANNING}/policies/base/episode_G/0: nan is not a finite number"
+    )
+    doc["scores"][PLANNING]["policies"]["base"]["episode_G"][0] = 0.5  # a forged policy instead
+    doc["policies"]["forged"] = {"kind": "outside", "per_seed_models": False}
+    doc["scores"][PLANNING]["policies"]["forged"] = {
+        "seed_scores": dict.fromkeys(doc["scores"][PLANNING]["policies"]["base"]["seed_scores"], 100.0),
+        "episode_G": [float("nan")] * len(doc["scores"][PLANNING]["policies"]["base"]["episode_G"]),
+    }
+    results_file.write_text(json.dumps(doc))
+    code, out, err = cli("leaderboard", str(results_file), "--no-figures", capsys=capsys)
+    assert code == 1 and out == "" and "forged/episode_G/0: nan is not a finite number" in one_line(err)
+
+
+@pytest.mark.parametrize("reps", ["-5", "0"])
+def test_leaderboard_reps_below_one(results_file: Path, reps: str, capsys) -> None:
+    code, out, err = cli("leaderboard", str(results_file), "--no-figures", "--reps", reps, capsys=capsys)
+    assert code == 1 and out == ""
+    assert one_line(err) == f"harness-gym leaderboard: --reps must be at least 1, got {reps}"
+
+
+def test_leaderboard_out_is_checked_before_computing(results_file: Path, tmp_path: Path, monkeypatch, capsys):
+    import harness_gym.evaluation.aggregate as aggregate
+
+    def computed(*args, **kwargs):
+        raise AssertionError("the aggregate was computed before --out was checked")
+
+    monkeypatch.setattr(aggregate, "summarize", computed)
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    for out, what in ((afile, "is a file"), (afile / "board", f"is under {afile}, which is a file")):
+        code, printed, err = cli("leaderboard", str(results_file), "--out", str(out), capsys=capsys)
+        assert code == 1 and printed == ""
+        assert one_line(err) == f"harness-gym leaderboard: --out {out} {what}, not a directory"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "results.json"]  # nothing created
+
+
+# -- evaluate --policy module:factory --------------------------------------------------------------
+POLICIES = '''
+import numpy as np
+
+
+def raises(seed):
+    raise ValueError("no model for seed %d" % seed)
+
+
+def returns_none(seed):
+    return lambda obs, mask: None
+
+
+def returns_99(seed):
+    return lambda obs, mask: 99
+
+
+def returns_float(seed):
+    return lambda obs, mask: 3.0
+
+
+def returns_true(seed):
+    return lambda obs, mask: True
+
+
+class Boom:
+    def act(self, obs, mask, rng):
+        raise RuntimeError("boom in act")
+
+
+def raises_in_act(seed):
+    return Boom()
+
+
+def takes_masked(seed):
+    """The first masked action while there is one, else the first legal one."""
+    return lambda obs, mask: int(np.flatnonzero(mask == 0 if (mask == 0).any() else mask)[0])
+'''
+
+
+@pytest.fixture
+def policies(tmp_path_factory, monkeypatch) -> str:
+    """The module name of ``POLICIES`` (importable), beside a module with a syntax error."""
+    where = tmp_path_factory.getbasetemp() / "policy_modules"
+    if not where.exists():
+        where.mkdir()
+        (where / "hg_bad_policies.py").write_text(POLICIES)
+        (where / "hg_syntax_error.py").write_text("def make(seed)\n    return None\n")
+    monkeypatch.syspath_prepend(str(where))
+    return "hg_bad_policies"
+
+
+EVAL = ("evaluate", "--env", PLANNING, "--seeds", "0", "--rollouts", "1", "--no-base", "--quiet")
+EPISODE = re.escape(f" ({PLANNING} task ") + r"planning-\d+, episode seed \d+\)$"
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("hg_syntax_error:make", r"cannot import module 'hg_syntax_error' of policy factory "
+         r"'hg_syntax_error:make': SyntaxError: expected ':' \(hg_syntax_error.py, line 1\)$"),
+        (":make", r"--policy ':make' names no module \(expected module:factory, e.g. my_policies:make\)$"),
+        ("MOD:", r"--policy 'MOD:' names no factory"),
+        ("MOD:raises", r"policy factory MOD:raises failed for seed 0 \(it is called with each seed\): "
+         "ValueError: no model for seed 0$"),
+        ("os:getcwd", r"policy factory os:getcwd failed for seed 0 .*: TypeError: .*getcwd\(\) takes no"),
+        ("MOD:returns_none", r"policy 'returns_none' returned None \(NoneType\): an action is an int in "
+         r"Discrete\(7\), as env.step requires" + EPISODE),
+        ("MOD:returns_99", r"policy 'returns_99' returned action 99, not in Discrete\(7\)" + EPISODE),
+        ("MOD:returns_float", r"policy 'returns_float' returned 3.0 \(float\): an action .*" + EPISODE),
+        ("MOD:returns_true", r"policy 'returns_true' returned True \(bool\): an action .*" + EPISODE),
+        ("MOD:raises_in_act", r"policy 'raises_in_act': act raised RuntimeError: boom in act" + EPISODE),
+    ],
+)  # fmt: skip
+def test_evaluate_names_the_module_factory_or_episode(
+    policies: str, spec: str, expected: str, capsys
+) -> None:
+    spec = spec.replace("MOD", policies)
+    code, out, err = cli(*EVAL, "--policy", spec, capsys=capsys)
+    assert code == 1 and "mean G" not in out
+    assert re.fullmatch("harness-gym evaluate: " + expected.replace("MOD", policies) + ".*", one_line(err))
+
+
+def test_evaluate_reports_the_masked_actions_taken(policies: str, capsys) -> None:
+    code, out, _ = cli(*EVAL, "--policy", f"{policies}:takes_masked", capsys=capsys)
+    assert code == 0
+    # the env's own count: a plain loop over the same episodes
+    from harness_gym.evaluation.scoring import protocol_seeds
+
+    policy, env, masked, episodes = (
+        __import__(policies).takes_masked(0),
+        gym.make(PLANNING, split="eval"),
+        0,
+        0,
+    )
+    for ep in protocol_seeds(PLANNING, seeds=(0,), rollouts=1):
+        obs, info = env.reset(seed=ep.seed, options=ep.options)
+        done, before = False, masked
+        while not done:
+            obs, _, terminated, truncated, info = env.step(policy(obs, info["action_mask"]))
+            masked += info["invalid_action"]
+            done = terminated or truncated
+        episodes += masked > before
+    assert masked > 0
+    assert f"masked actions: {masked} taken in {episodes} of 20 episodes" in out
+
+
+# -- evaluate_policy -------------------------------------------------------------------------------
+def test_evaluate_policy_refuses_what_it_cannot_play_as_given() -> None:
+    from harness_gym.evaluation.scoring import PolicyError, evaluate_policy
+
+    def policy(obs, mask):
+        return 0
+
+    with pytest.raises(PolicyError, match=r"^seeds must be integers, got 0.5 in seeds=\[0.5\]$"):
+        evaluate_policy(policy, PLANNING, seeds=[0.5], rollouts=1)
+    with pytest.raises(PolicyError, match=r"^seeds must be integers, got True"):
+        evaluate_policy(policy, PLANNING, seeds=[True], rollouts=1)
+    with pytest.raises(PolicyError, match=r"^seeds must be a sequence of integers, got 3$"):
+        evaluate_policy(policy, PLANNING, seeds=3, rollouts=1)
+    with pytest.raises(PolicyError, match=r"^rollouts must be an integer of at least 1, got 1.5$"):
+        evaluate_policy(policy, PLANNING, seeds=[0], rollouts=1.5)
+    with pytest.raises(PolicyError, match=rf"^unknown env id None; known: .*{PLANNING}"):
+        evaluate_policy(policy, None, seeds=[0], rollouts=1)
+
+
+def test_evaluate_policy_applies_env_steps_action_rule() -> None:
+    """A plain function's action is held to exactly what env.step takes."""
+    import numpy as np
+
+    from harness_gym.evaluation.scoring import PolicyError, checked_action, evaluate_policy
+
+    env = gym.make(PLANNING)
+    for action in (1, np.int64(1), np.uint8(1), 1.0, np.float32(1), True, np.bool_(True), None, "1", 7, -1):
+        env.reset(seed=0)
+        try:
+            env.step(action)
+            refused = False
+        except (TypeError, ValueError):
+            refused = True
+        try:
+            checked_action(action, "p")
+            checked = False
+        except PolicyError:
+            checked = True
+        assert checked == refused, action
+    with pytest.raises(PolicyError, match=r"returned 3.0 \(float\).*task planning-\d+, episode seed \d+\)$"):
+        evaluate_policy(lambda obs, mask: 3.0, PLANNING, seeds=[0], rollouts=1, base=False)
+
+
+# -- --config --------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('temperature = "hot"', 'temperature must be a number, got "hot"'),
+        ("max_tokens = 1.5", "max_tokens must be an integer, got 1.5"),
+        ("max_tokens = true", "max_tokens must be an integer, got true"),
+        ("model = 3", "model must be a string, got 3"),
+        ("stop = [1, 2]", "stop must be a string or an array of strings, got [1, 2]"),
+        ('fold_system = "yes"', 'fold_system must be true or false, got "yes"'),
+        ("extra_body = 3", "extra_body must be a table or a JSON object as a string, got 3"),
+    ],
+)
+def test_config_value_of_the_wrong_type_names_the_key(tmp_path: Path, line: str, expected: str, capsys):
+    config = tmp_path / "run.toml"
+    model = "" if line.startswith("model") else 'model = "m"\n'
+    # no retries: a value taken as it is would end at the closed port at once, not after minutes
+    config.write_text(f'[executor]\n{model}base_url = "http://127.0.0.1:9/v1"\nmax_retries = 0\n{line}\n')
+    code, out, err = cli("run", "--env", PLANNING, "--episodes", "1", "--config", str(config), capsys=capsys)
+    assert code == 1 and out == "" and one_line(err) == f"{config}: {expected}"
+
+
+def test_masked_actions_are_counted_apart_from_legal_ones_that_fail() -> None:
+    """On knowledge work a legal CALL_TOOL with no table open is an invalid step too, but not a masked
+    action: the count equals the env's own ``info["invalid_action"]`` over the same episodes."""
+    import numpy as np
+
+    from harness_gym.core.actions import Action
+    from harness_gym.evaluation.scoring import evaluate_policy, protocol_seeds
+
+    env_id = "HarnessKnowledgeWork-v0"
+
+    class Policy:
+        """CALL_TOOL and a masked action by turns (the first legal one when none is masked)."""
+
+        def reset(self) -> None:
+            self.t = 0
+
+        def act(self, obs, mask, rng) -> int:
+            self.t += 1
+            if self.t % 2 and mask[Action.CALL_TOOL]:
+                return int(Action.CALL_TOOL)
+            return int(np.flatnonzero(mask == 0 if (mask == 0).any() else mask)[0])
+
+    policy, env, masked, failed = Policy(), gym.make(env_id, split="eval"), 0, 0
+    for ep in protocol_seeds(env_id, seeds=(0,), rollouts=1):
+        obs, info = env.reset(seed=ep.seed, options=ep.options)
+        policy.reset()
+        done = False
+        while not done:
+            obs, _, terminated, truncated, info = env.step(policy.act(obs, info["action_mask"], None))
+            masked += info["invalid_action"]
+            done = terminated or truncated
+        failed += sum(not step["valid"] for step in info["trajectory"]["steps"])
+    assert 0 < masked < failed  # both kinds happen
+    score = evaluate_policy(policy, env_id, seeds=(0,), rollouts=1, base=False)
+    assert score.masked_actions == masked

@@ -39,8 +39,11 @@ def leaderboard(
     from harness_gym.evaluation import results
     from harness_gym.evaluation.aggregate import POI_REPS, REPS, summarize
 
+    reps, poi_reps = REPS if reps is None else reps, POI_REPS if poi_reps is None else poi_reps
+    if min(reps, poi_reps) < 1:  # before reading anything; 0 is no default
+        raise ValueError(f"bootstrap replications must be at least 1, got reps={reps}, poi_reps={poi_reps}")
     merged = results.merge([(str(path), results.load(path)) for path in paths])
-    merged["aggregate"] = summarize(merged, reps or REPS, poi_reps or POI_REPS, missing=missing)
+    merged["aggregate"] = summarize(merged, reps, poi_reps, missing=missing)
     return merged
 
 

@@ -255,7 +255,7 @@ def executor_config(args: argparse.Namespace) -> OpenAIConfig | None:
             raise SystemExit(f"{', '.join(flags)} only apply with --executor openai")
         return None
     try:
-        settings = OpenAIConfig.toml_settings(config_file) if config_file else {}
+        settings = config_file_settings(config_file) if config_file else {}
         settings.update(given)
         if args.cache_mode is not None:
             settings["cache_mode"] = args.cache_mode
@@ -289,6 +289,61 @@ def executor_config(args: argparse.Namespace) -> OpenAIConfig | None:
         except LLMError as exc:
             raise SystemExit(f"{command}: {exc}") from None
     return config
+
+
+_TOML_TYPES: dict[type, tuple[str, tuple[type, ...]]] = {
+    float: ("a number", (int, float)),
+    int: ("an integer", (int,)),
+    str: ("a string", (str,)),
+    bool: ("true or false", (bool,)),
+}
+"""A setting's Python type -> how TOML says it and the TOML values that are one (never a bool for a
+number: TOML's true is not 1)."""
+
+
+def _toml_type(hint: object) -> tuple[str, tuple[type, ...]]:
+    """What TOML values an ``OpenAIConfig`` field's type annotation takes, and how to say it."""
+    import typing
+
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if typing.get_origin(hint) is tuple:  # stop: a string is one
+        return "a string or an array of strings", (str, list)
+    if args:  # X | None: TOML has no null, so X
+        return _toml_type(args[0])
+    return _TOML_TYPES[hint]  # type: ignore[index]
+
+
+def config_file_settings(path: str) -> dict:
+    """``OpenAIConfig.toml_settings(path)``, each value first checked against its field's type: a wrong
+    one (``temperature = "hot"``, ``max_tokens = 1.5``) is a ``ValueError`` naming the key and the type
+    wanted, never a TypeError from deep inside or a value taken as it is."""
+    import tomllib
+    import typing
+    from pathlib import Path
+
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = {}  # toml_settings names the problem
+    data = data.get("executor", data)
+    hints = typing.get_type_hints(OpenAIConfig)
+    for key, value in data.items() if isinstance(data, dict) else ():
+        if key not in hints:
+            continue  # toml_settings names unknown keys
+        wanted, kinds = _toml_type(hints[key])
+        if key == "extra_body":  # a table is taken too, as its canonical JSON
+            wanted, kinds = "a table or a JSON object as a string", (str, dict)
+        bad_item = isinstance(value, list) and not all(isinstance(v, str) for v in value)
+        if isinstance(value, bool) != (bool in kinds) or not isinstance(value, kinds) or bad_item:
+            raise ValueError(f"{path}: {key} must be {wanted}, got {_toml_value(value)}")
+    return OpenAIConfig.toml_settings(path)
+
+
+def _toml_value(value: object) -> str:
+    """A value as TOML writes it (for messages)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return json.dumps(value, default=str)
 
 
 def recorded_settings(cache: str, given: dict | None = None) -> dict:

@@ -102,21 +102,52 @@ def _load_model(spec: str, env_id: str, force: bool) -> object:
     return learner
 
 
+def _failure(exc: BaseException) -> str:
+    """An exception in one line: its type and its text."""
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+
+
 def _factory(spec: str):
-    """``module:attribute`` imported (the working directory first on the path, as ``python -m`` has it)."""
+    """``module:attribute`` imported (the working directory first on the path, as ``python -m`` has it);
+    a module that fails to import (a syntax error, an exception at import) is one line naming it."""
     import importlib
     import os
 
     module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise SystemExit(
+            f"harness-gym evaluate: --policy {spec!r} names no {'module' if not module_name else 'factory'}"
+            " (expected module:factory, e.g. my_policies:make)"
+        )
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
-        factory = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as exc:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise SystemExit(f"harness-gym evaluate: cannot load policy factory {spec!r}: {exc}") from None
+    except Exception as exc:  # the module's own error: a syntax error, or its code raising at import
+        raise SystemExit(
+            f"harness-gym evaluate: cannot import module {module_name!r} of policy factory {spec!r}: "
+            f"{_failure(exc)}"
+        ) from None
+    try:
+        factory = getattr(module, attribute)
+    except AttributeError as exc:
         raise SystemExit(f"harness-gym evaluate: cannot load policy factory {spec!r}: {exc}") from None
     if not callable(factory):
         raise SystemExit(f"harness-gym evaluate: {spec} is not callable (a factory receives the seed)")
     return factory
+
+
+def _made(factory, spec: str, seed: int) -> object:
+    """``factory(seed)``; its failure is one line naming the factory and the seed."""
+    try:
+        return factory(seed)
+    except Exception as exc:
+        raise SystemExit(
+            f"harness-gym evaluate: policy factory {spec} failed for seed {seed} (it is called with each "
+            f"seed): {_failure(exc)}"
+        ) from None
 
 
 def load_policies(specs: list[str], env_id: str, seeds: list[int], force: bool = False) -> tuple[object, str]:
@@ -140,7 +171,7 @@ def load_policies(specs: list[str], env_id: str, seeds: list[int], force: bool =
     spec = specs[0]
     if ":" in spec:
         factory = _factory(spec)
-        return [factory(seed) for seed in seeds], spec.partition(":")[2]
+        return [_made(factory, spec, seed) for seed in seeds], spec.partition(":")[2]
     return make_policy(spec, env_id), spec
 
 
@@ -221,8 +252,8 @@ def run(args: argparse.Namespace) -> int:
             )
         except ResumeError as exc:
             raise SystemExit(f"harness-gym evaluate: {exc}") from None
-        except PolicyError as exc:
-            raise SystemExit(f"harness-gym evaluate: {exc}") from None
+        except PolicyError as exc:  # the policy, its act or its actions, with the episode
+            raise SystemExit(f"harness-gym evaluate: {' '.join(str(exc).split())}") from None
         except endpoint_errors() as exc:
             hint = RESUME_HINT[0] if RESUME_HINT else ""
             raise SystemExit(f"harness-gym evaluate: {args.env}: the run stopped: {exc} ({hint})") from None

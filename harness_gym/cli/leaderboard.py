@@ -42,6 +42,10 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from harness_gym.bench.leaderboard import leaderboard, markdown, write_leaderboard
 
+    if args.reps is not None and args.reps < 1:
+        raise SystemExit(f"harness-gym leaderboard: --reps must be at least 1, got {args.reps}")
+    if args.out:
+        check_writable(args.out)
     # a file that cannot be merged raises ResultsError: one line on stderr (``main``)
     doc = leaderboard(args.files, args.reps, args.reps, args.missing)
     print(markdown(doc, args.files), end="")
@@ -49,3 +53,23 @@ def run(args: argparse.Namespace) -> int:
         paths = write_leaderboard(doc, args.out, args.files, figures=not args.no_figures)
         print(f"wrote {', '.join(str(path) for path in paths.values())}")
     return 0
+
+
+def check_writable(out: str) -> None:
+    """Refuse (one line) an ``--out`` that cannot become a writable directory, before any computing;
+    nothing is created: the nearest existing directory on its path is probed with a temporary file."""
+    import tempfile
+    from pathlib import Path
+
+    path = Path(out).absolute()
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        what = "is a file" if existing == path else f"is under {existing}, which is a file"
+        raise SystemExit(f"harness-gym leaderboard: --out {out} {what}, not a directory")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as exc:
+        raise SystemExit(
+            f"harness-gym leaderboard: --out {out} is not writable ({existing}: {exc.strerror or exc})"
+        ) from None

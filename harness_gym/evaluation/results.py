@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -169,11 +170,33 @@ def _validator() -> Any:
     return jsonschema.Draft202012Validator(schema)
 
 
+def _non_finite(value: Any, path: tuple = ()) -> tuple[tuple, float] | None:
+    """The path and value of the first NaN or infinity in a JSON-like document, or None."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (path, value)
+    if isinstance(value, Mapping):
+        items: Any = value.items()
+    elif isinstance(value, list | tuple):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = _non_finite(item, (*path, key))
+        if found is not None:
+            return found
+    return None
+
+
 def validate(doc: Any, where: str = "results") -> Any:
     """``doc`` if it follows the schema and its numbers agree with one another; else a ``ResultsError``
-    naming the first problem and where it is."""
+    naming the first problem and where it is. A NaN or infinity anywhere is refused: JSON has neither
+    (Python's reader takes them), and the schema's bounds let NaN through."""
     import jsonschema
 
+    found = _non_finite(doc)
+    if found is not None:
+        path = "/".join(str(p) for p in found[0]) or "the top level"
+        raise ResultsError(f"{where} does not follow {SCHEMA} at {path}: {found[1]} is not a finite number")
     error = jsonschema.exceptions.best_match(_validator().iter_errors(doc))
     if error is not None:
         path = "/".join(str(p) for p in error.absolute_path) or "the top level"
@@ -199,7 +222,7 @@ def validate(doc: Any, where: str = "results") -> Any:
             G = np.asarray(run["episode_G"], dtype=float).reshape(len(seeds), n)
             for i, seed in enumerate(seeds):
                 score = 100.0 * (G[i].mean() - random) / (expert - random)
-                if abs(score - run["seed_scores"][seed]) > SCORE_TOLERANCE:
+                if not abs(score - run["seed_scores"][seed]) <= SCORE_TOLERANCE:
                     raise ResultsError(
                         f"{at}: seed {seed} scores {run['seed_scores'][seed]:.4f} "
                         f"but its episodes give {score:.4f}"

@@ -17,6 +17,11 @@ USAGE_KEYS = EPISODE_USAGE_KEYS
 """The executor usage an episode's final ``info["usage"]`` reports."""
 
 
+class PolicyError(ValueError):
+    """A policy cannot be played as asked, or failed while playing (``act`` raised, or returned what
+    ``env.step`` refuses); the message says why and, from the episode engine, in which episode."""
+
+
 class _Policy(Protocol):
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int: ...
 
@@ -122,7 +127,11 @@ class EpisodeJob:
 
         def play(item: Any) -> Any:
             seed, task_id = item[0], item[1]
-            final = run_episode(env, policy, seed=seed, task_id=task_id)
+            try:
+                final = run_episode(env, policy, seed=seed, task_id=task_id)
+            except PolicyError as exc:  # which episode, so that it can be replayed alone
+                task = "" if task_id is None else f" task {task_id},"
+                raise PolicyError(f"{exc} ({self.env_id}{task} episode seed {seed})") from exc
             return self.keep(item, final) if self.keep is not None else final
 
         return play

@@ -29,8 +29,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -40,7 +40,7 @@ from harness_gym.evaluation.engine import EngineConfig
 from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
 from harness_gym.evaluation.protocol import EpisodeResult, Interval, compare, env_settings, evaluate, mean_ci
 from harness_gym.evaluation.reference_scores import normalized_score
-from harness_gym.evaluation.rollout import policy_rng, protocol_episodes
+from harness_gym.evaluation.rollout import PolicyError, policy_rng, protocol_episodes, start_episode
 from harness_gym.policies.algorithms import ACT_MODES, Trained
 from harness_gym.policies.scripted import BasePolicy
 
@@ -54,10 +54,6 @@ __all__ = [
 ]
 
 BASE = "base"
-
-
-class PolicyError(ValueError):
-    """What was given to ``evaluate_policy`` cannot be played as asked; the message says why."""
 
 
 # -- the protocol's episodes -----------------------------------------------------------------------
@@ -118,14 +114,88 @@ def protocol_seeds(
 
 # -- what can play ---------------------------------------------------------------------------------
 class CallablePolicy:
-    """A plain function ``f(obs, mask) -> action`` as a ``Policy``."""
+    """A plain function ``f(obs, mask) -> action`` as a ``Policy`` (its action as it is: ``CheckedPolicy``
+    refuses what ``env.step`` refuses, where ``int()`` would have taken a float or a bool)."""
 
     def __init__(self, function: Callable[[np.ndarray, np.ndarray], Any], name: str) -> None:
         self.function = function
         self.name = name
 
-    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int:
-        return int(self.function(obs, mask))
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> Any:
+        return self.function(obs, mask)
+
+
+def checked_action(action: Any, label: str) -> Any:
+    """``action`` if ``env.step`` takes it (``HarnessEnv.step``'s rule: an int in Discrete(N_ACTIONS),
+    numpy integers included, never a bool or a float), else a ``PolicyError`` naming the policy."""
+    from harness_gym.core.actions import N_ACTIONS
+
+    if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer):
+        raise PolicyError(
+            f"policy {label!r} returned {action!r} ({type(action).__name__}): an action is an int in "
+            f"Discrete({N_ACTIONS}), as env.step requires"
+        )
+    if not 0 <= action < N_ACTIONS:
+        raise PolicyError(f"policy {label!r} returned action {action!r}, not in Discrete({N_ACTIONS})")
+    return action
+
+
+class CheckedPolicy:
+    """A policy whose failures name it: ``act`` (or ``reset``) raising, or returning an action that
+    ``env.step`` refuses, is a ``PolicyError``; the episode engine adds the episode. Otherwise it plays
+    exactly as the policy (same actions, same ``name`` for the episode tag, its ``bind_env``)."""
+
+    def __init__(self, policy: Any, label: str) -> None:
+        self.policy = policy
+        self.label = label
+        self.name = getattr(policy, "name", None)
+
+    def _failed(self, method: str, exc: Exception) -> PolicyError:
+        text = " ".join(str(exc).split())
+        return PolicyError(f"policy {self.label!r}: {method} raised {type(exc).__name__}: {text}")
+
+    def reset(self) -> None:
+        try:
+            start_episode(self.policy)
+        except Exception as exc:
+            raise self._failed("reset()", exc) from exc
+
+    def bind_env(self, env: Any) -> CheckedPolicy:
+        bind = getattr(self.policy, "bind_env", None)
+        return CheckedPolicy(bind(env), self.label) if callable(bind) else self
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> Any:
+        try:
+            action = self.policy.act(obs, mask, rng)
+        except Exception as exc:
+            raise self._failed("act", exc) from exc
+        return checked_action(action, self.label)
+
+
+MASKED_STEP_TEXT = "not legal in this state"
+"""The text ``HarnessEnv.step`` records for a masked action (a no-op that costs a step and counts as an
+error): how a step record says the policy took one."""
+
+
+def masked_steps(record: Mapping[str, Any]) -> int:
+    """How many masked actions an episode record's steps (``step_records``) took."""
+    steps = record.get("step_records") or ()
+    return sum(not step.get("valid", True) and step.get("text") == MASKED_STEP_TEXT for step in steps)
+
+
+def _seeds(seeds: Any) -> tuple[int, ...]:
+    """The protocol seeds as ints; anything but a sequence of distinct integers is a ``PolicyError``
+    (``int()`` would have made seed 0.5 seed 0)."""
+    if isinstance(seeds, str | bytes | Mapping) or not isinstance(seeds, Iterable):
+        raise PolicyError(f"seeds must be a sequence of integers, got {seeds!r}")
+    given = list(seeds)
+    for seed in given:
+        if isinstance(seed, bool | np.bool_) or not isinstance(seed, int | np.integer):
+            raise PolicyError(f"seeds must be integers, got {seed!r} in seeds={given!r}")
+    out = tuple(int(s) for s in given)
+    if not out or len(set(out)) != len(out):
+        raise PolicyError(f"need distinct seeds, at least one, got seeds={list(out)}")
+    return out
 
 
 def _is_d3rlpy(obj: Any) -> bool:
@@ -201,6 +271,11 @@ class PolicyScore:
     """The executor the episodes were played with (``harness_gym.evaluation.results.simulator``)."""
     score_unit: str = "episodes"
     """What ``score``'s interval resamples: ``episodes``, or ``tasks`` when some episodes are copies."""
+    masked_actions: int = 0
+    """Masked actions the policy took over its episodes: each a no-op that costs a step and counts as an
+    error (the protocol's env is not strict), so a policy that ignores the mask scores low with no error."""
+    masked_episodes: int = 0
+    """Of the policy's episodes, how many took a masked action."""
 
     def summary(self) -> str:
         """The result as a few lines of text (what ``harness-gym evaluate`` prints)."""
@@ -227,6 +302,12 @@ class PolicyScore:
             )
         hms = f"mean HMS_norm {self.hms_norm:+.3f}"
         lines.append(hms if self.delta_hms is None else f"{hms}   ΔHMS {self.delta_hms:+.3f}")
+        if self.masked_actions:
+            lines.append(
+                f"masked actions: {self.masked_actions} taken in {self.masked_episodes} of "
+                f"{len(self.episodes)} episodes (each a no-op that costs a step; the mask is "
+                'info["action_mask"])'
+            )
         return "\n".join(lines)
 
     def policy_meta(self) -> dict[str, Any]:
@@ -324,22 +405,34 @@ def evaluate_policy(
     Returns:
         A :class:`PolicyScore`.
     """
+    from harness_gym.envs.registry import ALL_ENV_IDS
     from harness_gym.evaluation.results import simulator
 
+    if not isinstance(env_id, str) or env_id not in ALL_ENV_IDS:
+        raise PolicyError(f"unknown env id {env_id!r}; known: {', '.join(ALL_ENV_IDS)}")
     if act not in ACT_MODES:
         raise PolicyError(f"act must be one of {ACT_MODES}, got {act!r}")
-    seeds = tuple(int(s) for s in seeds)
-    if not seeds or rollouts < 1 or len(set(seeds)) != len(seeds):
-        raise PolicyError(
-            f"need distinct seeds and at least one rollout, got seeds={seeds}, rollouts={rollouts}"
-        )
+    seeds = _seeds(seeds)
+    if isinstance(rollouts, bool | np.bool_) or not isinstance(rollouts, int | np.integer) or rollouts < 1:
+        raise PolicyError(f"rollouts must be an integer of at least 1, got {rollouts!r}")
+    rollouts = int(rollouts)
     per_seed = isinstance(policy, list | tuple)
     players = list(policy) if per_seed else [policy] * len(seeds)
     if len(players) != len(seeds):
         raise PolicyError(f"{len(players)} policies for {len(seeds)} seeds: give one policy per seed")
     name = name or _default_name(players[0])
-    wrapped = [as_policy(p, act, name) for p in players]
+    wrapped = [(CheckedPolicy(p, name), mode) for p, mode in (as_policy(p, act, name) for p in players)]
     modes = {mode for _, mode in wrapped}
+    masked = {"actions": 0, "episodes": 0}
+
+    def counted(record: dict[str, Any]) -> None:
+        """``on_episode`` for the policy's episodes (resumed ones too): its masked actions counted."""
+        n = masked_steps(record)
+        masked["actions"] += n
+        masked["episodes"] += n > 0
+        if on_episode is not None:
+            on_episode(record)
+
     record = simulator(env_kwargs.get("executor"), env_kwargs.get("executor_profile"))
 
     def play(
@@ -356,7 +449,7 @@ def evaluate_policy(
             engine=engine,
             checkpoint=where,
             fingerprint=fp,
-            on_episode=on_episode,
+            on_episode=on_episode if tag == BASE else counted,
             **env_kwargs,
         )
 
@@ -370,7 +463,7 @@ def evaluate_policy(
         episodes = play(wrapped[0][0], name, seeds, "policy", fingerprint)
     base_episodes = None
     if base:
-        if not per_seed and isinstance(wrapped[0][0], BasePolicy) and wrapped[0][0].env_id == env_id:
+        if not per_seed and isinstance(players[0], BasePolicy) and players[0].env_id == env_id:
             base_episodes = episodes
         else:
             key = _base_key(env_id, split, seeds, rollouts, env_kwargs)
@@ -379,7 +472,8 @@ def evaluate_policy(
                 base_episodes = play(BasePolicy(env_id), BASE, seeds, BASE)
                 if key is not None:
                     _BASE_RUNS[key] = base_episodes
-    return _score(name, env_id, split, seeds, rollouts, modes, per_seed, episodes, base_episodes, record)
+    score = _score(name, env_id, split, seeds, rollouts, modes, per_seed, episodes, base_episodes, record)
+    return replace(score, masked_actions=masked["actions"], masked_episodes=masked["episodes"])
 
 
 def _score_interval(env_id: str, episodes: Sequence[EpisodeResult]) -> tuple[Interval, str]:
