@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
@@ -78,3 +79,8 @@ def test_a_profile_needs_every_verdict() -> None:
     with pytest.raises(ValueError, match=r"p_break_feedback\['fail'\] must lie in"):
         Mechanism(p_break_feedback={"none": 0.1, "fail": 1.5, "pass": 0.0})
 
+
+def test_only_layout_v2_turns_it_on() -> None:
+    assert not gym.make("HarnessCoding-v0").unwrapped.executor.break_by_feedback
+    v2 = gym.make("HarnessCoding-v0", obs_layout="v2").unwrapped.executor
+    assert v2.break_by_feedback and v2.describe()["break_by_feedback"] is True
