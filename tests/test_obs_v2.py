@@ -191,3 +191,17 @@ def test_a_component_without_a_group_is_refused() -> None:
     with pytest.raises(ValueError, match="check component 'mystery' has no group"):
         features.failed_groups([Finding("mystery", "something")])
     assert features.failed_groups(["executor error: x"]) == (0.0,) * len(CHECK_GROUPS)
+
+
+@pytest.mark.parametrize("env_id", harness_gym.ALL_ENV_IDS)
+def test_env_page_documents_layout_v2_and_its_task_features(env_id: str) -> None:
+    """The environment page (its class docstring) lists every v2 feature and this domain's task slots."""
+    from harness_gym.core.state import feature_table
+    from harness_gym.envs.registry import env_class
+
+    cls = env_class(env_id)
+    doc = cls.__doc__
+    for line in feature_table("v2", start=N_FEATURES).splitlines()[2:]:
+        assert line in doc
+    for i, (name, meaning) in enumerate(for_domain(cls.domain_cls.name).names):
+        assert f"| `task_{i}` | {name} | {meaning} |" in doc

@@ -13,6 +13,7 @@ from harness_gym.core.actions import N_ACTIONS, Action
 from harness_gym.core.hms import EpisodeOutcome, HMSParams, detect, hms_norm
 from harness_gym.core.rubric import g_norm
 from harness_gym.core.state import (
+    CHECK_GROUPS,
     LAYOUTS,
     N_FEATURES,
     PROMPT_CHARS_SCALE,
@@ -593,9 +594,18 @@ def _common_doc(domain: str | None) -> str:
         names = domain_features(domain).names
         rows = ["| feature | name | meaning |", "|---|---|---|"]
         rows += [f"| `task_{i}` | {name} | {doc} |" for i, (name, doc) in enumerate(names)]
+        groups = domain_features(domain).components
+        listed = "; ".join(
+            f"{group}: " + ", ".join(f"``{c}``" for c in sorted(groups) if groups[c] == group)
+            for group in CHECK_GROUPS
+            if group in groups.values()
+        )
         tasks = (
             f"\n    Task features here (``harness_gym.domains.{domain}.features``; slots past "
-            f"`task_{len(names) - 1}` are 0):\n\n" + _indent("\n".join(rows)) + "\n"
+            f"`task_{len(names) - 1}` are 0):\n\n"
+            + _indent("\n".join(rows))
+            + f"\n\n    Check components here, by the group they report on: {listed}; judge: ``judge``"
+            + " where a CHECK asks the LLM judge.\n"
         )
     return _COMMON_DOC.format(
         features=_indent(feature_table()),
