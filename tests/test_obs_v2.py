@@ -205,3 +205,9 @@ def test_env_page_documents_layout_v2_and_its_task_features(env_id: str) -> None
         assert line in doc
     for i, (name, meaning) in enumerate(for_domain(cls.domain_cls.name).names):
         assert f"| `task_{i}` | {name} | {meaning} |" in doc
+
+
+def test_v2_passes_the_gymnasium_checker() -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    check_env(gym.make("HarnessKnowledgeWork-v0", obs_layout="v2").unwrapped, skip_render_check=True)
