@@ -238,10 +238,10 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         self.action_space = spaces.Discrete(N_ACTIONS)
         self._step_costs = tuple(self.domain.step_costs[action] for action in Action)
         self.observation_space = spaces.Box(-1.0, 1.0, shape=(len(LAYOUTS[obs_layout]),), dtype=np.float32)
+        prompts = self.domain.prompts_cls
+        self._prompts = prompts(self.domain) if prompts is not None else None
         if self._v2:
             self._features = domain_features(self.domain.name)
-            prompts = self.domain.prompts_cls
-            self._prompts = prompts(self.domain) if prompts is not None else None
             self._task_rows: dict[tuple[str, bool], tuple[float, ...]] = {}
         self._ep: Episode | None = None
         self._mask = np.ones(N_ACTIONS, dtype=np.int8)
@@ -403,7 +403,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
 
     def task_text(self, task: Task, observed: bool) -> str:
         """The task as the executor's prompt shows it (``Prompts.task_text``; the prompt without one)."""
-        if getattr(self, "_prompts", None) is None:
+        if self._prompts is None:
             return task.prompt
         return self._prompts.task_text(task, observed)
 
