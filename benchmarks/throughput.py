@@ -13,7 +13,7 @@ sandbox processes it waited for). The CPU-based ratio is the one held to the tar
 the wall ratio moves with what else runs (30-40% between runs was seen on a loaded 2-core machine), the
 CPU ratio much less. Every id of ``harness_gym.ALL_ENV_IDS`` is measured in one run.
 
-    python benchmarks/throughput.py [--steps 10000] [--rounds 5] [--split eval]
+    python benchmarks/throughput.py [--steps 10000] [--rounds 5] [--split eval] [--obs-layout v1]
 """
 
 from __future__ import annotations
@@ -88,6 +88,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--split", default="eval", choices=["train", "eval", "all"])
     parser.add_argument("--ids", nargs="*", default=list(harness_gym.ALL_ENV_IDS), help="default: all")
+    parser.add_argument("--obs-layout", default="v1", choices=["v1", "v2"], help="the environments' layout")
     args = parser.parse_args()
 
     print(f"{os.cpu_count()} cores; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -97,7 +98,7 @@ def main() -> None:
         f" {'wall ratio':>10} {'target':>6}  cache hits"
     )
     for env_id in args.ids:
-        runner = Runner(env_id, split=args.split)
+        runner = Runner(env_id, split=args.split, obs_layout=args.obs_layout)
         judge_pools(runner.env.unwrapped.domain)
         runner.steps_per_second(args.steps)  # warm the verifier cache
         hits, misses = VERIFIER_CACHE.hits, VERIFIER_CACHE.misses

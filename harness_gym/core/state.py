@@ -59,10 +59,60 @@ LAYOUT_VERSION = 1
 """Version of the ``FEATURES`` layout: bumped whenever a feature is added, removed or moved. Saved models
 record it (with the names), and a model is refused on a layout other than the one it was trained on."""
 
+TASK_SLOTS = 6
+"""Task-feature slots of layout v2; each domain fills the first (``harness_gym.domains.<d>.features``)."""
+CHECK_GROUP_DOCS: dict[str, str] = {
+    "form": "the draft's form (format, fields, syntax, signature)",
+    "content": "the draft's content (a value, a step, the logic)",
+    "evidence": "the draft's evidence and grounding (citations, sources read, tool outputs used)",
+    "tests": "tests (a failing or erroring visible test)",
+    "judge": "the LLM judge (a bare FAIL verdict)",
+}
+"""What a check component reports on (``harness_gym.domains.<d>.features.COMPONENTS`` maps each to one)."""
+CHECK_GROUPS: tuple[str, ...] = tuple(CHECK_GROUP_DOCS)
+PROMPT_CHARS_SCALE = 8192
+"""Characters of task text that make ``prompt_length`` 1."""
+TOKENS_SCALE = 16384
+"""Executor tokens that make ``tokens_spent`` 1."""
+
+_V2: tuple[tuple[str, str], ...] = (
+    (
+        "prompt_length",
+        f"characters of the task text the executor's prompt shows / {PROMPT_CHARS_SCALE}, capped at 1 "
+        "(that text grows once OBSERVE has read the inputs)",
+    ),
+    *(
+        (
+            f"task_{i}",
+            f"task feature {i} of the domain, read off the same task text (the environment's task-feature "
+            "table; 0 where the domain has fewer)",
+        )
+        for i in range(TASK_SLOTS)
+    ),
+    *(
+        (
+            f"check_failed_{group}",
+            f"1 if the last CHECK or test run had a finding on {doc}, 0 if not, -1 none run yet",
+        )
+        for group, doc in CHECK_GROUP_DOCS.items()
+    ),
+    ("tokens_spent", f"executor tokens (prompt + completion) spent so far / {TOKENS_SCALE}, capped at 1"),
+    ("tokens_left", "1 - tokens spent / token_budget, clipped at 0; -1 without a token_budget"),
+)
+
+FEATURES_V2: tuple[str, ...] = FEATURES + tuple(name for name, _ in _V2)
+"""Layout v2 (``gym.make(id, obs_layout="v2")``): layout v1 followed by what a harness reads off the task
+text, which check components failed and the tokens it spent. Same width in every environment."""
+LAYOUT_VERSION_V2 = 2
+LAYOUTS: dict[str, tuple[str, ...]] = {"v1": FEATURES, "v2": FEATURES_V2}
+"""The observation layouts by ``obs_layout`` name (v1 is the default and the datasets' layout)."""
+LAYOUT_VERSIONS: dict[str, int] = {"v1": LAYOUT_VERSION, "v2": LAYOUT_VERSION_V2}
+
 FEATURE_DOCS: dict[str, str] = {
     **dict(_CORE),
     **{f"last_action_{a.name.lower()}": f"1 if the previous action was {a.name}" for a in Action},
     **{f"domain_{d}": f"1 in the {d} environment" for d in DOMAINS},
+    **dict(_V2),
 }
 
 N_FEATURES = len(FEATURES)
@@ -155,10 +205,56 @@ _VECTORS_LIMIT = 50_000
 """Cleared when this full (a few hundred bytes an entry)."""
 
 
-def feature_table() -> str:
-    """The observation layout as a Markdown table (used in docs and by ``harness-gym envs``)."""
+N_FEATURES_V2 = len(FEATURES_V2)
+_NO_CHECK = (-1.0,) * len(CHECK_GROUPS)
+_ZEROS_V2 = np.zeros(N_FEATURES_V2, dtype=np.float32)
+
+
+@dataclass(slots=True)
+class HarnessStateV2(HarnessState):
+    """The state of layout v2: v1's counters and flags, plus what the task text shows, which check
+    components failed last and the tokens spent (``FEATURES_V2``)."""
+
+    task: tuple[float, ...] = (0.0,) * (1 + TASK_SLOTS)
+    """``prompt_length`` and the task slots, as the environment read them off the task text."""
+    check_failed: tuple[float, ...] = _NO_CHECK
+    """Per ``CHECK_GROUPS``: 1 / 0 for the last CHECK or test run, -1 before any."""
+    tokens: int = 0
+    token_budget: int | None = None
+
+    def vector(self) -> np.ndarray:
+        key = _STATE_KEY_V2(self)
+        obs = _VECTORS.get(key)
+        if obs is None:
+            if len(_VECTORS) >= _VECTORS_LIMIT:
+                _VECTORS.clear()
+            obs = _VECTORS[key] = self._fill_v2()
+        return obs.copy()
+
+    def _fill_v2(self) -> np.ndarray:
+        obs = _ZEROS_V2.copy()
+        obs[:N_FEATURES] = HarnessState._fill(self)
+        budget = self.token_budget
+        left = -1.0 if budget is None else max(0.0, 1.0 - self.tokens / budget)
+        obs[N_FEATURES:] = (
+            *self.task,
+            *self.check_failed,
+            min(self.tokens, TOKENS_SCALE) / TOKENS_SCALE,
+            left,
+        )
+        return obs
+
+
+_STATE_KEY_V2 = attrgetter(*(f.name for f in fields(HarnessStateV2)))
+
+
+def feature_table(layout: str = "v1", start: int = 0) -> str:
+    """The observation layout (``LAYOUTS``) from index ``start`` on, as a Markdown table (used in docs and
+    by ``harness-gym envs``)."""
     rows = ["| index | feature | meaning |", "|---|---|---|"]
-    rows += [f"| {i} | `{name}` | {FEATURE_DOCS[name]} |" for i, name in enumerate(FEATURES)]
+    rows += [
+        f"| {i} | `{name}` | {FEATURE_DOCS[name]} |" for i, name in enumerate(LAYOUTS[layout]) if i >= start
+    ]
     return "\n".join(rows)
 
 

@@ -158,9 +158,25 @@ def _profile_name(profile: Mapping[str, Any], env_id: str) -> str:
 
     domain_cls = env_class(env_id).domain_cls
     for name in PROFILE_NAMES:
-        if asdict(for_domain(name, domain_cls)) == profile:
+        if _same_parameters(asdict(for_domain(name, domain_cls)), profile):
             return name
     return "custom"
+
+
+def _same_parameters(shipped: Mapping[str, Any], stored: Mapping[str, Any]) -> bool:
+    """Whether a stored profile has the shipped one's value for every parameter it records: a dataset
+    recorded before a parameter existed (``p_break_feedback``, used by MDP v2 only) still names its
+    profile."""
+    for key, value in stored.items():
+        if key not in shipped:
+            return False
+        mine = shipped[key]
+        if isinstance(value, Mapping) and isinstance(mine, Mapping):
+            if not _same_parameters(mine, value):
+                return False
+        elif mine != value:
+            return False
+    return set(shipped) - set(stored) <= {"p_break_feedback"}
 
 
 def entry(dataset_id: str, root: str | os.PathLike | None = None) -> dict[str, Any]:

@@ -12,9 +12,18 @@ from gymnasium import spaces
 from harness_gym.core.actions import N_ACTIONS, Action
 from harness_gym.core.hms import EpisodeOutcome, HMSParams, detect, hms_norm
 from harness_gym.core.rubric import g_norm
-from harness_gym.core.state import N_FEATURES, HarnessState, feature_table
+from harness_gym.core.state import (
+    CHECK_GROUPS,
+    LAYOUTS,
+    N_FEATURES,
+    PROMPT_CHARS_SCALE,
+    HarnessState,
+    HarnessStateV2,
+    feature_table,
+)
 from harness_gym.core.task import Task, select
 from harness_gym.core.trajectory import draw_steps, render_steps
+from harness_gym.domains.features import for_domain as domain_features
 from harness_gym.envs.domain import Domain, Episode, Outcome, artifact_hash, episode_key
 from harness_gym.executors.base import Executor, ExecutorRequest, RequestKind
 from harness_gym.executors.costs import PromptSizer, completion_tokens, prompt_tokens
@@ -56,11 +65,21 @@ _COMMON_DOC = """
 
     ## Observation Space
 
-    ``Box(-1, 1, (31,), float32)``, the same layout in every environment (``harness_gym.FEATURES``).
-    Only what a harness can observe about its own trajectory; never gold labels or hidden tests.
+    ``Box(-1, 1, (31,), float32)`` in layout v1 (the default: ``harness_gym.FEATURES``), the same layout
+    in every environment. Only what a harness can observe about its own trajectory; never gold labels or
+    hidden tests.
 
 {features}
 
+    Layout v2 (``gym.make(id, obs_layout="v2")``: ``Box(-1, 1, (45,), float32)``,
+    ``harness_gym.core.state.FEATURES_V2``) appends what a harness reads off the task text its executor's
+    prompt shows (``Prompts.task_text``; never a hidden field such as the difficulty, a flaw kind or the
+    reference), which check components failed, and the tokens spent. It is the MDP v2: under it a REVISE
+    of a correct draft breaks it at a rate set by the feedback it got (``Mechanism.p_break_feedback``);
+    layout v1 keeps the single rate, and the datasets and the paper's protocol use it.
+
+{features_v2}
+{task_features}
     ## Rewards
 
     0 on every step except the last, whose reward is the task quality ``G`` in [0, 1]: the normalised
@@ -90,7 +109,8 @@ _COMMON_DOC = """
     ## Arguments
 
     ``gym.make(id, split="train", executor="simulated", executor_profile=None, task_ids=None,
-    max_steps=None, strict=False, render_mode=None, hms_params=None, **domain_kwargs)``
+    max_steps=None, strict=False, render_mode=None, hms_params=None, token_budget=None, obs_layout="v1",
+    **domain_kwargs)``
 
     - ``split``: ``"train"`` (80 tasks), ``"validation"`` (16 of the train tasks, for model selection:
       ``harness_gym.core.task.validation_ids``), ``"eval"`` (20 held-out tasks) or ``"all"``.
@@ -112,8 +132,9 @@ _COMMON_DOC = """
     - ``hms_params``: ``HMSParams`` with the detector thresholds.
     - ``token_budget``: total executor tokens (prompt + completion) an episode may spend; a call that
       would exceed it is masked (its size estimated ahead from the cached prompt sizes and the longest
-      reply the task's pool holds), and once no call fits only SUBMIT is legal. The observation has no
-      feature for it (layout v1); the simulated executor never exceeds it.
+      reply the task's pool holds), and once no call fits only SUBMIT is legal. Layout v2 shows the
+      tokens left (``tokens_left``); the simulated executor never exceeds it.
+    - ``obs_layout``: ``"v1"`` (default) or ``"v2"`` (above: the observation and the revision risk of MDP v2).
 """
 
 
@@ -131,6 +152,7 @@ _KEYWORD_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "max_steps": ((int, np.integer), "an int or None"),
     "strict": ((bool,), "a bool"),
     "render_mode": ((str,), "a str or None"),
+    "obs_layout": ((str,), "'v1' or 'v2'"),
 }
 
 
@@ -138,7 +160,7 @@ def _check_types(**given: Any) -> None:
     """One-line TypeError for a ``gym.make`` keyword of the wrong type (a bool is not an int)."""
     for name, value in given.items():
         types, what = _KEYWORD_TYPES[name]
-        if value is None and name != "split" and name != "strict":
+        if value is None and name not in ("split", "strict", "obs_layout"):
             continue
         items = [value] if isinstance(value, str) else value
         wrong = isinstance(value, bool) and bool not in types
@@ -162,11 +184,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.__doc__ = (
-            (cls.__doc__ or "").rstrip()
-            + "\n"
-            + _COMMON_DOC.format(features="\n".join("    " + line for line in feature_table().splitlines()))
-        )
+        cls.__doc__ = (cls.__doc__ or "").rstrip() + "\n" + _common_doc(cls.domain_cls.name)
 
     def __init__(
         self,
@@ -179,11 +197,21 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         render_mode: str | None = None,
         hms_params: HMSParams | None = None,
         token_budget: int | None = None,
+        obs_layout: str = "v1",
         **domain_kwargs: Any,
     ) -> None:
         _check_types(
-            split=split, task_ids=task_ids, max_steps=max_steps, strict=strict, render_mode=render_mode
+            split=split,
+            task_ids=task_ids,
+            max_steps=max_steps,
+            strict=strict,
+            render_mode=render_mode,
+            obs_layout=obs_layout,
         )
+        if obs_layout not in LAYOUTS:
+            raise ValueError(f"obs_layout must be one of {', '.join(map(repr, LAYOUTS))}, got {obs_layout!r}")
+        self.obs_layout = obs_layout
+        self._v2 = obs_layout == "v2"
         if isinstance(hms_params, Mapping):
             hms_params = HMSParams.from_mapping(hms_params)
         elif hms_params is not None and not isinstance(hms_params, HMSParams):
@@ -209,7 +237,12 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         self.hms_params = hms_params or HMSParams()
         self.action_space = spaces.Discrete(N_ACTIONS)
         self._step_costs = tuple(self.domain.step_costs[action] for action in Action)
-        self.observation_space = spaces.Box(-1.0, 1.0, shape=(N_FEATURES,), dtype=np.float32)
+        self.observation_space = spaces.Box(-1.0, 1.0, shape=(len(LAYOUTS[obs_layout]),), dtype=np.float32)
+        prompts = self.domain.prompts_cls
+        self._prompts = prompts(self.domain) if prompts is not None else None
+        if self._v2:
+            self._features = domain_features(self.domain.name)
+            self._task_rows: dict[tuple[str, bool], tuple[float, ...]] = {}
         self._ep: Episode | None = None
         self._mask = np.ones(N_ACTIONS, dtype=np.int8)
         self._final: dict[str, Any] | None = None
@@ -221,7 +254,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
 
     def _bind_executor(self, executor: str | Executor | OpenAIConfig) -> Executor:
         if executor == "simulated":
-            return SimulatedExecutor(self.domain, self.executor_profile)
+            return SimulatedExecutor(self.domain, self.executor_profile, break_by_feedback=self._v2)
         if isinstance(executor, str) and executor != "openai":
             raise ValueError(f"unknown executor {executor!r}; expected 'simulated' or 'openai'")
         # imported here: the chat client and cache stay out of ``import harness_gym``
@@ -276,7 +309,16 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             task = self._by_id[task_id]
         else:
             raise ValueError(f"unknown task id {task_id!r} for {self.domain.env_id} split {self.split!r}")
-        state = HarnessState(self.domain.name, self.max_steps, self.domain.cost_budget)
+        if self._v2:
+            state: HarnessState = HarnessStateV2(
+                self.domain.name,
+                self.max_steps,
+                self.domain.cost_budget,
+                task=self.task_row(task, observed=False),
+                token_budget=self.token_budget,
+            )
+        else:
+            state = HarnessState(self.domain.name, self.max_steps, self.domain.cost_budget)
         key = episode_key(rng)
         episode_id = f"{self.domain.env_id}/{task.task_id}/seed={seed}"
         if tag is not None:
@@ -355,7 +397,25 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         info["invalid_action"] = not legal
         info["tokens"] = int(spent["prompt_tokens"] + spent["completion_tokens"]) if spent else 0
         info["latency_s"] = float(spent["latency_s"]) if spent else 0.0
+        if self._v2:
+            state.tokens = int(ep.usage["prompt_tokens"] + ep.usage["completion_tokens"])
         return state.vector(), reward, terminated, truncated, info
+
+    def task_text(self, task: Task, observed: bool) -> str:
+        """The task as the executor's prompt shows it (``Prompts.task_text``; the prompt without one)."""
+        if self._prompts is None:
+            return task.prompt
+        return self._prompts.task_text(task, observed)
+
+    def task_row(self, task: Task, observed: bool) -> tuple[float, ...]:
+        """``prompt_length`` and the task slots of layout v2, read off ``task_text`` alone (built once)."""
+        key = (task.task_id, observed)
+        row = self._task_rows.get(key)
+        if row is None:
+            text = self.task_text(task, observed)
+            length = min(len(text), PROMPT_CHARS_SCALE) / PROMPT_CHARS_SCALE
+            row = self._task_rows[key] = (length, *self._features.task_vector(text))
+        return row
 
     def _legal(self, ep: Episode) -> np.ndarray:
         """The domain's mask; under a ``token_budget``, without the calls that would exceed it (only
@@ -425,6 +485,8 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         if a == _OBSERVE:
             outcome = self.domain.observe(ep)
             state.observed = ep.context.observed = True
+            if self._v2:
+                state.task = self.task_row(ep.task, observed=True)
         elif a == _RETRIEVE:
             outcome = self.domain.retrieve(ep)
             ep.context.evidence.extend(outcome.evidence)
@@ -442,6 +504,8 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
             state.checked_draft = True
             state.check_coverage = float(outcome.check["coverage"])
             state.check_missing = float(outcome.check["missing"])
+        if self._v2 and (outcome.check is not None or outcome.tests is not None):
+            state.check_failed = self._features.failed_groups(outcome.issues)
         if outcome.tests is not None:
             state.tested_draft = True
             total = outcome.tests["total"]
@@ -519,6 +583,35 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         }
 
 
-HarnessEnv.__doc__ = (HarnessEnv.__doc__ or "") + _COMMON_DOC.format(
-    features="\n".join("    " + line for line in feature_table().splitlines())
-)
+def _indent(table: str) -> str:
+    return "\n".join("    " + line for line in table.splitlines())
+
+
+def _common_doc(domain: str | None) -> str:
+    """The sections every environment page shares, with ``domain``'s task-feature table (None: none)."""
+    tasks = ""
+    if domain is not None:
+        names = domain_features(domain).names
+        rows = ["| feature | name | meaning |", "|---|---|---|"]
+        rows += [f"| `task_{i}` | {name} | {doc} |" for i, (name, doc) in enumerate(names)]
+        groups = domain_features(domain).components
+        listed = "; ".join(
+            f"{group}: " + ", ".join(f"``{c}``" for c in sorted(groups) if groups[c] == group)
+            for group in CHECK_GROUPS
+            if group in groups.values()
+        )
+        tasks = (
+            f"\n    Task features here (``harness_gym.domains.{domain}.features``; slots past "
+            f"`task_{len(names) - 1}` are 0):\n\n"
+            + _indent("\n".join(rows))
+            + f"\n\n    Check components here, by the group they report on: {listed}; judge: ``judge``"
+            + " where a CHECK asks the LLM judge.\n"
+        )
+    return _COMMON_DOC.format(
+        features=_indent(feature_table()),
+        features_v2=_indent(feature_table("v2", start=N_FEATURES)),
+        task_features=tasks,
+    )
+
+
+HarnessEnv.__doc__ = (HarnessEnv.__doc__ or "") + _common_doc(None)

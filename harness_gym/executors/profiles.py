@@ -63,6 +63,33 @@ of each cited range; "assumption" marks a value no figure was found for):
   wrong more often than the reverse. Lower bounds on P(correct -> wrong) from their accuracy drops:
   GPT-3.5 on CommonSenseQA 75.8% -> 38.1% after one round (0.497), GPT-4 on GSM8K 95.5% -> 91.5%
   (0.042), GPT-3.5 on GSM8K 75.9% -> 74.7% over two rounds (0.016).
+- ``p_break_feedback`` (MDP v2 only, ``obs_layout="v2"``; layout v1 keeps the single ``p_break`` above, so
+  its episodes stay as they were): P(a REVISE breaks a correct draft) by what fresh feedback on that draft
+  said (``revision_verdict``):
+
+  - ``none`` 0.497 / 0.042 / 0.016 — intrinsic self-correction, no feedback: Huang et al. 2024's bracket,
+    the same figures as ``p_break``.
+  - ``fail`` 0.973 / 0.46 / 0.175 — a failing verdict on a correct draft (a false alarm) is a challenge to
+    a right answer. FlipFlop (Laban et al. 2023, "Are You Sure? Challenging LLMs Leads to Performance
+    Drops in The FlipFlop Experiment", arXiv 2311.08596): after "Are you sure?", ten LLMs on seven
+    classification tasks flip their answers 46% of the time on average, and every model loses accuracy
+    (17% on average), so flips run mostly from right to wrong; Zhang et al. ("Understanding the Dark Side
+    of LLMs' Intrinsic Self-Correction", ACL 2025, arXiv 2412.14959): correct-to-incorrect flips up to
+    58.8% (Llama-3.1-8B on BoolQ); Nikeghbal et al. ("Who Flips? Self- and Cross-Model Counterarguments
+    Reveal Answer Instability in LLMs", arXiv 2606.16011): after a correct answer is challenged with an
+    argument for a wrong option, flip rates of 17.5% to 97.3% across seven frontier models on 57 MMLU
+    subjects. Weak and strong are the ends of that range; the default is FlipFlop's 46%, the one figure
+    averaged over many models (ten), which lies inside the range and below Zhang et al.'s single worst
+    case, where the midpoint of the two extremes (57.4%) would sit almost on that worst case. FlipFlop
+    counts flips of any answer, so 0.46 reads it as a correct-to-wrong rate (the accuracy drops say most
+    flips go that way).
+  - ``pass`` 0.042 / 0.016 / 0.016 (assumption) — a passing verdict confirms the draft; no rate of
+    breaking a confirmed right answer was found. Direction: Kumaran et al. 2025 ("How Overconfidence in
+    Initial Choices and Underconfidence Under Criticism Modulate Change of Mind in Large Language Models",
+    arXiv 2507.03120) find LLMs overweight contradicting advice and barely move on consistent advice, and
+    a confirmed answer shown back reinforces itself (choice-supportive bias); so the rate is set at the
+    low end of Huang et al.'s bracket (the default profile: its lowest figure, 0.016) and never above
+    ``none``.
 - ``p_reflaw`` 0.5 (assumption): P(a failed fix of a flawed draft returns another flawed variant
   rather than the same one). Huang et al. observe answers changing in both directions; no rate found.
 - ``fix_decay`` 0.5 (assumption): each earlier REVISE in the episode multiplies P(fix) by this. Most
@@ -117,6 +144,8 @@ if TYPE_CHECKING:
 
 DIFFICULTIES: tuple[str, ...] = ("easy", "standard", "hard")
 FEEDBACK_KINDS: tuple[str, ...] = ("localised", "verdict", "none")
+REVISION_VERDICTS: tuple[str, ...] = ("none", "fail", "pass")
+"""What fresh feedback on a correct draft said before a REVISE (``revision_verdict``)."""
 PROFILE_ENV = "HARNESS_GYM_EXECUTOR_PROFILE"
 """Environment variable naming the profile (name or JSON path) used when none is passed."""
 
@@ -169,7 +198,11 @@ class Mechanism:
     p_fix_form: float = 0.785
     """The localised rate for a flaw of the artifact's form (``FlawKind.cls == "form"``)."""
     p_break: float = 0.042
-    """P(a REVISE turns a correct draft into a flawed one)."""
+    """P(a REVISE turns a correct draft into a flawed one) in MDP v1 (layout v1), whatever the feedback."""
+    p_break_feedback: Mapping[str, float] = field(
+        default_factory=lambda: {"none": 0.042, "fail": 0.46, "pass": 0.016}
+    )
+    """MDP v2 (layout v2): P(a REVISE breaks a correct draft) by ``revision_verdict``."""
     p_reflaw: float = 0.5
     """P(a REVISE that did not fix a flawed draft returns a different flawed variant, not the same)."""
     fix_decay: float = 0.5
@@ -189,6 +222,13 @@ class Mechanism:
             )
         for kind in FEEDBACK_KINDS:
             _check_probability(f"p_fix[{kind!r}]", self.p_fix[kind])
+        if set(self.p_break_feedback) != set(REVISION_VERDICTS):
+            raise ValueError(
+                f"p_break_feedback needs exactly the verdicts {REVISION_VERDICTS}, "
+                f"got {sorted(self.p_break_feedback)}"
+            )
+        for verdict in REVISION_VERDICTS:
+            _check_probability(f"p_break_feedback[{verdict!r}]", self.p_break_feedback[verdict])
         for name in ("p_fix_form", "p_break", "p_reflaw", "fix_decay", "judge_tpr", "judge_fpr"):
             _check_probability(name, getattr(self, name))
         if not float(self.temperature) >= 0.0:
@@ -310,6 +350,7 @@ MECHANISMS: dict[str, Mechanism] = {
         p_fix={"localised": 0.35, "verdict": 0.167, "none": 0.167},
         p_fix_form=0.77,
         p_break=0.497,
+        p_break_feedback={"none": 0.497, "fail": 0.973, "pass": 0.042},
         judge_tpr=0.10,
         judge_fpr=0.20,
     ),
@@ -318,6 +359,7 @@ MECHANISMS: dict[str, Mechanism] = {
         p_fix={"localised": 0.45, "verdict": 0.268, "none": 0.268},
         p_fix_form=0.80,
         p_break=0.016,
+        p_break_feedback={"none": 0.016, "fail": 0.175, "pass": 0.016},
         judge_tpr=0.82,
         judge_fpr=0.15,
     ),
@@ -394,3 +436,12 @@ def feedback_kind(feedback: Feedback | None, draft_hash: str | None, flaw: FlawK
     if feedback is None or not feedback.localizes(draft_hash):
         return "none"
     return "localised" if feedback.components & flaw.named_by else "verdict"
+
+
+def revision_verdict(feedback: Feedback | None, draft_hash: str | None) -> str:
+    """What fresh feedback on the draft a REVISE gets said of it (``REVISION_VERDICTS``): ``fail`` when it
+    reported problems, ``pass`` when a check or test run on this very draft found none, ``none`` without
+    fresh feedback on it (never checked, or feedback on an earlier draft or already used)."""
+    if feedback is None or feedback.draft_hash != draft_hash:
+        return "none"
+    return "fail" if feedback.issues else "pass"

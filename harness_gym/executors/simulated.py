@@ -16,7 +16,10 @@ from the executor profile (``harness_gym.executors.profiles``):
   ``evidence`` how much of what the fix needs the harness has gathered (``Domain.evidence``) and ``q0``
   the uninformed rate ``min(p_fix["none"], p_correct[difficulty])``. Otherwise, with
   ``p_reflaw``, a *different* flawed variant, else the same draft. REVISE of a correct draft breaks it with
-  ``p_break``. So a changed draft may be fixed, re-flawed or broken: a change does not tell.
+  ``p_break``; in MDP v2 (``break_by_feedback``, ``obs_layout="v2"``) with ``p_break_feedback[verdict]``
+  instead, ``verdict`` being what fresh feedback on that draft said (``revision_verdict``: ``none``,
+  ``fail``: a false alarm, ``pass``). So a changed draft may be fixed, re-flawed or broken: a change does
+  not tell.
 - a judge request answers FAIL for a flawed draft with ``judge_tpr`` and for a correct one with
   ``judge_fpr``.
 - at ``temperature`` 0 (the default) a call's draws come from ``greedy_rng``: a re-CHECK of an unchanged
@@ -46,7 +49,7 @@ from harness_gym.executors.base import (
     Usage,
 )
 from harness_gym.executors.costs import CACHE_LIMIT, PromptSizer, completion_tokens, prompt_tokens
-from harness_gym.executors.profiles import DomainProfile, feedback_kind, for_domain
+from harness_gym.executors.profiles import DomainProfile, feedback_kind, for_domain, revision_verdict
 
 REFLAW_TRIES = 8
 """Draws spent looking for a flawed variant other than the current draft."""
@@ -106,9 +109,13 @@ class SimulatedExecutor:
 
     name = "simulated"
 
-    def __init__(self, domain: DomainView, profile: DomainProfile | None = None) -> None:
+    def __init__(
+        self, domain: DomainView, profile: DomainProfile | None = None, break_by_feedback: bool = False
+    ) -> None:
         self.domain = domain
         self.profile = profile if profile is not None else for_domain(None, type(domain))
+        self.break_by_feedback = break_by_feedback
+        """MDP v2: a correct draft's risk on REVISE depends on the feedback (``p_break_feedback``)."""
         self._flaws: dict[str, tuple[list[str], list[float], dict[str, list[str]]]] = {}
         self._kinds: dict[str, dict[str, str]] = {}
         self.sizer = PromptSizer(domain)
@@ -118,12 +125,15 @@ class SimulatedExecutor:
         """Parameters recorded in dataset metadata."""
         from dataclasses import asdict
 
-        return {
+        described = {
             "name": self.name,
             "version": SIMULATOR_VERSION,
             "domain": self.domain.name,
             "profile": asdict(self.profile),
         }
+        if self.break_by_feedback:
+            described["break_by_feedback"] = True
+        return described
 
     def _flaw_table(self, key: str, pool: ArtifactPool) -> tuple[list[str], list[float], dict]:
         table = self._flaws.get(key)
@@ -206,7 +216,11 @@ class SimulatedExecutor:
 
         m, key = self.profile.mechanism, request.task.task_id
         if draft == pool.reference:
-            return self._flawed(key, pool, rng) if rng.random() < m.p_break else draft
+            if self.break_by_feedback:
+                p_break = m.p_break_feedback[revision_verdict(request.feedback, artifact_hash(draft))]
+            else:
+                p_break = m.p_break
+            return self._flawed(key, pool, rng) if rng.random() < p_break else draft
         task = request.task
         flaw = self._flaw_of(task, pool, draft)
         kind = feedback_kind(request.feedback, artifact_hash(draft), flaw)

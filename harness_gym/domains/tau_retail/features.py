@@ -1,0 +1,47 @@
+"""Task features of a tau-retail request, read off its prompt text (``harness_gym.domains.features``)."""
+
+from __future__ import annotations
+
+import re
+
+from harness_gym.domains.features import flag, scaled
+
+_WRITES = re.compile(
+    r"\b(cancel|return|exchange|change the|pay for|ship order|send order|update your default address)\b",
+    re.IGNORECASE,
+)
+_FIGURE = re.compile(r"\b(learn the total|how much|total refund|what .* costs?)\b", re.IGNORECASE)
+_PAYMENT = re.compile(r"\b(credit_card|gift_card|paypal)_\d+")
+
+TASK_FEATURES = (
+    (
+        "writes",
+        "write actions the request implies (cancel, return, exchange, change, pay, ship; scaled, cap 3)",
+    ),
+    ("orders", "orders it names (scaled, cap 3)"),
+    ("asks_figure", "1 if the customer asks for a figure (a total, a refund amount)"),
+    ("payment_methods", "payment methods it names (scaled, cap 2)"),
+    ("variant", "1 if it names an item variant's options"),
+)
+
+COMPONENTS = {
+    "format": "form",
+    "unknown_tool": "form",
+    "listing": "content",
+    "write_failed": "content",
+    "foreign_order": "content",
+    "foreign_address": "content",
+    "repeated_write": "content",
+    "order_not_looked_up": "evidence",
+}
+
+
+def task_features(text: str) -> tuple[float, ...]:
+    request = text.split("Customer request:", 1)[-1].split("Write the plan", 1)[0]
+    return (
+        scaled(len(_WRITES.findall(request)), 3),
+        scaled(len(set(re.findall(r"#W\d+", request))), 3),
+        flag(_FIGURE.search(request)),
+        scaled(len(set(_PAYMENT.findall(request))), 2),
+        flag("{" in request),
+    )
