@@ -18,7 +18,7 @@ from harness_gym.core.state import (
     PROMPT_CHARS_SCALE,
     TASK_SLOTS,
 )
-from harness_gym.domains.features import for_domain
+from harness_gym.domains.coding import CodingDomain
 from harness_gym.executors import Finding
 
 V2 = {name: i for i, name in enumerate(FEATURES_V2)}
@@ -33,7 +33,7 @@ def _env(env_id: str, **kwargs):
 def _expected(domain, text: str) -> np.ndarray:
     """The task part of the observation, recomputed from the prompt text alone."""
     length = min(len(text), PROMPT_CHARS_SCALE) / PROMPT_CHARS_SCALE
-    return np.array((length, *for_domain(domain.name).task_vector(text)), dtype=np.float32)
+    return np.array((length, *domain.features.task_vector(text)), dtype=np.float32)
 
 
 def test_layout_v2_extends_v1() -> None:
@@ -148,7 +148,7 @@ def test_check_groups_and_tokens_follow_the_episode(env_id: str) -> None:
     budget."""
     budget = 30_000
     env = _env(env_id, split="eval", token_budget=budget)
-    features = for_domain(env.domain.name)
+    features = env.domain.features
     rng = np.random.default_rng(0)
     checked = 0
     for seed in range(12):
@@ -187,7 +187,7 @@ def test_a_failing_test_run_shows_as_tests() -> None:
 
 
 def test_a_component_without_a_group_is_refused() -> None:
-    features = for_domain("coding")
+    features = CodingDomain.features
     with pytest.raises(ValueError, match="check component 'mystery' has no group"):
         features.failed_groups([Finding("mystery", "something")])
     assert features.failed_groups(["executor error: x"]) == (0.0,) * len(CHECK_GROUPS)
@@ -203,7 +203,7 @@ def test_env_page_documents_layout_v2_and_its_task_features(env_id: str) -> None
     doc = cls.__doc__
     for line in feature_table("v2", start=N_FEATURES).splitlines()[2:]:
         assert line in doc
-    for i, (name, meaning) in enumerate(for_domain(cls.domain_cls.name).names):
+    for i, (name, meaning) in enumerate(cls.domain_cls.features.names):
         assert f"| `task_{i}` | {name} | {meaning} |" in doc
 
 

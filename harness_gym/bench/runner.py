@@ -55,7 +55,7 @@ from typing import Any, ClassVar
 from harness_gym.bench.processes import run_each
 from harness_gym.envs.registry import ENV_IDS, env_class
 from harness_gym.evaluation.engine import EngineConfig, check_manifest, config_key, write_atomic
-from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
+from harness_gym.evaluation.paper import CURVE_SPLIT, EVAL_ROLLOUTS, EVAL_SEEDS
 from harness_gym.evaluation.rollout import USAGE_KEYS
 from harness_gym.executors.openai_executor import OpenAIConfig
 from harness_gym.policies.algorithms import ACT_MODES, Algorithm, Trained, TrainingData, train_seeds
@@ -313,9 +313,6 @@ def token_points(
 
 
 # -- learning curves -------------------------------------------------------------------------------
-CURVE_SPLIT = "validation"
-"""Where learning curves are measured: the validation tasks, a fixed fifth of the train tasks
-(``harness_gym.core.task.validation_ids``); the eval split is played once, by the final models."""
 CURVE_EPISODES = 16
 """A learning-curve point plays every validation task ``curve_rollouts`` times, at least this many
 episodes in all (16 validation tasks x 1 in a controlled domain, 3 x 6 in tau-bench retail)."""

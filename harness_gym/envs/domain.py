@@ -40,6 +40,7 @@ from harness_gym.executors.base import (
 from harness_gym.executors.profiles import DraftParams
 
 if TYPE_CHECKING:
+    from harness_gym.envs.features import DomainFeatures
     from harness_gym.executors.prompts import Prompts
 
 
@@ -281,6 +282,9 @@ class Domain(ABC):
     the check components whose findings name it (feedback naming one of them is localised feedback on
     that flaw) and what its fix needs gathered (``evidence``). The simulated executor reads it; the
     environment pages list it."""
+    features: ClassVar[DomainFeatures | None] = None
+    """What observation layout v2 reads off this domain's task text and check findings
+    (``harness_gym.envs.features``; each setting declares its ``<domain>/features.py``)."""
     runs_code: ClassVar[bool] = False
     """Whether the verifier runs model-written code (in ``harness_gym.sandbox``): an environment then
     requires the isolation in force when it is made (a one-line refusal where the boundary cannot be had)

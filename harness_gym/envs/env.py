@@ -23,7 +23,6 @@ from harness_gym.core.state import (
 )
 from harness_gym.core.task import Task, select
 from harness_gym.core.trajectory import draw_steps, render_steps
-from harness_gym.domains.features import for_domain as domain_features
 from harness_gym.envs.domain import Domain, Episode, Outcome, artifact_hash, episode_key
 from harness_gym.executors.base import Executor, ExecutorRequest, RequestKind
 from harness_gym.executors.costs import PromptSizer, completion_tokens, prompt_tokens
@@ -184,7 +183,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.__doc__ = (cls.__doc__ or "").rstrip() + "\n" + _common_doc(cls.domain_cls.name)
+        cls.__doc__ = (cls.__doc__ or "").rstrip() + "\n" + _common_doc(cls.domain_cls)
 
     def __init__(
         self,
@@ -241,7 +240,11 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         prompts = self.domain.prompts_cls
         self._prompts = prompts(self.domain) if prompts is not None else None
         if self._v2:
-            self._features = domain_features(self.domain.name)
+            if self.domain.features is None:
+                raise ValueError(
+                    f"obs_layout='v2' needs task features; {self.domain_cls.env_id} declares none"
+                )
+            self._features = self.domain.features
             self._task_rows: dict[tuple[str, bool], tuple[float, ...]] = {}
         self._ep: Episode | None = None
         self._mask = np.ones(N_ACTIONS, dtype=np.int8)
@@ -587,14 +590,16 @@ def _indent(table: str) -> str:
     return "\n".join("    " + line for line in table.splitlines())
 
 
-def _common_doc(domain: str | None) -> str:
-    """The sections every environment page shares, with ``domain``'s task-feature table (None: none)."""
+def _common_doc(domain_cls: type[Domain] | None) -> str:
+    """The sections every environment page shares, with the domain's task-feature table (None: none)."""
     tasks = ""
-    if domain is not None:
-        names = domain_features(domain).names
+    features = domain_cls.features if domain_cls is not None else None
+    if features is not None:
+        domain = features.domain
+        names = features.names
         rows = ["| feature | name | meaning |", "|---|---|---|"]
         rows += [f"| `task_{i}` | {name} | {doc} |" for i, (name, doc) in enumerate(names)]
-        groups = domain_features(domain).components
+        groups = features.components
         listed = "; ".join(
             f"{group}: " + ", ".join(f"``{c}``" for c in sorted(groups) if groups[c] == group)
             for group in CHECK_GROUPS

@@ -152,3 +152,7 @@ CALIBRATION_TOLERANCE = 0.05
 EVAL_SEEDS: tuple[int, ...] = (0, 1, 2)
 EVAL_ROLLOUTS = 3
 """The evaluation protocol: every eval task x 3 seeds x 3 rollouts (180 episodes for 20 tasks)."""
+
+CURVE_SPLIT = "validation"
+"""Where learning curves are measured: the validation tasks, a fixed fifth of the train tasks
+(``harness_gym.core.task.validation_ids``); the eval split is played once, by the final models."""

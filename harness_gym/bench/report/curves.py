@@ -8,12 +8,11 @@ from typing import Any
 from harness_gym.bench.report.access import _label
 from harness_gym.bench.report.format import DASH, fmt_num, fmt_signed, markdown_table
 from harness_gym.bench.report.sections import _section
+from harness_gym.evaluation.paper import CURVE_SPLIT
 
 
 def curve_split() -> str:
-    """The split the learning curves are measured on (``harness_gym.bench.runner.CURVE_SPLIT``)."""
-    from harness_gym.bench.runner import CURVE_SPLIT
-
+    """The split the learning curves are measured on (``harness_gym.evaluation.paper.CURVE_SPLIT``)."""
     return CURVE_SPLIT
 
 

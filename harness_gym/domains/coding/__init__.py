@@ -15,10 +15,12 @@ from harness_gym.domains.base import (
     content,
     form,
 )
+from harness_gym.domains.coding import features as task_features
 from harness_gym.domains.coding.prompts import CodingPrompts
 from harness_gym.domains.coding.verifier import CRITERIA, artifact_scores, run_tests, structural_check
 from harness_gym.envs.domain import VERIFIER_CACHE, Episode, Outcome, Verdict
 from harness_gym.envs.env import HarnessEnv
+from harness_gym.envs.features import declare
 from harness_gym.executors.base import Feedback, Finding
 from harness_gym.executors.profiles import DraftParams
 
@@ -82,6 +84,7 @@ class CodingDomain(ToolSetting):
     """The tool runs the visible tests, so it needs a draft and Base runs it after drafting."""
 
     name = "coding"
+    features = declare(name, task_features)
     draft_params = DRAFT_PARAMS
     prompts_cls = CodingPrompts
     flaws = FLAWS

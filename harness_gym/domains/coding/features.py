@@ -1,10 +1,10 @@
-"""Task features of a coding task, read off its prompt text (``harness_gym.domains.features``)."""
+"""Task features of a coding task, read off its prompt text (``harness_gym.envs.features``)."""
 
 from __future__ import annotations
 
 import re
 
-from harness_gym.domains.features import scaled
+from harness_gym.envs.features import scaled
 
 _SIGNATURE = re.compile(r"Implement `\w+\(([^)]*)\)`")
 _EXAMPLE = re.compile(r"\b(gives|becomes|returns)\b|->")

@@ -20,12 +20,14 @@ from harness_gym.domains.base import (
     form,
     with_judge,
 )
+from harness_gym.domains.dbbench import features as task_features
 from harness_gym.domains.dbbench.engine import quote_ident, run_sql, using_backend
 from harness_gym.domains.dbbench.prompts import DBBenchPrompts
 from harness_gym.domains.dbbench.upstream import load_upstream
 from harness_gym.domains.dbbench.verifier import CRITERIA, artifact_scores, evaluate
 from harness_gym.envs.domain import VERIFIER_CACHE, Episode, Outcome, Verdict
 from harness_gym.envs.env import HarnessEnv
+from harness_gym.envs.features import declare
 from harness_gym.executors.base import Context
 from harness_gym.executors.profiles import DraftParams
 
@@ -76,6 +78,7 @@ class DBBenchDomain(UpstreamAdapter, ToolSetting):
 
     calls = JUDGED_CALLS
     name = "dbbench"
+    features = declare(name, task_features)
     env_id = "HarnessDBBench-v0"
     draft_params = DRAFT_PARAMS
     prompts_cls = DBBenchPrompts

@@ -1,10 +1,10 @@
-"""Task features of a DB-Bench question, read off its prompt text (``harness_gym.domains.features``)."""
+"""Task features of a DB-Bench question, read off its prompt text (``harness_gym.envs.features``)."""
 
 from __future__ import annotations
 
 import re
 
-from harness_gym.domains.features import flag, scaled
+from harness_gym.envs.features import flag, scaled
 
 _INSERT = re.compile(r"\b(insert|new row|new entry)\b", re.IGNORECASE)
 _UPDATE = re.compile(r"^(set|change)\b|\bset \w+ to\b|\bchange \w+ to\b|\b(delete|remove)\b", re.IGNORECASE)

@@ -17,6 +17,7 @@ from harness_gym.domains.base import (
     grounding,
     with_judge,
 )
+from harness_gym.domains.knowledge_work import features as task_features
 from harness_gym.domains.knowledge_work.prompts import KnowledgeWorkPrompts
 from harness_gym.domains.knowledge_work.verifier import (
     CRITERIA,
@@ -32,6 +33,7 @@ from harness_gym.domains.knowledge_work.verifier import (
 )
 from harness_gym.envs.domain import VERIFIER_CACHE, Episode, Outcome, Verdict, artifact_hash
 from harness_gym.envs.env import HarnessEnv
+from harness_gym.envs.features import declare
 from harness_gym.executors.base import Context
 from harness_gym.executors.profiles import DraftParams
 
@@ -155,6 +157,7 @@ class KnowledgeWorkDomain(EvidenceSetting):
     """RETRIEVE opens sources; CALL_TOOL computes over the opened tables."""
 
     name = "knowledge_work"
+    features = declare(name, task_features)
     draft_params = DRAFT_PARAMS
     prompts_cls = KnowledgeWorkPrompts
     flaws = FLAWS

@@ -1,10 +1,10 @@
-"""Task features of a knowledge-work request, read off its prompt text (``harness_gym.domains.features``)."""
+"""Task features of a knowledge-work request, read off its prompt text (``harness_gym.envs.features``)."""
 
 from __future__ import annotations
 
 import re
 
-from harness_gym.domains.features import flag, scaled, section
+from harness_gym.envs.features import flag, scaled, section
 
 _REVISED = re.compile(r"\b(Correction|corrected|Re:|Proposed|revised|superseded)", re.IGNORECASE)
 _AGGREGATE = re.compile(r"\b(total|average|largest|smallest|how many|sum)\b", re.IGNORECASE)

@@ -14,11 +14,13 @@ from harness_gym.domains.base import (
     grounding,
     with_judge,
 )
+from harness_gym.domains.long_memory import features as task_features
 from harness_gym.domains.long_memory.prompts import LongMemoryPrompts
 from harness_gym.domains.long_memory.search import SessionIndex
 from harness_gym.domains.long_memory.verifier import CRITERIA, artifact_scores, claim_support, review
 from harness_gym.envs.domain import VERIFIER_CACHE, Episode, Outcome, Verdict
 from harness_gym.envs.env import HarnessEnv
+from harness_gym.envs.features import declare
 from harness_gym.executors.base import Context
 from harness_gym.executors.profiles import DraftParams
 
@@ -72,6 +74,7 @@ GROUNDING = frozenset({"cites_unretrieved"})
 
 class LongMemoryDomain(EvidenceSetting):
     name = "long_memory"
+    features = declare(name, task_features)
     draft_params = DRAFT_PARAMS
     prompts_cls = LongMemoryPrompts
     flaws = FLAWS

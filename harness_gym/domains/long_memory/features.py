@@ -1,11 +1,11 @@
-"""Task features of a long-memory question, read off its prompt text (``harness_gym.domains.features``)."""
+"""Task features of a long-memory question, read off its prompt text (``harness_gym.envs.features``)."""
 
 from __future__ import annotations
 
 import re
 from datetime import date, datetime
 
-from harness_gym.domains.features import flag, line_after, scaled
+from harness_gym.envs.features import flag, line_after, scaled
 
 _SESSIONS = re.compile(r"holds (\d+) sessions")
 _SPAN = re.compile(r"dated (.+?) to (.+?);")

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from harness_gym.core.actions import Action
 from harness_gym.core.task import Task
 from harness_gym.domains.base import EVIDENCE_EVENTS, JUDGED_CALLS, ToolSetting, check_outcome, content, form
+from harness_gym.domains.multi_tool import features as task_features
 from harness_gym.domains.multi_tool.prompts import MultiToolPrompts
 from harness_gym.domains.multi_tool.tools import (
     Seen,
@@ -39,6 +40,7 @@ from harness_gym.envs.domain import (
     artifact_hash,
 )
 from harness_gym.envs.env import HarnessEnv
+from harness_gym.envs.features import declare
 from harness_gym.executors.base import Context, Feedback, Finding
 from harness_gym.executors.profiles import DraftParams
 
@@ -125,6 +127,7 @@ class MultiToolDomain(ToolSetting):
     """Tool outputs are the evidence here (``tool:<index>:<name>``), so claims need them."""
 
     name = "multi_tool"
+    features = declare(name, task_features)
     draft_params = DRAFT_PARAMS
     prompts_cls = MultiToolPrompts
     flaws = FLAWS

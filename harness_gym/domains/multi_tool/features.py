@@ -1,10 +1,10 @@
-"""Task features of a multi-tool question, read off its prompt text (``harness_gym.domains.features``)."""
+"""Task features of a multi-tool question, read off its prompt text (``harness_gym.envs.features``)."""
 
 from __future__ import annotations
 
 import re
 
-from harness_gym.domains.features import flag, line_after, scaled, section
+from harness_gym.envs.features import flag, line_after, scaled, section
 
 _IN_FORCE = re.compile(r"\b(current|corrected|audited|final|in force|revised)\b", re.IGNORECASE)
 

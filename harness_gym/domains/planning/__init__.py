@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from harness_gym.domains.base import SettingDomain, check_outcome, content, form
+from harness_gym.domains.planning import features as task_features
 from harness_gym.domains.planning.prompts import PlanningPrompts
 from harness_gym.domains.planning.world import CRITERIA, artifact_scores, validate
 from harness_gym.envs.domain import VERIFIER_CACHE, Episode, Outcome, Verdict
 from harness_gym.envs.env import HarnessEnv
+from harness_gym.envs.features import declare
 from harness_gym.executors.profiles import DraftParams
 
 DRAFT_PARAMS = DraftParams(
@@ -51,6 +53,7 @@ class PlanningDomain(SettingDomain):
     """The plain setting: neither RETRIEVE nor CALL_TOOL, the whole problem is in the task."""
 
     name = "planning"
+    features = declare(name, task_features)
     draft_params = DRAFT_PARAMS
     prompts_cls = PlanningPrompts
     flaws = FLAWS

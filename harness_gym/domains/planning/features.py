@@ -1,8 +1,8 @@
-"""Task features of a planning problem, read off its prompt text (``harness_gym.domains.features``)."""
+"""Task features of a planning problem, read off its prompt text (``harness_gym.envs.features``)."""
 
 from __future__ import annotations
 
-from harness_gym.domains.features import flag, line_after, scaled, section
+from harness_gym.envs.features import flag, line_after, scaled, section
 
 TASK_FEATURES = (
     ("logistics", "1 for a logistics problem, 0 for blocks world"),

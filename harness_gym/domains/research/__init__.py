@@ -15,11 +15,13 @@ from harness_gym.domains.base import (
     grounding,
     with_judge,
 )
+from harness_gym.domains.research import features as task_features
 from harness_gym.domains.research.corpus import MAX_SEARCHES, CorpusSearch
 from harness_gym.domains.research.prompts import ResearchPrompts
 from harness_gym.domains.research.verifier import CRITERIA, grade, structural_check
 from harness_gym.envs.domain import VERIFIER_CACHE, Episode, Outcome, Verdict
 from harness_gym.envs.env import HarnessEnv
+from harness_gym.envs.features import declare
 from harness_gym.executors.base import Context
 from harness_gym.executors.profiles import DraftParams
 
@@ -82,6 +84,7 @@ class ResearchDomain(EvidenceSetting):
     """RETRIEVE is a search (a ``search`` tool record), so tool use is judged too."""
 
     name = "research"
+    features = declare(name, task_features)
     draft_params = DRAFT_PARAMS
     prompts_cls = ResearchPrompts
     flaws = FLAWS

@@ -1,10 +1,10 @@
-"""Task features of a research question, read off its prompt text (``harness_gym.domains.features``)."""
+"""Task features of a research question, read off its prompt text (``harness_gym.envs.features``)."""
 
 from __future__ import annotations
 
 import re
 
-from harness_gym.domains.features import flag, line_after, scaled
+from harness_gym.envs.features import flag, line_after, scaled
 
 _RELATIONS = re.compile(
     r"\b(founder|founded|director|author|chief executive|parent company|attended|attend|birthplace|born|"

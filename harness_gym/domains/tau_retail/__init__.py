@@ -15,6 +15,7 @@ from harness_gym.domains.base import (
     content,
     form,
 )
+from harness_gym.domains.tau_retail import features as task_features
 from harness_gym.domains.tau_retail.db import build_db, load_upstream_db
 from harness_gym.domains.tau_retail.prompts import TauRetailPrompts
 from harness_gym.domains.tau_retail.records import load_upstream_records
@@ -29,6 +30,7 @@ from harness_gym.domains.tau_retail.verifier import (
 )
 from harness_gym.envs.domain import VERIFIER_CACHE, Episode, Outcome, Verdict
 from harness_gym.envs.env import HarnessEnv
+from harness_gym.envs.features import declare
 from harness_gym.executors.base import Context, Finding
 from harness_gym.executors.profiles import DraftParams
 
@@ -106,6 +108,7 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
     """RETRIEVE runs the read-only tools; upstream tau-bench files are read (and checked) at construction."""
 
     name = "tau_retail"
+    features = declare(name, task_features)
     draft_params = DRAFT_PARAMS
     prompts_cls = TauRetailPrompts
     flaws = FLAWS

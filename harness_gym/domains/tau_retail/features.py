@@ -1,10 +1,10 @@
-"""Task features of a tau-retail request, read off its prompt text (``harness_gym.domains.features``)."""
+"""Task features of a tau-retail request, read off its prompt text (``harness_gym.envs.features``)."""
 
 from __future__ import annotations
 
 import re
 
-from harness_gym.domains.features import flag, scaled
+from harness_gym.envs.features import flag, scaled
 
 _WRITES = re.compile(
     r"\b(cancel|return|exchange|change the|pay for|ship order|send order|update your default address)\b",

@@ -1,5 +1,6 @@
 """What the observation layout v2 reads off a task and a check: the shared part of every domain's
-``<domain>/features.py``.
+``harness_gym/domains/<domain>/features.py``, which its Domain class declares
+(``Domain.features = declare(name, module)``).
 
 Each domain's module declares ``TASK_FEATURES`` (name and meaning of each task slot, at most
 ``core.state.TASK_SLOTS``), ``task_features(text)`` (their values, each in [0, 1], computed from the task
@@ -11,11 +12,9 @@ reference) never enter.
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
 from types import ModuleType
 
 from harness_gym.core.state import CHECK_GROUPS, TASK_SLOTS
@@ -88,14 +87,13 @@ class DomainFeatures:
         return tuple(1.0 if group in found else 0.0 for group in CHECK_GROUPS)
 
 
-@cache
-def for_domain(name: str) -> DomainFeatures:
-    """The features of domain ``name`` (``harness_gym.domains.<name>.features``), checked once."""
-    module: ModuleType = importlib.import_module(f"harness_gym.domains.{name}.features")
+def declare(domain: str, module: ModuleType) -> DomainFeatures:
+    """The features a domain declares in its ``features`` module (``domain``: its name), checked once, when
+    the domain class is defined."""
     names = tuple(module.TASK_FEATURES)
     if len(names) > TASK_SLOTS:
-        raise ValueError(f"{name}: {len(names)} task features, the layout has {TASK_SLOTS} slots")
+        raise ValueError(f"{domain}: {len(names)} task features, the layout has {TASK_SLOTS} slots")
     bad = {c: g for c, g in module.COMPONENTS.items() if g not in CHECK_GROUPS}
     if bad:
-        raise ValueError(f"{name}: check components with unknown groups {bad}; groups: {CHECK_GROUPS}")
-    return DomainFeatures(name, names, module.task_features, dict(module.COMPONENTS))
+        raise ValueError(f"{domain}: check components with unknown groups {bad}; groups: {CHECK_GROUPS}")
+    return DomainFeatures(domain, names, module.task_features, dict(module.COMPONENTS))
