@@ -636,3 +636,30 @@ def test_lowering_limits_and_signalling_itself_are_allowed() -> None:
     )
     assert result.ok, result.stderr
     assert result.stdout == "got signal\n"
+
+
+def test_a_sibling_whose_name_starts_with_the_directory_name_is_outside() -> None:
+    """``/tmp/harness_sandbox_x_sibling`` is not inside ``/tmp/harness_sandbox_x``: the audit hook refuses
+    creating it and writing there (in process mode that would be a real write outside the scratch)."""
+    result = run(
+        """
+        import os
+        sibling = os.getcwd() + "_sibling"
+        print(sibling)
+        for attempt in (lambda: os.mkdir(sibling), lambda: open(sibling + "_file", "w")):
+            try:
+                attempt()
+                print("allowed")
+            except PermissionError as exc:
+                print("refused" if str(exc).startswith("sandbox: ") else exc)
+        """
+    )
+    sibling, *outcomes = result.stdout.splitlines()
+    try:
+        assert outcomes == ["refused", "refused"], result.stderr
+    finally:
+        for leftover in (sibling, sibling + "_file"):
+            if os.path.isdir(leftover):
+                os.rmdir(leftover)
+            elif os.path.lexists(leftover):
+                os.unlink(leftover)

@@ -361,6 +361,20 @@ _cache: dict[tuple[str, str, str, SandboxLimits], TestReport] = {}
 _cache_lock = threading.Lock()
 
 
+def cache_key(
+    source: str,
+    function_name: str,
+    tests: Sequence[Mapping[str, Any]],
+    limits: SandboxLimits,
+    allowed_calls: Collection[str],
+) -> tuple[str, str, str, SandboxLimits]:
+    """What a verdict of :func:`run_tests` is a function of (``verdicts`` adds the deciding code's version
+    and the sandbox's settings): every input, since ``allowed_calls`` decides whether the code runs."""
+    digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+    allowed = sorted(allowed_calls)
+    return digest, function_name, json.dumps([list(tests), allowed], sort_keys=True), limits
+
+
 def run_tests(
     source: str,
     function_name: str,
@@ -375,9 +389,8 @@ def run_tests(
     as failed. If the run times out, the calls not reported by then count as failed.
     """
     limits = limits or TEST_LIMITS
-    digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
     allowed = tuple(sorted(allowed_calls))
-    key = (digest, function_name, json.dumps([list(tests), allowed], sort_keys=True), limits)
+    key = cache_key(source, function_name, tests, limits, allowed)
     with _cache_lock:
         cached = _cache.get(key)
     if cached is not None:
