@@ -21,13 +21,13 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import unavailable
 
 import harness_gym
 from harness_gym.sandbox import SandboxLimits, SandboxUnavailable, boundary, bwrap, detect, probe, seccomp
 from harness_gym.sandbox.layout import layout
-from harness_gym.sandbox.runner import MAX_OPEN_FILES
+from harness_gym.sandbox.runner import MAX_OPEN_FILES, _read_lists
 from harness_gym.sandbox.runner import __file__ as RUNNER_FILE
-from harness_gym.sandbox.runner import _read_lists
 
 ROOMY = SandboxLimits(wall_time_s=30.0, cpu_time_s=30)
 REPO = Path(__file__).resolve().parents[1]
@@ -330,10 +330,13 @@ def test_a_system_bwrap_too_old_is_passed_over(tmp_path: Path, monkeypatch: pyte
     )
 
 
-@pytest.mark.skipif(bwrap.bundled()[0] is None, reason=f"{bwrap.bundled()[1]}")
+@needs_boundary
 def test_the_bundled_bwrap_holds_the_boundary(monkeypatch: pytest.MonkeyPatch, rediscover) -> None:
     """With no bwrap on PATH the bundled binary runs the sandbox (plan root: inside too, with its
-    libraries), and the sandbox is the same: another user, the scratch directory the only writable place."""
+    libraries), and the sandbox is the same: another user, the scratch directory the only writable place.
+    A core dependency on Linux: under CI its absence fails."""
+    if bwrap.bundled()[0] is None:
+        unavailable(bwrap.bundled()[1])
     monkeypatch.setenv("PATH", "/nonexistent")
     chosen, _ = bwrap.find()
     assert chosen is not None and chosen.source == "bundled" and layout().bwrap == chosen.path
@@ -345,7 +348,7 @@ def test_the_bundled_bwrap_holds_the_boundary(monkeypatch: pytest.MonkeyPatch, r
         assert result.stdout == f"{boundary.SANDBOX_UID} {boundary.SCRATCH}\n", result.stderr
     if os.geteuid() == 0:  # the inner bwrap is the bundled one, bound where it finds its libraries
         assert layout().tools["bwrap"] == chosen.inside
-        assert run("import os\nprint(os.path.exists({!r}))".format(chosen.inside)).stdout == "True\n"
+        assert run(f"import os\nprint(os.path.exists({chosen.inside!r}))").stdout == "True\n"
 
 
 @needs_boundary
@@ -363,10 +366,13 @@ def test_extended_attributes_and_memfd_are_refused(pool: str, hook: bool) -> Non
         "os.removexattr('.', 'user.x')",
         f"os.setxattr({boundary.SCRATCH_MOUNT!r}, 'user.x', b'1')",
     ]
-    source = "import os\nfd = os.open('f', os.O_CREAT | os.O_WRONLY)\nfor attempt in {!r}:\n".format(attempts)
-    source += "    try:\n        eval(attempt)\n        print('allowed', attempt)\n    except OSError as exc:\n"
-    source += "        print(exc.errno)\n"
-    source += "try:\n    os.memfd_create('m')\n    print('memfd allowed')\nexcept OSError as exc:\n    print(exc.errno)\n"
+    tried = [*attempts, "os.memfd_create('m')"]
+    source = (
+        "import os\nfd = os.open('f', os.O_CREAT | os.O_WRONLY)\n"
+        f"for attempt in {tried!r}:\n"
+        "    try:\n        eval(attempt)\n        print('allowed', attempt)\n"
+        "    except OSError as exc:\n        print(exc.errno)\n"
+    )
     result = run(source, pool, hook)
     mount = "None" if hook else str(errno.EOPNOTSUPP)  # the hook refuses a path outside the scratch first
     expected = [str(errno.EOPNOTSUPP)] * (len(attempts) - 1) + [mount, str(errno.EPERM)]

