@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import glob
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -412,3 +413,25 @@ def test_a_zygote_job_gets_a_fresh_scratch_directory() -> None:
     assert here.split()[0] == "0o700" and "12345" not in here and "67890" not in here
     assert root.split()[0] == before.stdout.splitlines()[1].split()[0]
     assert "12345" not in root and "67890" not in root
+
+
+def test_a_missing_system_part_is_one_line_naming_its_package(monkeypatch: pytest.MonkeyPatch, rediscover):
+    """What pip cannot bring: ``setpriv`` (plan root) and ``libseccomp.so.2``."""
+    import ctypes
+
+    def no_library(name: str, *args: object, **kwargs: object) -> None:
+        raise OSError(f"{name}: cannot open shared object file")
+
+    seccomp.program.cache_clear()
+    monkeypatch.setattr(ctypes, "CDLL", no_library)
+    try:
+        bpf, why = seccomp.program()
+    finally:
+        seccomp.program.cache_clear()
+    assert bpf is None and "\n" not in why and why.endswith("install Debian's libseccomp2")
+    if os.geteuid() == 0 and bwrap.find()[0] is not None:
+        real = shutil.which
+        hidden = lambda name, **kw: None if name == "setpriv" else real(name, **kw)  # noqa: E731
+        monkeypatch.setattr(shutil, "which", hidden)
+        layout.cache_clear()
+        assert probe().cause == "setpriv is not installed (Debian's util-linux)"
