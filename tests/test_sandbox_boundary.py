@@ -43,6 +43,8 @@ def test_the_boundary_is_in_force_under_ci() -> None:
     found = probe()
     assert found.mode == "namespaces", found.line()
     assert found.seccomp, found.line()
+    # .ci/run installs Debian's bubblewrap: the suite runs with it, the bundled one has its own test
+    assert bwrap.find()[0] is not None and bwrap.find()[0].source == "system", found.line()
 
 
 needs_boundary = pytest.mark.skipif(
