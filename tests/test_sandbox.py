@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_gym.sandbox import SandboxLimits, SandboxResult, run_python
+from harness_gym.sandbox import SandboxLimits, SandboxResult, boundary, run_python
 from harness_gym.sandbox import runner as sandbox
 from harness_gym.sandbox.detect import wanted
 
@@ -483,7 +483,8 @@ def test_temp_dir_is_removed_after_runs() -> None:
     assert ok.ok and timed_out.timed_out
     for result in (ok, timed_out):
         workdir = result.stdout.strip()
-        assert os.path.basename(workdir).startswith("harness_sandbox_")
+        # process mode: a temporary directory of the host; the boundary: the scratch inside the sandbox
+        assert os.path.basename(workdir).startswith("harness_sandbox_") or workdir == boundary.SCRATCH
         assert not os.path.exists(workdir)
 
 
@@ -509,7 +510,7 @@ def test_parent_environment_is_not_inherited(monkeypatch: pytest.MonkeyPatch) ->
     assert "HARNESS_SANDBOX_TEST_SECRET" not in env and secret not in result.stdout
     assert proc_line == "proc blocked"
     assert env["PYTHONHASHSEED"] == "0" and env["HOME"] == env["TMPDIR"]
-    assert os.path.basename(env["HOME"]).startswith("harness_sandbox_")
+    assert os.path.basename(env["HOME"]).startswith("harness_sandbox_") or env["HOME"] == boundary.SCRATCH
 
 
 def test_harness_files_cannot_be_read() -> None:
@@ -635,3 +636,30 @@ def test_lowering_limits_and_signalling_itself_are_allowed() -> None:
     )
     assert result.ok, result.stderr
     assert result.stdout == "got signal\n"
+
+
+def test_a_sibling_whose_name_starts_with_the_directory_name_is_outside() -> None:
+    """``/tmp/harness_sandbox_x_sibling`` is not inside ``/tmp/harness_sandbox_x``: the audit hook refuses
+    creating it and writing there (in process mode that would be a real write outside the scratch)."""
+    result = run(
+        """
+        import os
+        sibling = os.getcwd() + "_sibling"
+        print(sibling)
+        for attempt in (lambda: os.mkdir(sibling), lambda: open(sibling + "_file", "w")):
+            try:
+                attempt()
+                print("allowed")
+            except PermissionError as exc:
+                print("refused" if str(exc).startswith("sandbox: ") else exc)
+        """
+    )
+    sibling, *outcomes = result.stdout.splitlines()
+    try:
+        assert outcomes == ["refused", "refused"], result.stderr
+    finally:
+        for leftover in (sibling, sibling + "_file"):
+            if os.path.isdir(leftover):
+                os.rmdir(leftover)
+            elif os.path.lexists(leftover):
+                os.unlink(leftover)

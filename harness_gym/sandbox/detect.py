@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import sys
 import warnings
 from dataclasses import dataclass
 
-from harness_gym.sandbox import seccomp
+from harness_gym.sandbox import bwrap, seccomp
 from harness_gym.sandbox.boundary import SANDBOX_UID, plan, run_once
 from harness_gym.sandbox.layout import layout
 from harness_gym.sandbox.runner import SandboxLimits
@@ -47,12 +46,14 @@ class Isolation:
     cause: str | None = None
     """Why the boundary is not in force (mode ``process``)."""
     seccomp: bool = False
+    bwrap: str | None = None
+    """Which bubblewrap binary (mode ``namespaces``): its version, source and path."""
 
     def line(self) -> str:
         """One line for people: what ``harness-gym doctor`` prints."""
         if self.mode == "namespaces":
             extra = "seccomp" if self.seccomp else f"no seccomp: {seccomp.program()[1]}"
-            return f"sandbox: namespaces (bubblewrap, plan {self.plan}, uid {SANDBOX_UID}, {extra})"
+            return f"sandbox: namespaces ({self.bwrap}; plan {self.plan}, uid {SANDBOX_UID}, {extra})"
         return f"sandbox: process ({self.cause})"
 
 
@@ -69,14 +70,15 @@ def probe() -> Isolation:
     """Whether the boundary can be had here, found by starting one sandbox (once per process)."""
     if not sys.platform.startswith("linux"):
         return Isolation("process", cause=f"namespaces need Linux, this is {sys.platform}")
-    if not shutil.which("bwrap"):
-        return Isolation("process", cause="bubblewrap (bwrap) is not installed (apt-get install bubblewrap)")
+    chosen, why = bwrap.find()
+    if chosen is None:
+        return Isolation("process", cause=why)
     try:
         tree = layout()
     except OSError as exc:
         return Isolation("process", cause=f"cannot lay out the interpreter's files ({exc})")
     if plan() == "root" and set(tree.tools) != {"setpriv", "bwrap"}:
-        return Isolation("process", cause="setpriv (util-linux) is not installed")
+        return Isolation("process", cause="setpriv is not installed (Debian's util-linux)")
     try:
         result = run_once("print(6 * 7)", SandboxLimits(wall_time_s=10.0))
     except OSError as exc:
@@ -87,7 +89,8 @@ def probe() -> Isolation:
         if cause.startswith("bwrap:") and any(w in cause for w in ("namespace", "uid map", "not permitted")):
             cause += " (this kernel or container does not allow user namespaces)"
         return Isolation("process", cause=cause)
-    return Isolation("namespaces", plan=plan(), seccomp=seccomp.program()[0] is not None)
+    on = seccomp.program()[0] is not None
+    return Isolation("namespaces", plan=plan(), seccomp=on, bwrap=chosen.describe())
 
 
 _warned: list[bool] = []

@@ -11,7 +11,7 @@ exactly what the interpreter needs and nothing else:
   installed packages that would lie inside a bound tree) hidden under an empty read-only tmpfs;
 - the time-zone data (``TZPATH``);
 - as root only, ``setpriv`` and ``bwrap`` themselves (see :mod:`harness_gym.sandbox.boundary`, plan
-  ``root``).
+  ``root``); the bundled ``bwrap`` and its libraries under :data:`harness_gym.sandbox.bwrap.TOOLS_INSIDE`.
 
 No task file, no source of the suite, no virtual environment, no home or cache directory is bound, so
 they are absent inside (``FileNotFoundError``), not refused. ``/proc``, ``/dev`` and the scratch tmpfs
@@ -28,6 +28,7 @@ import sys
 import sysconfig
 from dataclasses import dataclass
 
+from harness_gym.sandbox import bwrap
 from harness_gym.sandbox.runner import _read_lists
 
 
@@ -38,7 +39,7 @@ class Layout:
     fs_args: tuple[str, ...]
     """bwrap options that build the read-only tree (without the scratch directory, ``/proc`` and ``/dev``)."""
     bwrap: str
-    """bwrap as found on ``PATH`` (the harness runs it); empty if absent."""
+    """The bwrap the harness runs (:func:`harness_gym.sandbox.bwrap.find`); empty if none."""
     tools: dict[str, str]
     """Real paths of ``setpriv`` and ``bwrap`` bound inside (plan ``root`` runs them there)."""
 
@@ -127,6 +128,11 @@ class _TreeBuilder:
             self.trees.append(real)
         return real
 
+    def bind_at(self, path: str, inside: str) -> None:
+        """Bind the directory ``path`` read-only at ``inside``, outside every bound tree."""
+        self.ensure_dir(os.path.dirname(inside))
+        self.args += ["--ro-bind", path, inside]
+
     def mask(self, path: str) -> None:
         """Hide a directory inside a bound tree under an empty read-only tmpfs."""
         if self._covered(path) and os.path.isdir(path):
@@ -166,10 +172,17 @@ def layout() -> Layout:
     }
     for path in sorted(hidden):
         builder.mask(path)
+    chosen, _ = bwrap.find()
     tools: dict[str, str] = {}
     if os.geteuid() == 0:
-        for name in ("setpriv", "bwrap"):
-            found = shutil.which(name, path="/usr/bin:/bin:/usr/sbin:/sbin")
-            if found:
-                tools[name] = builder.bind(found) or found
-    return Layout(python=python, fs_args=tuple(builder.args), bwrap=shutil.which("bwrap") or "", tools=tools)
+        found = shutil.which("setpriv", path="/usr/bin:/bin:/usr/sbin:/sbin")
+        if found:
+            tools["setpriv"] = builder.bind(found) or found
+        if chosen is not None and chosen.binds:
+            for host, inside in chosen.binds:
+                builder.bind_at(host, inside)
+            tools["bwrap"] = chosen.inside
+        elif chosen is not None:
+            tools["bwrap"] = builder.bind(chosen.path) or chosen.path
+    found_bwrap = chosen.path if chosen else ""
+    return Layout(python=python, fs_args=tuple(builder.args), bwrap=found_bwrap, tools=tools)

@@ -16,7 +16,8 @@ The layer, when it runs alone:
   scratch directory, ``PYTHONHASHSEED=0``, ``PYTHONDONTWRITEBYTECODE``) — never the parent's ``os.environ``;
 * a new empty temporary working directory, removed afterwards;
 * rlimits set by the bootstrap before the user code runs: ``RLIMIT_CPU``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``,
-  ``RLIMIT_CORE=0`` and, for non-root users only (root ignores it), a coarse ``RLIMIT_NPROC`` backstop;
+  ``RLIMIT_CORE=0``, ``RLIMIT_NOFILE`` (:data:`MAX_OPEN_FILES`) and, for non-root users only (root
+  ignores it), a coarse ``RLIMIT_NPROC`` backstop;
 * a wall-clock limit enforced by the parent, which kills the whole process group with ``SIGKILL`` — on
   timeout and also after a normal exit, so that no background process outlives the run;
 * bounded output capture: at most ``output_bytes`` per stream is kept, the rest is drained and dropped;
@@ -74,6 +75,9 @@ _READ_CHUNK = 64 * 2**10
 # against RLIMIT_NPROC on Linux, so a limit of zero would break ordinary threaded code.
 _NPROC_THREAD_ALLOWANCE = 64
 _SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+MAX_OPEN_FILES = 256
+"""``RLIMIT_NOFILE`` of a sandboxed program: pipes and sockets hold kernel buffers outside every other
+limit, so their number is capped (an assumption: ample for the standard library's needs)."""
 
 
 @functools.cache
@@ -166,6 +170,7 @@ def run_in_process(
             "file_size_bytes": int(limits.file_size_bytes),
             "max_processes": int(limits.max_processes),
             "nproc_allowance": _NPROC_THREAD_ALLOWANCE,
+            "open_files": MAX_OPEN_FILES,
         }
         return _execute(config, stdin.encode("utf-8"), limits, root)
     finally:
@@ -426,6 +431,7 @@ def _sandbox_limits(cfg):
     clamp(resource.RLIMIT_AS, cfg["memory_bytes"], cfg["memory_bytes"])
     clamp(resource.RLIMIT_FSIZE, cfg["file_size_bytes"], cfg["file_size_bytes"])
     clamp(resource.RLIMIT_CORE, 0, 0)
+    clamp(resource.RLIMIT_NOFILE, cfg["open_files"], cfg["open_files"])
     if os.geteuid() != 0 and hasattr(resource, "RLIMIT_NPROC"):
         # RLIMIT_NPROC counts every task (threads too) of the real user, so it can only be a coarse
         # backstop: current tasks plus the allowed processes plus headroom for threads.

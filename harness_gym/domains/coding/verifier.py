@@ -276,19 +276,22 @@ def judge(test: Mapping[str, Any], outcomes: Sequence[_Outcome]) -> tuple[bool, 
 
 
 # The code-test checker, appended to the values module's source: no candidate code, only the decoded
-# values and the task's own checks.
+# values and the task's own checks. Its verdict lines carry a nonce of this run (it arrives on stdin), so
+# a check that prints a value the candidate returned cannot forge one.
 _CHECKER = r"""
 import json as _json
 import sys as _sys
 
-for _index, _check, _results in _json.loads(_sys.stdin.read()):
+_job = _json.loads(_sys.stdin.read())
+_nonce = _job["nonce"]
+for _index, _check, _results in _job["checks"]:
     try:
         exec(compile(_check, "<check>", "exec"), {"results": decode(_results)})
     except BaseException as _exc:
         _why = type(_exc).__name__ + (": " + str(_exc) if str(_exc) else "")
-        print(_json.dumps([_index, False, _why[:200]]))
+        print(_nonce, _json.dumps([_index, False, _why[:200]]))
     else:
-        print(_json.dumps([_index, True, ""]))
+        print(_nonce, _json.dumps([_index, True, ""]))
 """
 _CHECK_LIMITS = SandboxLimits(wall_time_s=10.0, cpu_time_s=5, output_bytes=2**20)
 
@@ -297,16 +300,20 @@ def _judge_code(jobs: list[tuple[int, str, list[Any]]]) -> dict[int, tuple[bool,
     """Run code tests' checks on the returned values in their own sandboxed process."""
     if not jobs:
         return {}
-    payload = [[index, check, values.encode(results)] for index, check, results in jobs]
+    nonce = secrets.token_hex(16)
+    payload = {"nonce": nonce, "checks": [[i, check, values.encode(results)] for i, check, results in jobs]}
     result = run_python(
         _values_source() + _CHECKER, stdin=json.dumps(payload), limits=_CHECK_LIMITS, trusted_source=True
     )
     verdicts: dict[int, tuple[bool, str]] = {}
+    prefix = nonce + " "
     for line in result.stdout.splitlines():
-        try:
-            index, ok, why = json.loads(line)
-        except (ValueError, TypeError):
+        if not line.startswith(prefix):
             continue  # a check's own print
+        try:
+            index, ok, why = json.loads(line[len(prefix) :])
+        except (ValueError, TypeError):
+            continue
         verdicts.setdefault(index, (ok is True, str(why)))
     return verdicts
 
@@ -354,6 +361,20 @@ _cache: dict[tuple[str, str, str, SandboxLimits], TestReport] = {}
 _cache_lock = threading.Lock()
 
 
+def cache_key(
+    source: str,
+    function_name: str,
+    tests: Sequence[Mapping[str, Any]],
+    limits: SandboxLimits,
+    allowed_calls: Collection[str],
+) -> tuple[str, str, str, SandboxLimits]:
+    """What a verdict of :func:`run_tests` is a function of (``verdicts`` adds the deciding code's version
+    and the sandbox's settings): every input, since ``allowed_calls`` decides whether the code runs."""
+    digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+    allowed = sorted(allowed_calls)
+    return digest, function_name, json.dumps([list(tests), allowed], sort_keys=True), limits
+
+
 def run_tests(
     source: str,
     function_name: str,
@@ -368,9 +389,8 @@ def run_tests(
     as failed. If the run times out, the calls not reported by then count as failed.
     """
     limits = limits or TEST_LIMITS
-    digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
     allowed = tuple(sorted(allowed_calls))
-    key = (digest, function_name, json.dumps([list(tests), allowed], sort_keys=True), limits)
+    key = cache_key(source, function_name, tests, limits, allowed)
     with _cache_lock:
         cached = _cache.get(key)
     if cached is not None:
