@@ -76,6 +76,16 @@ def test_the_hdf5_digest_follows_content_not_layout(tmp_path, published):
     with h5py.File(relaid, "a") as file:  # one episode-metadata attribute
         file["episode_3"].attrs["seed"] = 99
     assert manifest.hdf5_digest(relaid) != manifest.hdf5_digest(original)
+    _rewrite(original, relaid)
+    with h5py.File(relaid, "a") as file:  # one attribute renamed, its value kept
+        attrs = file["episode_3"].attrs
+        attrs["seed_renamed"] = attrs["seed"]
+        del attrs["seed"]
+    with h5py.File(original, "r") as old, h5py.File(relaid, "r") as new:  # in the same sorted place
+        assert sorted(old["episode_3"].attrs).index("seed") == sorted(new["episode_3"].attrs).index(
+            "seed_renamed"
+        )
+    assert manifest.hdf5_digest(relaid) != manifest.hdf5_digest(original)
 
 
 def test_the_metadata_digest_ignores_the_file_size_only(tmp_path, published):
@@ -101,15 +111,57 @@ def test_the_entry_holds_what_the_manifest_promises(published):
     assert entry["rebuild"] == f"harness-gym datasets build --env {TAU} --tier medium"
 
 
-def test_verify_reads_a_local_copy_or_rebuilds(tmp_path, published, capsys):
+def test_verify_reads_local_copies_and_reports_a_missing_one_without_building(tmp_path, published, capsys):
     root, path, entries = published
-    assert main(["datasets", "verify", "--all", "--root", str(root), "--manifest", str(path)]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"ok   {MEDIUM}") and "(local copy)" in lines[0]
-    assert entries[MEDIUM]["sha256"][:12] in lines[0]
-    assert main(["datasets", "verify", MEDIUM, "--root", str(tmp_path), "--manifest", str(path)]) == 0
+    for extra in (["--all"], [MEDIUM], []):  # plain verify: every local copy of a published id
+        assert main(["datasets", "verify", *extra, "--root", str(root), "--manifest", str(path)]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"ok   {MEDIUM}") and "(local copy)" in lines[0]
+        assert entries[MEDIUM]["sha256"][:12] in lines[0]
+    assert main(["datasets", "verify", MEDIUM, "--root", str(tmp_path), "--manifest", str(path)]) == 1
+    out = capsys.readouterr()
+    assert out.out.startswith(f"MISSING {MEDIUM}: no local copy under {tmp_path}")
+    assert f"harness-gym datasets pull {MEDIUM}" in out.out and "1 of 1 dataset(s) missing" in out.err
+    assert not (tmp_path / "harness").exists()  # reported, not built
+    assert main(["datasets", "verify", "--root", str(tmp_path), "--manifest", str(path)]) == 0
+    assert capsys.readouterr().out.startswith(f"no local copies of published datasets under {tmp_path}")
+    argv = ["datasets", "verify", MEDIUM, "--rebuild", "--quiet", "--root", str(tmp_path)]
+    assert main([*argv, "--manifest", str(path)]) == 0
     assert "(rebuilt)" in capsys.readouterr().out
     assert not (tmp_path / MEDIUM).exists()  # a rebuild for checking leaves nothing behind
+
+
+def test_verify_rebuild_builds_afresh_even_beside_a_local_copy(tmp_path, published, capsys):
+    root, path, entries = published
+    shutil.copytree(root / "harness", tmp_path / "harness")
+    local = tmp_path / MEDIUM / "data" / "main_data.hdf5"
+    with h5py.File(local, "a") as file:  # the local copy no longer matches the manifest
+        file["episode_0/rewards"][-1] = 0.5
+    before = local.read_bytes()
+    base = ["datasets", "verify", MEDIUM, "--root", str(tmp_path), "--manifest", str(path), "--quiet"]
+    assert main(base) == 1
+    assert capsys.readouterr().out.startswith(f"FAIL {MEDIUM}")
+    assert main([*base, "--rebuild"]) == 0  # the fresh build is what is checked
+    out = capsys.readouterr().out
+    assert out.startswith(f"ok   {MEDIUM}  {entries[MEDIUM]['sha256'][:12]}") and "(rebuilt)" in out
+    assert local.read_bytes() == before  # and the local copy is left as it was
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("[1, 2]", "found a JSON list"),
+        ('{"results": {}}', "found no 'datasets' table"),
+        ('{"datasets": [1]}', "found no 'datasets' table"),
+        ('{"datasets": {"a": 3}}', "no 'datasets' table"),
+    ],
+)
+def test_a_foreign_manifest_is_one_line(tmp_path, capsys, text, found):
+    path = tmp_path / "foreign.json"
+    path.write_text(text)
+    assert main(["datasets", "verify", "--all", "--manifest", str(path), "--root", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{path} is not a dataset manifest" in err and found in err
 
 
 def test_verify_names_what_differs(tmp_path, published, capsys):
@@ -125,7 +177,7 @@ def test_verify_names_what_differs(tmp_path, published, capsys):
     assert out.out.startswith(f"FAIL {MEDIUM}")
     assert "sha256: expected" in out.out
     assert f"simulator_version: expected {SIMULATOR_VERSION + 1}, found {SIMULATOR_VERSION}" in out.out
-    assert "1 dataset(s) differ" in out.err
+    assert "1 of 1 dataset(s) missing or differing from the manifest" in out.err
     assert main(["datasets", "verify", "harness/planning/nothing-v0", "--manifest", str(path)]) == 1
     assert "not in the manifest: harness/planning/nothing-v0" in capsys.readouterr().err
     assert main(["datasets", "verify", "--manifest", str(tmp_path / "missing.json"), "--all"]) == 1
@@ -185,3 +237,11 @@ def test_committed_documents_are_generated_from_the_committed_manifest():
             / (entry["reference_scores"]["expert"] - entry["reference_scores"]["random"]),
             atol=1e-3,
         )
+
+
+def test_the_package_ships_the_committed_manifest(monkeypatch):
+    """An installed copy (no checkout beside it) verifies against the same manifest."""
+    monkeypatch.delenv(manifest.MANIFEST_ENV, raising=False)
+    assert manifest.default_path() == manifest.PACKAGED
+    assert manifest.PACKAGED.parent == Path(manifest.__file__).resolve().parents[1] / "data"
+    assert manifest.PACKAGED.read_bytes() == (ROOT / "datasets" / "MANIFEST.json").read_bytes()

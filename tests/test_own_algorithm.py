@@ -30,9 +30,9 @@ ONE_SEED = {"seeds": (0,), "rollouts": 1}
 def datasets(tmp_path_factory) -> Path:
     """A small planning buffer under the README's dataset id, in a Minari root of its own."""
     root = tmp_path_factory.mktemp("datasets")
-    collect(
-        CollectConfig(PLANNING, "mixed", 80, "harness/planning/mixed-v0", root=str(root), show_progress=False)
-    )
+    for behaviour in ("mixed", "medium-expert"):  # the README's example reads the medium-expert tier
+        dataset_id = f"harness/planning/{behaviour}-v0"
+        collect(CollectConfig(PLANNING, behaviour, 80, dataset_id, root=str(root), show_progress=False))
     return root
 
 
@@ -82,7 +82,8 @@ def test_readme_worked_example_runs_as_written(datasets, tmp_path, monkeypatch, 
     assert len(score.episodes) == 180 and score.seeds == (0, 1, 2) and score.delta_G is not None
     assert "vs Base" in capsys.readouterr().out
     doc = results.load(tmp_path / "mine.json")
-    assert set(doc["scores"][PLANNING]["policies"]) == {"base", "policy"}
+    assert set(doc["scores"][PLANNING]["policies"]) == {"base", "filtered-bc"}
+    assert score.delta_G.low > 0  # even from this small buffer, filtered BC beats Base
 
 
 def test_outside_policy_joins_the_bench_in_the_leaderboard(datasets, bench_file, tmp_path, capsys) -> None:
@@ -215,6 +216,14 @@ def make_policy_for_seed(seed: int):
     return make_policy("forced-check" if seed else "base", PLANNING)
 
 
+SAME = make_policy("forced-check", PLANNING)
+
+
+def same_policy_for_every_seed(seed: int):
+    """A factory returning one object whatever the seed: one policy, not one model per seed."""
+    return SAME
+
+
 def test_cli_evaluate_takes_a_factory_per_seed_and_writes_results(tmp_path, capsys, monkeypatch) -> None:
     monkeypatch.syspath_prepend(str(ROOT))
     out = tmp_path / "mine.json"
@@ -222,11 +231,16 @@ def test_cli_evaluate_takes_a_factory_per_seed_and_writes_results(tmp_path, caps
     assert main([*argv, "--seeds", "0", "1", "--rollouts", "1", "--results-out", str(out)]) == 0
     printed = capsys.readouterr().out
     players = [make_policy_for_seed(0), make_policy_for_seed(1)]
-    score = evaluate_policy(players, PLANNING, seeds=(0, 1), rollouts=1, name="make_policy_for_seed")
+    score = evaluate_policy(players, PLANNING, seeds=(0, 1), rollouts=1, name="policy_for_seed")
     assert score.summary() in printed and "(one model per seed)" in printed
     doc = results.load(out)
-    assert doc["policies"]["make_policy_for_seed"] == {"kind": "outside", "per_seed_models": True}
+    assert doc["policies"]["policy_for_seed"] == {"kind": "outside", "per_seed_models": True}
     assert not (tmp_path / "mine.json.partial").exists()
+    # a factory returning the same object for every seed is one policy, as evaluate_policy(policy) has it
+    argv = ["evaluate", "--env", PLANNING, "--policy", f"{__name__}:same_policy_for_every_seed", "--quiet"]
+    assert main([*argv, "--seeds", "0", "1", "--rollouts", "1"]) == 0
+    one = evaluate_policy(SAME, PLANNING, seeds=(0, 1), rollouts=1, name="same_policy_for_every_seed")
+    assert one.summary() in capsys.readouterr().out and "(one policy for every seed)" in one.summary()
     with pytest.raises(SystemExit, match="cannot load policy factory 'nomodule:nothing'"):
         main(["evaluate", "--env", PLANNING, "--policy", "nomodule:nothing", "--seeds", "0"])
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import minari
@@ -131,9 +132,34 @@ def test_pull_builds_and_verifies_when_no_remote_answers(tmp_path, storage, publ
     assert pulled.verdict.ok
     argv = ["datasets", "pull", MEDIUM, "--root", str(tmp_path / "none"), "--manifest", str(path)]
     assert main(argv) == 0
-    line = capsys.readouterr().out.strip()
+    out = capsys.readouterr()
+    line = out.out.strip()
     assert line.startswith(f"ok   {MEDIUM}") and line.endswith(
         "[built locally: no remote configured (--remote or $MINARI_REMOTE)]"
     )
+    progress = [line for line in out.err.splitlines() if line.startswith(MEDIUM)]  # before the work
+    assert progress == [
+        f"{MEDIUM}: building locally (no remote configured (--remote or $MINARI_REMOTE))",
+        f"{MEDIUM}: verifying against the manifest",
+    ]
+    assert "collect harness/tau_retail/medium-v0" in out.err  # the build's progress bar
     with pytest.raises(DatasetError, match="not a published id"):
-        remote.pull(["harness/tau_retail/mine-v0"], "hf://org", entries, tmp_path / "mine")
+        list(remote.pull(["harness/tau_retail/mine-v0"], "hf://org", entries, tmp_path / "mine"))
+
+
+def test_a_remote_without_its_client_is_one_line_before_any_work(tmp_path, published, monkeypatch, capsys):
+    """Minari's own loader of the ``hf://`` storage fails as it does without ``huggingface_hub``."""
+    _, path, _ = published
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # import huggingface_hub -> ImportError
+    monkeypatch.delitem(sys.modules, "minari.storage.remotes.huggingface", raising=False)
+    monkeypatch.delenv(remote.REMOTE_ENV, raising=False)
+    empty = str(tmp_path / "empty")  # no local copy: an error about it would mean work began first
+    for argv in (
+        ["datasets", "publish", MEDIUM, "--remote", "hf://org", "--root", empty],
+        ["datasets", "pull", MEDIUM, "--remote", "hf://org", "--root", empty, "--manifest", str(path)],
+    ):
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "remote hf://org needs a client library" in err
+        assert "pip install 'harness-gym[hub]'" in err
+    assert not (tmp_path / "empty" / "harness").exists()

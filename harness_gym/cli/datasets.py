@@ -1,8 +1,11 @@
 """list, build, verify, publish and pull harness datasets
 
 ``harness-gym datasets``: one row per harness dataset under the datasets directory (an unreadable file is
-named and the others still listed). Subcommands: ``build`` a published tier, ``verify`` copies against the
-manifest, ``publish`` to and ``pull`` from a Minari remote, ``combine`` datasets of one env id.
+named and the others still listed). Subcommands: ``build`` a published tier, ``verify`` local copies against
+the manifest (a missing copy is reported, never built, unless ``--rebuild`` asks for a fresh build),
+``publish`` to and ``pull`` from a Minari remote (``hf://`` needs the ``[hub]`` extra), ``combine`` datasets
+of one env id. The manifest is the one shipped in the package (``harness_gym/data/MANIFEST.json``, a copy
+of the checkout's ``datasets/MANIFEST.json``) unless ``--manifest`` names another.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(func=run)
     commands = parser.add_subparsers(dest="datasets_command")
     root = {"default": argparse.SUPPRESS, "help": "datasets directory (default: Minari's)"}
-    manifest = {"default": None, "help": "manifest file (default: the checkout's datasets/MANIFEST.json)"}
+    manifest = {"default": None, "help": "manifest file (default: the one shipped in the package)"}
 
     combine = commands.add_parser(
         "combine", help="combine datasets of one env into a new one, keeping the harness metadata"
@@ -52,13 +55,22 @@ def add_parser(subparsers) -> None:
     build.add_argument("--manifest", **manifest)
     build.add_argument("--quiet", action="store_true", help="no progress bar")
 
-    verify = commands.add_parser("verify", help="check local copies (or fresh builds) against the manifest")
-    verify.add_argument("ids", nargs="*", help="published ids")
-    verify.add_argument("--all", action="store_true", help="every id in the manifest")
-    verify.add_argument("--rebuild", action="store_true", help="build afresh even where a local copy exists")
+    verify = commands.add_parser(
+        "verify", help="check local copies against the manifest (none given: every local published copy)"
+    )
+    verify.add_argument("ids", nargs="*", help="published ids (default: every local copy of one)")
+    verify.add_argument(
+        "--all", action="store_true", help="every id in the manifest (those without a local copy: MISSING)"
+    )
+    verify.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="build each id afresh in a temporary directory and check that build (local copies untouched)",
+    )
     verify.add_argument("--root", **root)
     verify.add_argument("--workers", type=int, default=1, help="processes of a rebuild")
     verify.add_argument("--manifest", **manifest)
+    verify.add_argument("--quiet", action="store_true", help="no progress bar for --rebuild")
 
     publish = commands.add_parser(
         "publish", help="upload local datasets to a Minari remote (minari.upload_dataset)"
@@ -81,6 +93,7 @@ def add_parser(subparsers) -> None:
     pull.add_argument("--root", **root)
     pull.add_argument("--workers", type=int, default=1, help="processes of a local build")
     pull.add_argument("--manifest", **manifest)
+    pull.add_argument("--quiet", action="store_true", help="no progress lines or bar")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -127,13 +140,21 @@ def _combine(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ids(args: argparse.Namespace, entries: dict) -> list[str]:
-    from harness_gym.datasets.files import DatasetError
+def _ids(args: argparse.Namespace, entries: dict, local_default: bool = False) -> list[str]:
+    """The ids named, or ``--all`` (every id in the manifest); with ``local_default`` and neither, every
+    local copy of a published id."""
+    from harness_gym.datasets.files import DatasetError, local_ids
     from harness_gym.datasets.manifest import known_ids
 
-    if args.all == bool(args.ids):
+    if args.all and args.ids:
         raise DatasetError("give dataset ids or --all (not both)")
-    return sorted(entries) if args.all else known_ids(entries, args.ids)
+    if args.all:
+        return sorted(entries)
+    if args.ids:
+        return known_ids(entries, args.ids)
+    if not local_default:
+        raise DatasetError("give dataset ids or --all")
+    return [dataset_id for dataset_id in local_ids(args.root) if dataset_id in entries]
 
 
 def _manifest(args: argparse.Namespace, required: bool = True) -> dict:
@@ -180,16 +201,25 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from harness_gym.datasets.collect import dataset_root
     from harness_gym.datasets.manifest import verify
 
     entries = _manifest(args)
+    ids = _ids(args, entries, local_default=True)
+    if not ids:
+        root = dataset_root(args.root)
+        print(f"no local copies of published datasets under {root} (verify --all lists them)")
+        return 0
     failed = 0
-    for dataset_id in _ids(args, entries):
-        verdict = verify(dataset_id, entries[dataset_id], args.root, args.rebuild, args.workers)
+    for dataset_id in ids:
+        if args.rebuild and not args.quiet:
+            print(f"{dataset_id}: building afresh to check", file=sys.stderr, flush=True)
+        progress = not args.quiet
+        verdict = verify(dataset_id, entries[dataset_id], args.root, args.rebuild, args.workers, progress)
         print(verdict.line, flush=True)
         failed += not verdict.ok
     if failed:
-        print(f"{failed} dataset(s) differ from the manifest", file=sys.stderr)
+        print(f"{failed} of {len(ids)} dataset(s) missing or differing from the manifest", file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -208,7 +238,21 @@ def _pull(args: argparse.Namespace) -> int:
     entries = _manifest(args)
     remote = args.remote or os.environ.get(REMOTE_ENV)
     failed = 0
-    for pulled in pull(_ids(args, entries), remote, entries, args.root, args.workers, args.force):
+
+    def log(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    pulled_ids = pull(
+        _ids(args, entries),
+        remote,
+        entries,
+        args.root,
+        args.workers,
+        args.force,
+        log=None if args.quiet else log,
+        show_progress=not args.quiet,
+    )
+    for pulled in pulled_ids:
         line = pulled.verdict.line if pulled.verdict is not None else f"??   {pulled.dataset_id}"
         print(f"{line}  [{pulled.source}]", flush=True)
         failed += pulled.verdict is not None and not pulled.verdict.ok

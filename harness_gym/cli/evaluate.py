@@ -3,7 +3,8 @@
 ``harness-gym evaluate``: ``harness_gym.evaluate_policy`` from the command line. The policy is a scripted
 policy by name, a saved d3rlpy learnable (``PATH.d3``: one file plays every seed; one file per seed: the
 model trained with seed ``s`` plays seed ``s``), or ``module:factory``, a function of the seed returning
-anything ``evaluate_policy`` takes (a ``Policy``, a function of (obs, mask), a d3rlpy algorithm). It prints
+anything ``evaluate_policy`` takes (a ``Policy``, a function of (obs, mask), a d3rlpy algorithm): the same
+object for every seed is one policy, different ones one model per seed (``scoring.from_factory``). It prints
 mean G, the normalised score with its interval, the per-seed scores and the paired change against Base;
 ``--results-out`` writes the results schema for ``harness-gym leaderboard``, ``--out`` the episodes. With
 ``--out``, ``--results-out`` or ``--checkpoint`` finished episodes are kept and the same command resumes.
@@ -139,17 +140,6 @@ def _factory(spec: str):
     return factory
 
 
-def _made(factory, spec: str, seed: int) -> object:
-    """``factory(seed)``; its failure is one line naming the factory and the seed."""
-    try:
-        return factory(seed)
-    except Exception as exc:
-        raise SystemExit(
-            f"harness-gym evaluate: policy factory {spec} failed for seed {seed} (it is called with each "
-            f"seed): {_failure(exc)}"
-        ) from None
-
-
 def load_policies(specs: list[str], env_id: str, seeds: list[int], force: bool = False) -> tuple[object, str]:
     """What ``evaluate_policy`` plays (one policy, or a list with one per seed) and its default name."""
     from pathlib import Path
@@ -170,8 +160,17 @@ def load_policies(specs: list[str], env_id: str, seeds: list[int], force: bool =
         )
     spec = specs[0]
     if ":" in spec:
+        from harness_gym.cli.submit import default_name
+        from harness_gym.evaluation.scoring import FactoryError, from_factory
+
         factory = _factory(spec)
-        return [_made(factory, spec, seed) for seed in seeds], spec.partition(":")[2]
+        try:  # the same object for every seed is one policy, as evaluate_policy(policy) scores it
+            return from_factory(factory, seeds, env_id), default_name(spec)
+        except FactoryError as exc:
+            raise SystemExit(
+                f"harness-gym evaluate: policy factory {spec} failed for seed {exc.seed} (it is called with "
+                f"each seed): {_failure(exc.cause)}"
+            ) from None
     return make_policy(spec, env_id), spec
 
 

@@ -28,6 +28,7 @@ from harness_gym.cli import (
     leaderboard,
     replay,
     run,
+    submit,
     train,
     view,
 )
@@ -40,6 +41,7 @@ COMMANDS = (
     datasets,
     train,
     evaluate,
+    submit,
     bench,
     leaderboard,
     calibrate,

@@ -29,6 +29,7 @@ import numpy as np
 
 from harness_gym.core.actions import N_ACTIONS
 from harness_gym.datasets.collect import iter_episodes
+from harness_gym.evaluation.d3rlpy_import import silence_gym_notice
 
 if TYPE_CHECKING:
     import d3rlpy
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 __all__ = ["EpisodeLike", "OfflineData", "episodes_to_d3rlpy", "quiet_d3rlpy", "to_d3rlpy"]
 
 _REQUIRED_INFOS = ("action_mask", "behavior_logp", "task_index")
+
+silence_gym_notice()  # this module is a way into d3rlpy (to_d3rlpy, harness-gym train): no old-gym banner
 
 
 class EpisodeLike(Protocol):

@@ -2,7 +2,9 @@
 
 ``datasets/MANIFEST.json`` (written by ``datasets/build.py``, never by hand) maps every published id to its
 content digests, episode and step counts, mean G and normalised score, behaviour, executor profile, the
-simulator, observation layout, format and reference-table versions, and the statistics its card shows. The
+simulator, observation layout, format and reference-table versions, and the statistics its card shows. It
+ships in the package as ``harness_gym/data/datasets_manifest.json`` (a link to it in the checkout), so an
+installed harness-gym pulls and verifies without a checkout. The
 cards and their index (``datasets/*.md``) and the README's dataset table are generated from it
 (``card``, ``index``, ``readme_table``), so they cannot disagree with it or with each other.
 
@@ -39,7 +41,9 @@ from harness_gym.datasets.tiers import TIERS, parse_id, tier_config
 from harness_gym.evaluation.reference_scores import normalized_score
 
 MANIFEST_ENV = "HARNESS_GYM_DATASETS_MANIFEST"
-"""Environment variable naming the manifest file (default: ``datasets/MANIFEST.json`` of the checkout)."""
+"""Environment variable naming the manifest file (default: the one shipped in the package)."""
+PACKAGED = Path(__file__).resolve().parents[1] / "data" / "datasets_manifest.json"
+"""The shipped manifest: ``datasets/MANIFEST.json`` as package data (a link in the checkout)."""
 DATA_FILES = ("data/main_data.hdf5", "data/metadata.json")
 """The files of a Minari HDF5 dataset, relative to its directory."""
 VOLATILE_METADATA = ("dataset_size",)
@@ -59,11 +63,11 @@ versions, so a mismatch says what changed."""
 
 
 def default_path() -> Path:
-    """``$HARNESS_GYM_DATASETS_MANIFEST``, else ``datasets/MANIFEST.json`` beside the package's checkout."""
+    """``$HARNESS_GYM_DATASETS_MANIFEST``, else the manifest shipped in the package."""
     override = os.environ.get(MANIFEST_ENV)
     if override:
         return Path(override).expanduser()
-    return Path(__file__).resolve().parents[2] / "datasets" / "MANIFEST.json"
+    return PACKAGED
 
 
 def load(path: str | os.PathLike | None = None) -> dict[str, dict[str, Any]]:
@@ -78,7 +82,13 @@ def load(path: str | os.PathLike | None = None) -> dict[str, dict[str, Any]]:
         ) from None
     except (OSError, ValueError) as exc:
         raise DatasetError(f"cannot read the dataset manifest {path}: {exc}") from None
-    return data["datasets"]
+    entries = data.get("datasets") if isinstance(data, dict) else None
+    if not isinstance(entries, dict) or not all(isinstance(e, dict) for e in entries.values()):
+        found = f"a JSON {type(data).__name__}" if not isinstance(data, dict) else "no 'datasets' table"
+        raise DatasetError(
+            f'{path} is not a dataset manifest: expected {{"datasets": {{id: entry, ...}}}}, found {found}'
+        )
+    return entries
 
 
 def dumps(entries: Mapping[str, Mapping[str, Any]]) -> str:
@@ -272,21 +282,30 @@ def verify(
     root: str | os.PathLike | None = None,
     rebuild: bool = False,
     workers: int = 1,
+    show_progress: bool = False,
 ) -> Verdict:
-    """Compare a copy of ``dataset_id`` with its manifest entry ``expected``.
+    """Compare the local copy of ``dataset_id`` under ``root`` with its manifest entry ``expected``.
 
-    The local copy under ``root`` is read when there is one; without one (or with ``rebuild``) the tier
-    is built afresh in a temporary directory, deterministically, and that copy is compared."""
+    Without a local copy the verdict says so (``missing``) and nothing is built. With ``rebuild`` the tier
+    is built afresh in a temporary directory, deterministically, whether or not a local copy exists, and
+    that build is compared (the local copy is left alone)."""
     local = (dataset_root(root) / dataset_id / "data").is_dir()
+    if not local and not rebuild:
+        return Verdict(
+            dataset_id,
+            False,
+            f"MISSING {dataset_id}: no local copy under {dataset_root(root)} "
+            f"(harness-gym datasets pull {dataset_id}, or verify --rebuild)",
+        )
     try:
-        if local and not rebuild:
+        if not rebuild:
             source, found = "local copy", entry(dataset_id, root)
         else:
             from harness_gym.datasets.tiers import build
 
             env_id, tier = parse_id(dataset_id)
             with tempfile.TemporaryDirectory(prefix="harness-verify-") as tmp:
-                build(env_id, tier, root=tmp, workers=workers)
+                build(env_id, tier, root=tmp, workers=workers, show_progress=show_progress)
                 source, found = "rebuilt", entry(dataset_id, tmp)
     except (DatasetError, CollectError, OSError, KeyError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

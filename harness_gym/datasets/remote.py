@@ -52,6 +52,22 @@ def normalize_remote(remote: str, dataset_ids: Sequence[str] = ()) -> str:
     return f"hf://{org}"
 
 
+def check_client(remote: str) -> None:
+    """Refuse, in one line, a remote whose client library Minari cannot import (``hf://`` needs
+    ``huggingface_hub``, the ``[hub]`` extra; ``gcp://`` needs ``google-cloud-storage``), before any work."""
+    from minari.storage.remotes import _registry
+
+    kind = remote.partition("://")[0]
+    try:
+        _registry[kind]()  # Minari's own loader of the storage class: imports the client or raises
+    except ImportError as exc:
+        extra = "harness-gym[hub]" if kind == "hf" else "minari[gcs]"
+        raise DatasetError(
+            f"remote {remote} needs a client library Minari cannot import ({_first_line(exc)}); "
+            f"pip install '{extra}'"
+        ) from None
+
+
 @contextlib.contextmanager
 def _minari_env(root: str | os.PathLike | None, remote: str | None) -> Iterator[None]:
     """Minari's settings for the block: the datasets directory and the remote (restored afterwards)."""
@@ -106,6 +122,7 @@ def publish(
     import minari
 
     remote = normalize_remote(remote, dataset_ids)
+    check_client(remote)
     for dataset_id in dataset_ids:
         open_dataset(dataset_id, root)  # names a missing or corrupt copy before anything is sent
         if expected is not None and dataset_id in expected:
@@ -145,23 +162,29 @@ def pull(
     root: str | os.PathLike | None = None,
     workers: int = 1,
     force: bool = False,
-) -> list[Pulled]:
+    log: Callable[[str], None] | None = None,
+    show_progress: bool = False,
+) -> Iterator[Pulled]:
     """Get each id from ``remote`` (``minari.download_dataset``) or, failing that, build it; verify both.
 
-    An id already present locally is only verified unless ``force``. An id that is neither in ``expected``
-    nor on the remote is an error."""
+    Yields one ``Pulled`` per id as soon as that id is done. An id already present locally is only verified
+    unless ``force``. An id that is neither in ``expected`` nor on the remote is an error. ``log`` gets a
+    line before each download or build, ``show_progress`` shows a build's progress bar."""
     import minari
 
     from harness_gym.datasets.tiers import build, parse_id
 
     remote = normalize_remote(remote, dataset_ids) if remote else None
-    out = []
+    if remote is not None:
+        check_client(remote)
+    say = log or (lambda line: None)
     for dataset_id in dataset_ids:
         path = dataset_root(root) / dataset_id
         source = "local copy"
         if force or not (path / "data").is_dir():
             reason = "no remote configured (--remote or $MINARI_REMOTE)"
             if remote is not None:
+                say(f"{dataset_id}: downloading from {remote}")
                 try:
                     with _minari_env(root, remote), warnings.catch_warnings():
                         warnings.simplefilter("ignore")
@@ -173,11 +196,13 @@ def pull(
                 if dataset_id not in expected:
                     raise DatasetError(f"cannot pull {dataset_id}: {reason}, and it is not a published id")
                 env_id, tier = parse_id(dataset_id)
-                build(env_id, tier, root=root, workers=workers)
+                say(f"{dataset_id}: building locally ({reason})")
+                build(env_id, tier, root=root, workers=workers, show_progress=show_progress)
                 source = f"built locally: {reason}"
+        if dataset_id in expected:
+            say(f"{dataset_id}: verifying against the manifest")
         verdict = verify(dataset_id, expected[dataset_id], root) if dataset_id in expected else None
-        out.append(Pulled(dataset_id, source, verdict))
-    return out
+        yield Pulled(dataset_id, source, verdict)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -103,9 +103,10 @@ def load_model(path: str | os.PathLike, env_id: str, force: bool = False) -> tup
     Without ``force``, a model trained on another env id or observation layout is a ``ModelError``.
     A model whose network does not take this suite's observations is refused even with ``force``.
     """
-    import d3rlpy
-
+    from harness_gym.evaluation.d3rlpy_import import import_d3rlpy
     from harness_gym.policies.algorithms import load_plugins
+
+    d3rlpy = import_d3rlpy()
 
     load_plugins()  # installed algorithm packages register their d3rlpy learnables (baselines' AWR, IQL, ...)
 

@@ -5,7 +5,10 @@ setting), plays Base on the same episodes, and returns a :class:`PolicyScore`: m
 score (random = 0, expert = 100) with its episode-level interval, per-seed scores, the paired change
 against Base (interval and p-value over the same tasks, seeds and rollouts), HMS and every episode.
 ``PolicyScore.write_results`` writes it in the results schema (``harness_gym.evaluation.results``), so
-``harness-gym leaderboard`` ranks it beside the bench's algorithms.
+``harness-gym leaderboard`` ranks it beside the bench's algorithms. ``env_id="all"`` scores it on every one
+of the eight settings in turn and returns a :class:`SuiteScore`, whose results file ranks beside the
+shipped reference results (``REFERENCE_RESULTS``, the bench's ``docs/bench/results.json``): what
+``harness-gym submit`` does.
 
 A policy is any of:
 
@@ -17,7 +20,13 @@ A policy is any of:
   controller, ``"greedy"`` takes its argmax; Q-learners are greedy either way);
 - a ``harness_gym.policies.algorithms.Trained`` (its policy for ``act``);
 - a sequence of any of these, one per seed: the model trained with seed ``s`` plays the episodes of seed
-  ``s``, as in the bench.
+  ``s``, as in the bench;
+- with ``env_id="all"`` also a mapping from each setting's env id to any of the above (models trained per
+  setting).
+
+The kind of interval follows from what plays, the same on every route: one policy for every seed is
+scored with intervals over episodes, one model per seed with intervals over seeds (the leaderboard's
+``Interval over`` column).
 
 ``protocol_seeds`` lists the protocol's episodes, so that a plain Gymnasium / Minari loop plays exactly
 the same ones (``env.reset(seed=ep.seed, options=ep.options)``; a sampling policy draws from
@@ -45,31 +54,44 @@ from harness_gym.policies.algorithms import ACT_MODES, Trained
 from harness_gym.policies.scripted import BasePolicy
 
 __all__ = [
+    "ALL",
+    "REFERENCE_RESULTS",
+    "FactoryError",
     "PolicyError",
     "PolicyScore",
     "ProtocolEpisode",
+    "SuiteScore",
     "evaluate_policy",
+    "from_factory",
     "protocol_seeds",
     "results_document",
 ]
 
 BASE = "base"
+ALL = "all"
+"""``evaluate_policy``'s env id for every one of the eight settings (``ENV_IDS``), in order."""
+REFERENCE_RESULTS = Path(__file__).resolve().parents[1] / "data" / "reference_results.json"
+"""The bench's recorded results (``docs/bench/results.json``, shipped as package data): what a policy
+scored with ``env_id="all"`` is ranked against."""
 
 
 # -- the protocol's episodes -----------------------------------------------------------------------
 class ProtocolEpisode(NamedTuple):
     """One episode of the protocol: ``env.reset(seed=ep.seed, options=ep.options)`` plays it."""
 
+    # Napoleon reads a first line "X: Y" of an attribute docstring as type X, so none starts that way.
     seed: int
-    """The episode seed to reset with (shared by every policy: what makes episodes pairs)."""
+    """The episode seed to reset with, shared by every policy (what makes episodes pairs)."""
     task_id: str
+    """The task the episode plays, passed to ``reset`` in ``options``."""
     protocol_seed: int
-    """The protocol's seed (0, 1, 2): the training seed of the model that plays it."""
+    """The protocol's seed (0, 1 or 2), which is the training seed of the model that plays it."""
     rollout: int
+    """The rollout's index among the episodes of one task and seed."""
 
     @property
     def options(self) -> dict[str, str]:
-        """``reset``'s options: the episode's task."""
+        """The ``options`` of ``reset`` that select the episode's task."""
         return {"task_id": self.task_id}
 
     def rng(self) -> np.random.Generator:
@@ -235,6 +257,34 @@ def as_policy(obj: Any, act: str, name: str) -> tuple[Any, str | None]:
     )
 
 
+def from_factory(factory: Callable[..., Any], seeds: Sequence[int], env_id: str | None = None) -> Any:
+    """What a factory makes for the protocol's seeds, as ``evaluate_policy`` takes it (the CLI's
+    ``module:factory``): ``factory(seed)``, or ``factory(seed, env_id=...)`` when it has an ``env_id``
+    parameter, for each seed. The same object for every seed is one policy (intervals over episodes, as
+    ``evaluate_policy(policy)``); different objects are one model per seed (intervals over seeds)."""
+    import inspect
+
+    try:
+        takes_env = "env_id" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # a builtin or C callable: no signature to read
+        takes_env = False
+    made = []
+    for seed in seeds:
+        try:
+            made.append(factory(seed, env_id=env_id) if takes_env else factory(seed))
+        except Exception as exc:
+            raise FactoryError(seed, exc) from exc
+    return made[0] if all(m is made[0] for m in made) else made
+
+
+class FactoryError(PolicyError):
+    """A policy factory raised for ``seed``; ``cause`` is what it raised."""
+
+    def __init__(self, seed: int, cause: BaseException) -> None:
+        self.seed, self.cause = seed, cause
+        super().__init__(f"the policy factory failed for seed {seed}: {type(cause).__name__}: {cause}")
+
+
 # -- the result ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PolicyScore:
@@ -327,6 +377,45 @@ class PolicyScore:
         return write(self.to_results(), path)
 
 
+@dataclass(frozen=True)
+class SuiteScore:
+    """A policy's scores on every setting (``evaluate_policy(..., env_id="all")``), one per setting."""
+
+    scores: tuple[PolicyScore, ...]
+
+    @property
+    def name(self) -> str:
+        return self.scores[0].name
+
+    def __getitem__(self, env_id: str) -> PolicyScore:
+        for score in self.scores:
+            if score.env_id == env_id:
+                return score
+        raise KeyError(env_id)
+
+    def summary(self) -> str:
+        """One line per setting: G, normalised score and the paired change against Base."""
+        lines = [f"{self.name} on {len(self.scores)} settings (normalised score: random = 0, expert = 100)"]
+        for s in self.scores:
+            line = f"{s.env_id:<24} G {s.G:.3f}  score {s.score.estimate:6.1f}"
+            if s.delta_G is not None:
+                d = s.delta_G
+                line += f"  ΔG vs Base {d.estimate:+.3f} [{d.low:+.3f}, {d.high:+.3f}] p = {s.p_value:.3f}"
+            lines.append(line)
+        return "\n".join(lines)
+
+    def to_results(self) -> dict[str, Any]:
+        """Every setting in one results document (``harness_gym.evaluation.results``), Base beside it."""
+        return results_document(self.scores)
+
+    def write_results(self, path: str | os.PathLike) -> Path:
+        """Write ``to_results()`` to ``path``: ``harness-gym leaderboard`` ranks it beside
+        ``REFERENCE_RESULTS``."""
+        from harness_gym.evaluation.results import write
+
+        return write(self.to_results(), path)
+
+
 def results_document(scores: Sequence[PolicyScore], smoke: bool = False) -> dict[str, Any]:
     """One results document from several scores (settings or policies) of one protocol and simulator;
     each needs its Base episodes."""
@@ -380,14 +469,15 @@ def evaluate_policy(
     fingerprint: str | None = None,
     on_episode: Callable[[dict[str, Any]], None] | None = None,
     **env_kwargs: Any,
-) -> PolicyScore:
+) -> PolicyScore | SuiteScore:
     """Play ``policy`` on the protocol and score it against Base on the same episodes.
 
     Args:
         policy: a ``Policy`` (``act(obs, mask, rng)``), a function ``f(obs, mask) -> action``, a trained
             d3rlpy algorithm, a ``Trained``, or a sequence of these with one per seed (seed ``s`` played by
             the one trained with ``s``).
-        env_id: a registered id, e.g. ``"HarnessPlanning-v0"``.
+        env_id: a registered id, e.g. ``"HarnessPlanning-v0"``, or ``"all"``: every one of the eight
+            settings in turn.
         seeds: the protocol's seeds (default 0, 1, 2).
         rollouts: episodes per task and seed (default 3: 180 episodes per setting).
         act: for d3rlpy algorithms and ``Trained``: ``"sample"`` from a stochastic learner's softmax over
@@ -403,8 +493,24 @@ def evaluate_policy(
         **env_kwargs: passed to ``gym.make`` (``executor=...``, ``executor_profile=...``).
 
     Returns:
-        A :class:`PolicyScore`.
+        A :class:`PolicyScore`; for ``env_id="all"`` a :class:`SuiteScore` with one per setting, each
+        played as above (``checkpoint`` then keeps one subdirectory per setting).
     """
+    if env_id == ALL:
+        return _evaluate_all(
+            policy,
+            seeds=seeds,
+            rollouts=rollouts,
+            act=act,
+            split=split,
+            name=name,
+            base=base,
+            engine=engine,
+            checkpoint=checkpoint,
+            fingerprint=fingerprint,
+            on_episode=on_episode,
+            **env_kwargs,
+        )
     from harness_gym.envs.registry import ALL_ENV_IDS
     from harness_gym.evaluation.results import simulator
 
@@ -487,6 +593,31 @@ def _score_interval(env_id: str, episodes: Sequence[EpisodeResult]) -> tuple[Int
     if distinct == total:
         return mean_ci(scores, rng=0), "episodes"
     return clustered_mean_ci(scores, [r.task_id for r in episodes], rng=0), "tasks"
+
+
+def _evaluate_all(policy: Any, *, name: str | None, checkpoint: str | os.PathLike | None, **kwargs: Any):
+    """``evaluate_policy`` on every setting in ``ENV_IDS`` order under one name (``env_id="all"``)."""
+    from harness_gym.envs.registry import ENV_IDS
+
+    per_setting = isinstance(policy, Mapping)
+    if per_setting and set(policy) != set(ENV_IDS):
+        missing = ", ".join(sorted(set(ENV_IDS) - set(policy))) or "none"
+        extra = ", ".join(sorted(set(policy) - set(ENV_IDS))) or "none"
+        raise PolicyError(f"a policy per setting needs every setting: missing {missing}; unknown {extra}")
+    if name is None:
+        first = policy[ENV_IDS[0]] if per_setting else policy
+        name = _default_name(first[0] if isinstance(first, list | tuple) and first else first)
+    scores = tuple(
+        evaluate_policy(
+            policy[env_id] if per_setting else policy,
+            env_id,
+            name=name,
+            checkpoint=None if checkpoint is None else Path(checkpoint) / env_id,
+            **kwargs,
+        )
+        for env_id in ENV_IDS
+    )
+    return SuiteScore(scores)
 
 
 def _score(
