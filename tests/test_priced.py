@@ -8,7 +8,9 @@ import math
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 import pytest
+from conftest import require
 
 from harness_gym.core.actions import Action
 
@@ -75,3 +77,67 @@ def test_the_return_is_g_minus_the_price_times_the_tokens():
 def test_a_bad_price_is_one_clear_error(price):
     with pytest.raises(ValueError, match="token_price must be a finite number >= 0"):
         gym.make(PLANNING, token_price=price)
+
+
+# -- relabelling -----------------------------------------------------------------------------------
+@pytest.mark.usefixtures("loopback_llm_env")
+def test_relabelling_at_a_price_equals_collecting_at_it(tmp_path):
+    """A chat-LLM dataset (per-step tokens stored) collected at price 0, relabelled at λ, has the rewards
+    of the same collection made at λ, episode for episode and bit for bit; both keep the same G."""
+    require("minari")
+    import minari
+    from test_llm_executor import ChatServer, planning_replies
+
+    from harness_gym.datasets import relabel
+    from harness_gym.datasets.collect import CollectConfig, collect
+    from harness_gym.executors import OpenAIConfig
+
+    price = 0.4
+    server = ChatServer(planning_replies, usage={"prompt_tokens": 700, "completion_tokens": 90})
+    try:
+        executor = OpenAIConfig(model="m", base_url=server.base_url, cache=str(tmp_path / "cache.sqlite"))
+
+        def dataset(dataset_id: str, token_price: float):
+            config = CollectConfig(
+                PLANNING,
+                "mixed",
+                8,
+                dataset_id,
+                split="eval",
+                executor=executor,
+                token_price=token_price,
+                root=str(tmp_path / "datasets"),
+                show_progress=False,
+            )
+            return minari.load_dataset(collect(config).path)
+
+        free, priced = dataset("harness/planning/free-v0", 0.0), dataset("harness/planning/priced-v0", price)
+    finally:
+        server.close()
+    assert priced.spec.env_spec.kwargs["token_price"] == price
+    assert "token_price" not in free.spec.env_spec.kwargs
+    charged = 0
+    for ours, theirs, want in zip(
+        relabel(free, price), free.iterate_episodes(), priced.iterate_episodes(), strict=True
+    ):
+        np.testing.assert_array_equal(theirs.actions, want.actions)
+        assert ours.tobytes() == want.rewards.tobytes()
+        np.testing.assert_array_equal(relabel([want], 0.0)[0], theirs.rewards)  # and back to price 0
+        charged += int((want.rewards < 0).sum())
+    assert charged > 0
+
+
+def test_a_dataset_without_tokens_is_refused_by_name(tmp_path):
+    """Simulated-executor datasets store no per-step tokens (yet): a relabel says which arrays it needs."""
+    require("minari")
+    import minari
+
+    from harness_gym.datasets import relabel
+    from harness_gym.datasets.collect import CollectConfig, collect
+
+    config = CollectConfig(
+        PLANNING, "base", 2, "harness/planning/sim-v0", root=str(tmp_path), show_progress=False
+    )
+    dataset = minari.load_dataset(collect(config).path)
+    with pytest.raises(ValueError, match="infos/llm_prompt_tokens, infos/llm_completion_tokens"):
+        relabel(dataset, 0.1)
