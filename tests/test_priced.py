@@ -141,3 +141,20 @@ def test_a_dataset_without_tokens_is_refused_by_name(tmp_path):
     dataset = minari.load_dataset(collect(config).path)
     with pytest.raises(ValueError, match="infos/llm_prompt_tokens, infos/llm_completion_tokens"):
         relabel(dataset, 0.1)
+
+
+def test_the_command_line_price_reaches_the_collection(tmp_path):
+    """``collect --token-price`` charges the steps and records the price; a bad price is one line."""
+    require("minari")
+    import minari
+
+    from harness_gym.cli.main import main
+
+    args = ["collect", "--env", PLANNING, "--policy", "base", "--episodes", "2", "--root", str(tmp_path)]
+    assert main([*args, "--dataset-id", "harness/planning/p-v0", "--quiet", "--token-price", "0.2"]) == 0
+    dataset = minari.load_dataset(str(tmp_path / "harness/planning/p-v0"))
+    assert dataset.spec.env_spec.kwargs["token_price"] == 0.2
+    for episode in dataset.iterate_episodes():
+        assert (episode.rewards[:-1] <= 0).all() and (episode.rewards[:-1] < 0).any()
+    with pytest.raises(SystemExit, match="token_price must be a finite number >= 0"):
+        main([*args, "--dataset-id", "harness/planning/q-v0", "--quiet", "--token-price", "-1"])
