@@ -158,3 +158,22 @@ def test_the_command_line_price_reaches_the_collection(tmp_path):
         assert (episode.rewards[:-1] <= 0).all() and (episode.rewards[:-1] < 0).any()
     with pytest.raises(SystemExit, match="token_price must be a finite number >= 0"):
         main([*args, "--dataset-id", "harness/planning/q-v0", "--quiet", "--token-price", "-1"])
+
+
+def test_the_bench_and_the_evaluation_pass_the_price_on():
+    """A bench's every environment gets the price (none at 0); the price changes rewards, never the
+    episodes, so an evaluation's G is the same at any price; a bad price stops the bench at once."""
+    from harness_gym.bench.runner import BenchConfig, run
+    from harness_gym.evaluation.protocol import evaluate
+    from harness_gym.policies.scripted import ForcedCheckPolicy
+
+    assert BenchConfig(token_price=0.2).env_kwargs()["token_price"] == 0.2
+    assert "token_price" not in BenchConfig().env_kwargs()
+    with pytest.raises(ValueError, match="token_price must be a finite number >= 0"):
+        run(BenchConfig(token_price=-0.5, settings=(PLANNING,)))
+
+    def g(price: float) -> list[float]:
+        policy = ForcedCheckPolicy(PLANNING)
+        return [r.G for r in evaluate(policy, PLANNING, seeds=(0,), rollouts=1, token_price=price)]
+
+    assert g(0.3) == g(0.0)
