@@ -88,3 +88,51 @@ def test_a_dataset_without_tokens_is_refused(tmp_path):
     dataset = minari.load_dataset(collect(config).path)
     with pytest.raises(ValueError, match="no per-step token counts"):
         get("dqn-lag").train(TrainingData("HarnessPlanning-v0", dataset, None), seed=0, n_steps=2)
+
+
+@pytest.mark.usefixtures("loopback_llm_env")
+def test_it_trains_on_a_chat_llm_buffer_and_acts_legally(tmp_path):
+    """Through the registry, on a collected buffer with per-step tokens: its costs are the tokens / 1000,
+    and the trained policy only ever picks legal actions."""
+    require("minari")
+    import gymnasium as gym
+    import minari
+    from test_llm_executor import ChatServer, planning_replies
+
+    from baselines.dqn_lag import transitions
+    from harness_gym.datasets.collect import CollectConfig, collect
+    from harness_gym.executors import OpenAIConfig
+    from harness_gym.policies.algorithms import TrainingData, get
+
+    server = ChatServer(planning_replies, usage={"prompt_tokens": 700, "completion_tokens": 90})
+    try:
+        executor = OpenAIConfig(model="m", base_url=server.base_url, cache=str(tmp_path / "cache.sqlite"))
+        config = CollectConfig(
+            "HarnessPlanning-v0",
+            "mixed",
+            8,
+            "harness/planning/lag-v0",
+            split="eval",
+            executor=executor,
+            root=str(tmp_path),
+            show_progress=False,
+        )
+        dataset = minari.load_dataset(collect(config).path)
+    finally:
+        server.close()
+    data = transitions(dataset)
+    assert set(np.unique(data.costs)) <= {0.0, 0.79}  # a call costs 700 + 90 tokens
+    assert data.costs.max() == 0.79 and len(data.starts) == 8
+    trained = get("dqn-lag").train(TrainingData("HarnessPlanning-v0", dataset, None), seed=0, n_steps=50)
+    policy = trained.policies["greedy"]
+    env = gym.make("HarnessPlanning-v0", split="eval")
+    rng = np.random.default_rng(0)
+    for seed in range(3):
+        obs, info = env.reset(seed=seed)
+        done = False
+        while not done:
+            action = policy.act(obs, info["action_mask"], rng)
+            assert info["action_mask"][action]
+            obs, _, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+    assert trained.fingerprint == policy.fingerprint()
