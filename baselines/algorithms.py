@@ -92,6 +92,42 @@ class D3rlpyLearner:
         return [self.trained(model) for model in models]
 
 
-def provided() -> list[D3rlpyLearner]:
-    """The entry point: every learner of ``baselines.train.ALGOS``."""
-    return [D3rlpyLearner(name) for name in ALGOS]
+@dataclass(frozen=True)
+class LagrangianLearner:
+    """``dqn-lag`` (``baselines.dqn_lag``): a reward and a cost critic, greedy on Q_r - lam * Q_c under a
+    mean-token limit; trains on a buffer with per-step tokens (a chat-LLM dataset)."""
+
+    name: str = "dqn-lag"
+    stochastic: bool = False
+
+    def train(
+        self,
+        data: TrainingData,
+        *,
+        seed: int,
+        n_steps: int | None = None,
+        curve_points: int = 0,
+        on_checkpoint: Callable[[Trained, int], None] | None = None,
+    ) -> Trained:
+        from baselines.dqn_lag import DQNLagConfig, fit, transitions
+
+        config = DQNLagConfig() if n_steps is None else DQNLagConfig(n_steps=n_steps)
+
+        def trained(model) -> Trained:
+            return Trained({"greedy": model}, model.fingerprint(), model)
+
+        callback = None
+        if on_checkpoint is not None and curve_points > 0:
+
+            def callback(model, step: int) -> None:
+                on_checkpoint(trained(model), step)
+
+        model = fit(
+            transitions(data.dataset), config, seed=seed, on_checkpoint=callback, checkpoints=curve_points
+        )
+        return trained(model)
+
+
+def provided() -> list[D3rlpyLearner | LagrangianLearner]:
+    """The entry point: every learner of ``baselines.train.ALGOS``, and ``dqn-lag``."""
+    return [*(D3rlpyLearner(name) for name in ALGOS), LagrangianLearner()]

@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from harness_gym.bench.processes import run_each
+from harness_gym.envs.env import check_token_price
 from harness_gym.envs.registry import ENV_IDS, env_class
 from harness_gym.evaluation.engine import EngineConfig, check_manifest, config_key, write_atomic
 from harness_gym.evaluation.paper import CURVE_SPLIT, EVAL_ROLLOUTS, EVAL_SEEDS
@@ -133,6 +134,9 @@ class BenchConfig:
     token_budget: int | None = None
     """Executor tokens an episode may spend, in the buffer and every evaluation (``gym.make``'s
     ``token_budget``); ``None``: no limit."""
+    token_price: float = 0.0
+    """G per thousand executor tokens charged in the buffer's rewards and every evaluation's returns
+    (``gym.make``'s ``token_price``); 0: the paper's protocol."""
 
     NEUTRAL: ClassVar[frozenset[str]] = frozenset(
         {
@@ -152,6 +156,8 @@ class BenchConfig:
         kwargs: dict[str, Any] = {"executor_profile": self.train_profile or "default"}
         if self.token_budget is not None:
             kwargs["token_budget"] = self.token_budget
+        if self.token_price:
+            kwargs["token_price"] = self.token_price
         return kwargs
 
     @property
@@ -591,6 +597,7 @@ def collect_buffer(setting: SettingRun) -> Buffer:
         show_progress=False,
         executor_profile=config.train_profile,
         token_budget=config.token_budget,
+        token_price=config.token_price,
     )
     episodes: list[Any] = []  # the written episodes (~30 MB for 1,600): read back only on a resume
     if (dataset_root(root) / dataset_id).exists():  # collected before an interruption: same manifest
@@ -854,6 +861,7 @@ def run(config: BenchConfig) -> dict[str, Any]:
     budget = config.token_budget
     if budget is not None and not (isinstance(budget, int) and not isinstance(budget, bool) and budget > 0):
         raise ValueError(f"token_budget must be a positive integer, got {budget!r}")
+    check_token_price(config.token_price)
     if config.ray_tasks < 1:
         raise ValueError(f"ray_tasks must be at least 1, got {config.ray_tasks}")
     config.engine  # noqa: B018  (an EngineError names a bad concurrency, backend or Ray address)

@@ -103,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         train_profile=args.train_profile,
         eval_profiles=tuple(args.eval_profile or ()),
         token_budget=args.token_budget,
+        token_price=args.token_price,
     )
     if args.references:
         unknown = [name for name in args.references if name not in scripted_names()]
@@ -170,6 +171,7 @@ def _run_tiers(args: argparse.Namespace) -> int:
                 args.train_profile not in (None, "default"),
             ),
             ("--token-budget", args.token_budget),
+            ("--token-price", args.token_price),
             ("--eval-profile", args.eval_profile),
             ("--references", args.references),
             ("--executor openai", args.executor != "simulated"),

@@ -70,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
         show_progress=not args.quiet,
         executor_profile=args.executor_profile,
         token_budget=args.token_budget,
+        token_price=args.token_price,
     )
     RESUME_HINT[:] = [
         f"finished episodes are checkpointed in {checkpoint_dir(config)}; rerun the same command to resume"

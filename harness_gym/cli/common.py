@@ -193,7 +193,7 @@ def add_executor_args(parser: argparse.ArgumentParser) -> None:
 
 def add_simulator_args(parser: argparse.ArgumentParser, profile_flag: str = "--executor-profile") -> None:
     """The simulated executor's profile (default ``$HARNESS_GYM_EXECUTOR_PROFILE``, read here and nowhere
-    deeper, so the run's config names its profile) and the per-episode token budget."""
+    deeper, so the run's config names its profile), the per-episode token budget and the token price."""
     import os
 
     from harness_gym.executors.profiles import PROFILE_ENV
@@ -208,6 +208,12 @@ def add_simulator_args(parser: argparse.ArgumentParser, profile_flag: str = "--e
         type=int,
         default=None,
         help="executor tokens an episode may spend (default: no limit)",
+    )
+    parser.add_argument(
+        "--token-price",
+        type=float,
+        default=0.0,
+        help="G per thousand executor tokens charged in the rewards (default 0: the paper's protocol)",
     )
 
 

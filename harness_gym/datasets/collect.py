@@ -78,6 +78,7 @@ from harness_gym.core.actions import Action
 from harness_gym.core.hms import EVENTS
 from harness_gym.core.state import LAYOUT_VERSION
 from harness_gym.core.task import SPLITS
+from harness_gym.envs.env import check_token_price
 from harness_gym.envs.registry import ALL_ENV_IDS, env_class
 from harness_gym.evaluation.engine import EngineConfig, EngineError, config_key, differences
 from harness_gym.evaluation.engine import run as run_engine
@@ -155,12 +156,15 @@ class CollectConfig:
     ``$HARNESS_GYM_EXECUTOR_PROFILE``, which only the command line reads)."""
     token_budget: int | None = None
     """Executor tokens an episode may spend (``gym.make``'s ``token_budget``); ``None``: no limit."""
+    token_price: float = 0.0
+    """G per thousand executor tokens charged in the rewards (``gym.make``'s ``token_price``); 0: the
+    paper's rewards."""
 
     NEUTRAL: ClassVar[frozenset[str]] = frozenset(
         {"workers", "concurrency", "backend", "ray_address", "overwrite", "root", "show_progress"}
     )
     """Fields that never change the dataset: scheduling, where it goes, whether to replace it, display."""
-    ADDED: ClassVar[frozenset[str]] = frozenset({"executor_profile", "token_budget"})
+    ADDED: ClassVar[frozenset[str]] = frozenset({"executor_profile", "token_budget", "token_price"})
     """Fields added after datasets were published: in the key only when set, so published datasets'
     ``harness_config`` (and their digests) stay as they were."""
 
@@ -179,6 +183,8 @@ class CollectConfig:
         kwargs["executor_profile"] = self.executor_profile or "default"
         if self.token_budget is not None:
             kwargs["token_budget"] = self.token_budget
+        if self.token_price:
+            kwargs["token_price"] = self.token_price
         return kwargs
 
 
@@ -249,6 +255,10 @@ def validate(config: CollectConfig) -> Path:
         isinstance(config.token_budget, int) and config.token_budget > 0
     ):
         raise CollectError(f"token_budget must be a positive integer, got {config.token_budget!r}")
+    try:
+        check_token_price(config.token_price)
+    except ValueError as exc:
+        raise CollectError(str(exc)) from None
     if config.executor_profile is not None:
         from harness_gym.envs.registry import executor_profile
 
@@ -291,7 +301,7 @@ def validate(config: CollectConfig) -> Path:
 
 
 # -- one episode -----------------------------------------------------------------------------------
-_ENVS: dict[tuple[str, str, OpenAIConfig | None, int | None, str | None, int | None], gym.Env] = {}
+_ENVS: dict[tuple[str, str, OpenAIConfig | None, int | None, str | None, int | None, float], gym.Env] = {}
 
 
 def alternating(index: int, n_tasks: int) -> int:
@@ -420,6 +430,7 @@ def _env(config: CollectConfig) -> gym.Env:
         config.max_steps,
         config.executor_profile,
         config.token_budget,
+        config.token_price,
     )
     env = _ENVS.get(key)
     if env is None:

@@ -85,6 +85,11 @@ _COMMON_DOC = """
     rubric score of the submitted (or, on truncation, current) draft, 0 without a draft. Process quality
     (HMS) is reported in the final info and is never part of the reward.
 
+    With ``token_price=λ`` > 0 every step's reward is also charged ``-λ * info["tokens"] / 1000`` (λ in
+    G per thousand executor tokens), so an episode's return is ``G - λ * tokens / 1000``; the final info
+    then holds ``token_cost`` (``λ * tokens / 1000`` of the episode) beside ``G`` and ``usage``. Price 0
+    (the default) is the paper's protocol, bit for bit.
+
     ## Episode End
 
     Terminated by SUBMIT. Truncated after ``max_steps`` steps, scoring the current draft
@@ -109,7 +114,7 @@ _COMMON_DOC = """
 
     ``gym.make(id, split="train", executor="simulated", executor_profile=None, task_ids=None,
     max_steps=None, strict=False, render_mode=None, hms_params=None, token_budget=None, obs_layout="v1",
-    **domain_kwargs)``
+    token_price=0.0, **domain_kwargs)``
 
     - ``split``: ``"train"`` (80 tasks), ``"validation"`` (16 of the train tasks, for model selection:
       ``harness_gym.core.task.validation_ids``), ``"eval"`` (20 held-out tasks) or ``"all"``.
@@ -134,6 +139,9 @@ _COMMON_DOC = """
       reply the task's pool holds), and once no call fits only SUBMIT is legal. Layout v2 shows the
       tokens left (``tokens_left``); the simulated executor never exceeds it.
     - ``obs_layout``: ``"v1"`` (default) or ``"v2"`` (above: the observation and the revision risk of MDP v2).
+    - ``token_price``: G per thousand executor tokens (prompt + completion, as the simulated executor
+      prices them or the server reports them), charged on the step that spends them (see Rewards); a
+      finite number >= 0, default 0.
 """
 
 
@@ -171,6 +179,16 @@ def _check_types(**given: Any) -> None:
             raise TypeError(f"{name} must be {what}, got {value!r}")
 
 
+def check_token_price(price: Any) -> float:
+    """``token_price`` as a float: a finite number >= 0 (G per thousand tokens), else one ValueError."""
+    if isinstance(price, bool) or not isinstance(price, int | float | np.integer | np.floating):
+        raise ValueError(f"token_price must be a finite number >= 0 (G per 1000 tokens), got {price!r}")
+    value = float(price)
+    if not (np.isfinite(value) and value >= 0):
+        raise ValueError(f"token_price must be a finite number >= 0 (G per 1000 tokens), got {price!r}")
+    return value
+
+
 class HarnessEnv(gym.Env[np.ndarray, np.int64]):
     """A frozen LLM executor inside a harness whose structural operations the agent chooses.
 
@@ -197,6 +215,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         hms_params: HMSParams | None = None,
         token_budget: int | None = None,
         obs_layout: str = "v1",
+        token_price: float = 0.0,
         **domain_kwargs: Any,
     ) -> None:
         _check_types(
@@ -252,6 +271,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         if token_budget is not None and not (isinstance(token_budget, int) and token_budget > 0):
             raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}")
         self.token_budget = token_budget
+        self.token_price = check_token_price(token_price)
         self._sizer = PromptSizer(self.domain)
         self._longest: dict[str, int] = {}
 
@@ -390,15 +410,23 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         truncated = not terminated and state.t >= self.max_steps
         reward = 0.0
         info: dict[str, Any] = {}
+        tokens = int(spent["prompt_tokens"] + spent["completion_tokens"]) if spent else 0
         if terminated or truncated:
             self._final = self._finish(ep, submitted=terminated)
             reward = self._final["G"]
             info.update(self._final)
         else:
             self._mask = self._legal(ep)
+        if self.token_price:  # price 0 leaves the reward (and the info) exactly as without one
+            reward -= self.token_price * tokens / 1000
+            if self._final is not None:
+                usage = ep.usage
+                info["token_cost"] = (
+                    self.token_price * (usage["prompt_tokens"] + usage["completion_tokens"]) / 1000
+                )
         info["action_mask"] = self._mask.copy()
         info["invalid_action"] = not legal
-        info["tokens"] = int(spent["prompt_tokens"] + spent["completion_tokens"]) if spent else 0
+        info["tokens"] = tokens
         info["latency_s"] = float(spent["latency_s"]) if spent else 0.0
         if self._v2:
             state.tokens = int(ep.usage["prompt_tokens"] + ep.usage["completion_tokens"])

@@ -173,6 +173,8 @@ class EvalSettings:
     executor_profile: Any = None
     """``profile_record`` of the simulated executor's profile."""
     token_budget: int | None = None
+    token_price: float = 0.0
+    """G per thousand executor tokens charged in the rewards (``gym.make``'s ``token_price``)."""
     env: Mapping[str, Any] = field(default_factory=dict)
     """The other ``gym.make`` keywords (``env_settings``: an executor by its content key, ``max_steps``)."""
 
@@ -196,15 +198,17 @@ def evaluate(
     on_episode: Callable[[dict[str, Any]], None] | None = None,
     executor_profile: Any = None,
     token_budget: int | None = None,
+    token_price: float = 0.0,
     **env_kwargs: Any,
 ) -> list[EpisodeResult]:
     """Every task of ``split`` x ``seeds`` x ``rollouts``, in ``protocol_episodes`` order.
 
     ``engine`` sets episodes in flight, processes and backend (results never depend on it).
-    ``executor_profile`` and ``token_budget`` are ``gym.make``'s, as are the other ``env_kwargs``.
+    ``executor_profile``, ``token_budget`` and ``token_price`` are ``gym.make``'s, as are the other
+    ``env_kwargs``.
     ``checkpoint`` is a directory keeping one file per finished episode: an interrupted evaluation
     rerun with the same arguments resumes there, one with different settings (``EvalSettings``: seeds,
-    rollouts, policy name or ``fingerprint``, the resolved executor profile, the token budget, env
+    rollouts, policy name or ``fingerprint``, the resolved executor profile, the token budget and price, env
     kwargs such as the executor's model, endpoint and sampling) is refused with a ``ResumeError``
     naming the difference. The caller removes it when it no longer needs it.
     ``on_episode`` gets every episode's record (``EpisodeResult.to_dict()`` plus its executor
@@ -212,9 +216,19 @@ def evaluate(
     """
     import gymnasium as gym
 
+    from harness_gym.envs.env import check_token_price
+
     name = policy_name or getattr(policy, "name", None) or type(policy).__name__
-    settings = {"executor_profile": executor_profile, "token_budget": token_budget}
-    env_kwargs = {**env_kwargs, **{key: value for key, value in settings.items() if value is not None}}
+    settings = {
+        "executor_profile": executor_profile,
+        "token_budget": token_budget,
+        "token_price": token_price,
+    }
+    token_price = check_token_price(token_price)
+    given = {key: value for key, value in settings.items() if value is not None}
+    if not token_price:  # price 0 stays implicit: the environment made as without one
+        del given["token_price"]
+    env_kwargs = {**env_kwargs, **given}
     env = gym.make(env_id, split=split, **env_kwargs)
     task_ids = [task.task_id for task in env.unwrapped.tasks]
     env.close()
@@ -234,6 +248,7 @@ def evaluate(
             fingerprint,
             profile_record(executor_profile),
             token_budget,
+            token_price,
             env_settings({k: v for k, v in env_kwargs.items() if k not in settings}),
         )
         store = Checkpoints(checkpoint, manifest.content_key(), f"evaluation of {name} on {env_id}")
