@@ -50,7 +50,7 @@ from d3rlpy.optimizers.optimizers import make_optimizer_field
 from d3rlpy.torch_utility import Modules, TorchMiniBatch
 from d3rlpy.types import Shape, TorchObservation
 
-from baselines.legal import legal_categorical, split_mask, with_mask
+from baselines.legal import LegalPolicyImpl, with_mask
 from baselines.sampler import update_with_returns
 
 if TYPE_CHECKING:
@@ -208,8 +208,9 @@ class DiscreteAWRModules(Modules):
     value_optim: OptimizerWrapper | None
 
 
-class DiscreteAWRImpl(QLearningAlgoImplBase):
+class DiscreteAWRImpl(LegalPolicyImpl, QLearningAlgoImplBase):
     _modules: DiscreteAWRModules
+    POLICY_OPTIM = "optim"
 
     def __init__(
         self,
@@ -259,30 +260,8 @@ class DiscreteAWRImpl(QLearningAlgoImplBase):
         )
         return metrics
 
-    def _dist(self, x: TorchObservation) -> torch.distributions.Categorical:
-        """The policy's distribution, over legal actions only when the config is masked."""
-        dist = self._modules.policy(x)
-        if not self._config.masked:
-            return dist
-        assert isinstance(x, torch.Tensor)
-        return legal_categorical(dist.logits, split_mask(x)[1])
-
-    def inner_predict_best_action(self, x: TorchObservation) -> torch.Tensor:
-        return self._dist(x).logits.argmax(dim=1)
-
-    def inner_sample_action(self, x: TorchObservation) -> torch.Tensor:
-        return self._dist(x).sample()
-
     def inner_predict_value(self, x: TorchObservation, action: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError("AWR learns no action values; use the policy's logits")
-
-    @property
-    def policy(self) -> CategoricalPolicy:
-        return self._modules.policy
-
-    @property
-    def policy_optim(self) -> torch.optim.Optimizer:
-        return self._modules.optim.optim
 
 
 # --------------------------------------------------------------------------------------------------

@@ -16,13 +16,11 @@ columns ride on the observations); ``algo.save`` / ``d3rlpy.load_learnable`` wor
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
 
 import torch
 from d3rlpy.algos.qlearning.base import QLearningAlgoBase, QLearningAlgoImplBase
 from d3rlpy.base import DeviceArg, LearnableConfig, register_learnable
 from d3rlpy.constants import ActionSpace
-from d3rlpy.dataset import MDPDataset
 from d3rlpy.models.builders import (
     create_categorical_policy,
     create_discrete_q_function,
@@ -36,10 +34,7 @@ from d3rlpy.optimizers.optimizers import make_optimizer_field
 from d3rlpy.torch_utility import Modules, TorchMiniBatch, hard_sync, soft_sync
 from d3rlpy.types import Shape, TorchObservation
 
-from baselines.legal import legal_categorical, masked_dataset, split_mask
-
-if TYPE_CHECKING:
-    from harness_gym.datasets.d3rlpy_bridge import OfflineData
+from baselines.legal import LegalPolicyImpl, MaskedTraining
 
 __all__ = ["DiscreteIQL", "DiscreteIQLConfig", "expectile_loss"]
 
@@ -100,7 +95,7 @@ class DiscreteIQLModules(Modules):
     critic_optim: OptimizerWrapper
 
 
-class DiscreteIQLImpl(QLearningAlgoImplBase):
+class DiscreteIQLImpl(LegalPolicyImpl, QLearningAlgoImplBase):
     _modules: DiscreteIQLModules
 
     def __init__(
@@ -117,13 +112,6 @@ class DiscreteIQLImpl(QLearningAlgoImplBase):
         self._config = config
         self._q_func = q_func
         self._targ_q_func = targ_q_func
-
-    def _dist(self, x: TorchObservation) -> torch.distributions.Categorical:
-        dist = self._modules.policy(x)
-        if not self._config.masked:
-            return dist
-        assert isinstance(x, torch.Tensor)
-        return legal_categorical(dist.logits, split_mask(x)[1])
 
     def inner_update(self, batch: TorchMiniBatch, grad_step: int) -> dict[str, float]:
         cfg = self._config
@@ -163,24 +151,10 @@ class DiscreteIQLImpl(QLearningAlgoImplBase):
             "mean_weight": float(weight.mean().item()),
         }
 
-    def inner_predict_best_action(self, x: TorchObservation) -> torch.Tensor:
-        return self._dist(x).logits.argmax(dim=1)
-
-    def inner_sample_action(self, x: TorchObservation) -> torch.Tensor:
-        return self._dist(x).sample()
-
     def inner_predict_value(self, x: TorchObservation, action: torch.Tensor) -> torch.Tensor:
         return (
             self._q_func.compute_expected_q(x, reduction="min").gather(1, action.long().view(-1, 1)).view(-1)
         )
-
-    @property
-    def policy(self) -> CategoricalPolicy:
-        return self._modules.policy
-
-    @property
-    def policy_optim(self) -> torch.optim.Optimizer:
-        return self._modules.policy_optim.optim
 
     @property
     def q_function(self) -> torch.nn.ModuleList:
@@ -191,7 +165,7 @@ class DiscreteIQLImpl(QLearningAlgoImplBase):
         return self._modules.critic_optim.optim
 
 
-class DiscreteIQL(QLearningAlgoBase[DiscreteIQLImpl, DiscreteIQLConfig]):
+class DiscreteIQL(MaskedTraining, QLearningAlgoBase[DiscreteIQLImpl, DiscreteIQLConfig]):
     """Discrete IQL; ``fit`` it on :meth:`training_dataset`."""
 
     def inner_create_impl(self, observation_shape: Shape, action_size: int) -> None:
@@ -236,10 +210,6 @@ class DiscreteIQL(QLearningAlgoBase[DiscreteIQLImpl, DiscreteIQLConfig]):
 
     def get_action_type(self) -> ActionSpace:
         return ActionSpace.DISCRETE
-
-    def training_dataset(self, data: OfflineData) -> MDPDataset:
-        """The dataset to ``fit`` on: the buffer's own rewards, masks appended when ``masked``."""
-        return masked_dataset(data) if self._config.masked else data.dataset
 
 
 register_learnable(DiscreteIQLConfig)
