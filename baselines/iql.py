@@ -34,9 +34,12 @@ from d3rlpy.optimizers.optimizers import make_optimizer_field
 from d3rlpy.torch_utility import Modules, TorchMiniBatch, hard_sync, soft_sync
 from d3rlpy.types import Shape, TorchObservation
 
+from baselines.budgets import IQLSchedule, Schedule
 from baselines.legal import LegalPolicyImpl, MaskedTraining
 
 __all__ = ["DiscreteIQL", "DiscreteIQLConfig", "expectile_loss"]
+
+_SHARED, _IQL = Schedule(), IQLSchedule()
 
 
 def expectile_loss(diff: torch.Tensor, expectile: float) -> torch.Tensor:
@@ -47,23 +50,32 @@ def expectile_loss(diff: torch.Tensor, expectile: float) -> torch.Tensor:
 
 @dataclasses.dataclass()
 class DiscreteIQLConfig(LearnableConfig):
-    """Hyperparameters of discrete IQL; defaults and their sources are in ``baselines.budgets``."""
+    """Hyperparameters of discrete IQL (Kostrikov et al. 2022, "Offline Reinforcement Learning with
+    Implicit Q-Learning"; the losses are in the module doc). The defaults are read from
+    ``baselines.budgets`` (``Schedule`` and ``IQLSchedule``), which gives each value's source."""
 
-    batch_size: int = 256
-    gamma: float = 1.0
-    learning_rate: float = 1e-3
+    batch_size: int = _SHARED.batch_size
+    """Minibatch size."""
+    gamma: float = _SHARED.gamma
+    """Discount of the critics' target r + gamma * V(s')."""
+    learning_rate: float = _IQL.learning_rate
     """Adam rate of the critics, the value network and the policy."""
-    expectile: float = 0.7
-    beta: float = 3.0
+    expectile: float = _IQL.expectile
+    """Expectile of the value regression on Q over dataset actions (0.5: the mean; towards 1: the max)."""
+    beta: float = _IQL.beta
     """Inverse temperature of the policy extraction."""
-    max_weight: float = 100.0
-    tau: float = 0.005
+    max_weight: float = _IQL.max_weight
+    """Upper clip of the policy extraction's weights exp(beta * (Q - V))."""
+    tau: float = _IQL.tau
     """Polyak coefficient of the target critics."""
-    n_critics: int = 2
-    hidden_units: int = 64
+    n_critics: int = _IQL.n_critics
+    """Critics in the ensemble; targets take their minimum."""
+    hidden_units: int = _SHARED.hidden_units
+    """Width of the single hidden layer of every network."""
     masked: bool = True
     """Train on observations with the legal-action mask appended; softmax over legal actions only."""
     optim_factory: OptimizerFactory = make_optimizer_field()  # noqa: RUF009 (d3rlpy's field factory)
+    """Optimizer (d3rlpy default: Adam)."""
 
     def __post_init__(self) -> None:
         if not 0.0 < self.expectile < 1.0:
