@@ -10,19 +10,20 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from baselines.catalog import ALGOS, STOCHASTIC
+from baselines.budgets import Schedule
+from baselines.catalog import ALGORITHMS
 from harness_gym.policies.algorithms import ACT_MODES, Trained, TrainingData
 
 
 @dataclass(frozen=True)
 class D3rlpyLearner:
-    """One name of ``baselines.train.ALGOS``, trained with the budgets of ``baselines.budgets``."""
+    """One row of ``baselines.catalog.ALGORITHMS``, trained with the budgets of ``baselines.budgets``."""
 
     name: str
 
     @property
     def stochastic(self) -> bool:
-        return self.name in STOCHASTIC
+        return ALGORITHMS[self.name].stochastic
 
     def trained(self, model: object) -> Trained:
         """The acting policies of a fitted model: sampled and greedy for a stochastic learner."""
@@ -41,10 +42,8 @@ class D3rlpyLearner:
         curve_points: int = 0,
         on_checkpoint: Callable[[Trained, int], None] | None = None,
     ) -> Trained:
-        from baselines.budgets import Schedule
         from baselines.train import train
 
-        schedule = Schedule() if n_steps is None else Schedule(n_steps=n_steps)
         callback = None
         if on_checkpoint is not None and curve_points > 0:
 
@@ -55,7 +54,7 @@ class D3rlpyLearner:
             self.name,
             data.offline,
             seed=seed,
-            schedule=schedule,
+            schedule=_schedule(n_steps),
             curve_points=curve_points,
             on_checkpoint=callback,
         )
@@ -72,9 +71,7 @@ class D3rlpyLearner:
     ) -> list[Trained]:
         """Every seed's run of ``train``, the seeds trained together (``baselines.batched``)."""
         from baselines.batched import train_seeds
-        from baselines.budgets import Schedule
 
-        schedule = Schedule() if n_steps is None else Schedule(n_steps=n_steps)
         callback = None
         if on_checkpoint is not None and curve_points > 0:
 
@@ -85,7 +82,7 @@ class D3rlpyLearner:
             self.name,
             data.offline,
             seeds,
-            schedule=schedule,
+            schedule=_schedule(n_steps),
             curve_points=curve_points,
             on_checkpoint=callback,
         )
@@ -128,6 +125,11 @@ class LagrangianLearner:
         return trained(model)
 
 
+def _schedule(n_steps: int | None) -> Schedule:
+    """The shared budget, its step count replaced by ``n_steps`` when given."""
+    return Schedule() if n_steps is None else Schedule(n_steps=n_steps)
+
+
 def provided() -> list[D3rlpyLearner | LagrangianLearner]:
-    """The entry point: every learner of ``baselines.train.ALGOS``, and ``dqn-lag``."""
-    return [*(D3rlpyLearner(name) for name in ALGOS), LagrangianLearner()]
+    """The entry point: every learner of ``baselines.catalog.ALGORITHMS``, and ``dqn-lag``."""
+    return [*(D3rlpyLearner(name) for name in ALGORITHMS), LagrangianLearner()]

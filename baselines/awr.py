@@ -50,7 +50,8 @@ from d3rlpy.optimizers.optimizers import make_optimizer_field
 from d3rlpy.torch_utility import Modules, TorchMiniBatch
 from d3rlpy.types import Shape, TorchObservation
 
-from baselines.legal import legal_categorical, split_mask, with_mask
+from baselines.budgets import AWRSchedule, Schedule
+from baselines.legal import LegalPolicyImpl, with_mask
 from baselines.sampler import update_with_returns
 
 if TYPE_CHECKING:
@@ -69,6 +70,7 @@ __all__ = [
 
 ADVANTAGES = ("per_task", "value")
 WEIGHTINGS = ("exp", "none")
+_SHARED, _PAPER = Schedule(), AWRSchedule()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -139,25 +141,27 @@ def advantage_dataset(data: OfflineData, advantage: str = "per_task", masked: bo
 
 @dataclasses.dataclass()
 class DiscreteAWRConfig(LearnableConfig):
-    """Hyperparameters of discrete AWR; the defaults are the paper's (fixed across domains).
+    """Hyperparameters of discrete AWR (Peng et al. 2019, "Advantage-Weighted Regression"; see the
+    module doc); the defaults are the paper's controller, fixed across domains, read from
+    ``baselines.budgets`` (``Schedule`` and ``AWRSchedule``, where each value's source is given).
 
-    The number of epochs is the caller's choice (``n_steps`` of ``fit``; the paper uses 20 epochs).
+    The number of epochs is the caller's choice (``n_steps`` of ``fit``; ``AWRSchedule.paper_epochs``).
     """
 
-    batch_size: int = 256
-    """Minibatch size (paper: 256)."""
+    batch_size: int = _SHARED.batch_size
+    """Minibatch size (the paper's)."""
     gamma: float = 1.0
     """Must stay 1: the return-to-go of each transition is then the episode's terminal A (or G)."""
-    learning_rate: float = 1e-3
-    """Adam learning rate (paper: 1e-3), used for the policy and the value network."""
-    beta: float = 0.2
-    """AW temperature: weight = exp(A / beta) (paper: 0.2)."""
-    weight_clip: tuple[float, float] = (0.1, 10.0)
-    """Weights are clipped to this range (paper: [0.1, 10]) to bound the variance of the update."""
-    hidden_units: int = 64
-    """Width of the single hidden layer of the policy (and value) MLP (paper: 64)."""
-    entropy_coef: float = 0.01
-    """Coefficient of the entropy bonus; keeps the policy from collapsing on few samples (paper: 0.01)."""
+    learning_rate: float = _PAPER.learning_rate
+    """Adam learning rate (the paper's), used for the policy and the value network."""
+    beta: float = _PAPER.beta
+    """AW temperature: weight = exp(A / beta) (the paper's)."""
+    weight_clip: tuple[float, float] = _PAPER.weight_clip
+    """Weights are clipped to this range (the paper's) to bound the variance of the update."""
+    hidden_units: int = _SHARED.hidden_units
+    """Width of the single hidden layer of the policy (and value) MLP (the paper's)."""
+    entropy_coef: float = _PAPER.entropy_coef
+    """Coefficient of the entropy bonus; keeps the policy from collapsing on few samples (the paper's)."""
     advantage: str = "per_task"
     """``per_task``: A = G - mean G of the task's trajectories (paper); ``value``: A = G - V(s)."""
     weighting: str = "exp"
@@ -208,8 +212,9 @@ class DiscreteAWRModules(Modules):
     value_optim: OptimizerWrapper | None
 
 
-class DiscreteAWRImpl(QLearningAlgoImplBase):
+class DiscreteAWRImpl(LegalPolicyImpl, QLearningAlgoImplBase):
     _modules: DiscreteAWRModules
+    POLICY_OPTIM = "optim"
 
     def __init__(
         self,
@@ -259,30 +264,8 @@ class DiscreteAWRImpl(QLearningAlgoImplBase):
         )
         return metrics
 
-    def _dist(self, x: TorchObservation) -> torch.distributions.Categorical:
-        """The policy's distribution, over legal actions only when the config is masked."""
-        dist = self._modules.policy(x)
-        if not self._config.masked:
-            return dist
-        assert isinstance(x, torch.Tensor)
-        return legal_categorical(dist.logits, split_mask(x)[1])
-
-    def inner_predict_best_action(self, x: TorchObservation) -> torch.Tensor:
-        return self._dist(x).logits.argmax(dim=1)
-
-    def inner_sample_action(self, x: TorchObservation) -> torch.Tensor:
-        return self._dist(x).sample()
-
     def inner_predict_value(self, x: TorchObservation, action: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError("AWR learns no action values; use the policy's logits")
-
-    @property
-    def policy(self) -> CategoricalPolicy:
-        return self._modules.policy
-
-    @property
-    def policy_optim(self) -> torch.optim.Optimizer:
-        return self._modules.optim.optim
 
 
 # --------------------------------------------------------------------------------------------------

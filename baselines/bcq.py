@@ -26,27 +26,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
 from d3rlpy.algos.qlearning.bcq import DiscreteBCQ, DiscreteBCQConfig
 from d3rlpy.algos.qlearning.torch.bcq_impl import DiscreteBCQImpl, DiscreteBCQLoss
 from d3rlpy.base import DeviceArg, register_learnable
-from d3rlpy.dataset import MDPDataset
 from d3rlpy.torch_utility import TorchMiniBatch
-from d3rlpy.types import Shape, TorchObservation
+from d3rlpy.types import TorchObservation
 
-from baselines.legal import (
-    ILLEGAL_LOGIT,
-    check_mask_input,
-    legal_mask,
-    masked_dataset,
-    raw_logits,
-)
-
-if TYPE_CHECKING:
-    from harness_gym.datasets.d3rlpy_bridge import OfflineData
+from baselines.legal import ILLEGAL_LOGIT, MaskedImplRebuild, check_mask_input, legal_mask, raw_logits
 
 __all__ = ["MaskedDiscreteBCQ", "MaskedDiscreteBCQConfig", "legal_imitation_loss"]
 
@@ -109,35 +98,14 @@ class MaskedDiscreteBCQImpl(DiscreteBCQImpl):
         return q.masked_fill(~self.eligible(x), -math.inf).argmax(dim=1)
 
 
-class MaskedDiscreteBCQ(DiscreteBCQ):
+class MaskedDiscreteBCQ(MaskedImplRebuild, DiscreteBCQ):
     """Discrete BCQ over legal actions; ``fit`` it on :meth:`training_dataset`."""
 
+    MASKED_IMPL = MaskedDiscreteBCQImpl
     _config: MaskedDiscreteBCQConfig
 
-    def inner_create_impl(self, observation_shape: Shape, action_size: int) -> None:
-        super().inner_create_impl(observation_shape, action_size)
-        if not self._config.masked:
-            return
-        base = self._impl
-        assert isinstance(base, DiscreteBCQImpl)
-        # the same networks and optimizer d3rlpy built, driven by the masked losses
-        self._impl = MaskedDiscreteBCQImpl(
-            observation_shape=observation_shape,
-            action_size=action_size,
-            modules=base.modules,
-            q_func_forwarder=base._q_func_forwarder,
-            targ_q_func_forwarder=base._targ_q_func_forwarder,
-            target_update_interval=self._config.target_update_interval,
-            gamma=self._config.gamma,
-            action_flexibility=self._config.action_flexibility,
-            beta=self._config.beta,
-            compiled=self.compiled,
-            device=self._device,
-        )
-
-    def training_dataset(self, data: OfflineData) -> MDPDataset:
-        """The dataset to ``fit`` on: the buffer's own rewards, masks appended when ``masked``."""
-        return masked_dataset(data) if self._config.masked else data.dataset
+    def masked_impl_args(self) -> dict[str, float]:
+        return {"action_flexibility": self._config.action_flexibility, "beta": self._config.beta}
 
 
 register_learnable(MaskedDiscreteBCQConfig)

@@ -70,7 +70,9 @@ class Schedule:
     gamma: float = 1.0
     """No discount: <= 12-step episodes with a terminal reward; G is what is evaluated."""
     batch_size: int = 256
+    """Minibatch size of every learner (the paper's)."""
     hidden_units: int = 64
+    """Width of the one hidden layer of every network (the paper's controller)."""
 
     def __post_init__(self) -> None:
         if self.n_steps < 1 or self.batch_size < 1 or self.hidden_units < 1:
@@ -89,8 +91,11 @@ class QSchedule:
     """DQN, DoubleDQN, DiscreteCQL, DiscreteBCQ."""
 
     learning_rate: float = 1e-3
+    """Adam rate of every Q-learner (the paper's; Fujimoto et al.'s BCQ default)."""
     cql_alpha: float = 0.1
+    """Weight of CQL's conservative penalty, scaled to returns in [0, 1]."""
     bcq_action_flexibility: float = 0.3
+    """BCQ's threshold on the imitator's probability ratio (Fujimoto et al. 2019; d3rlpy's default)."""
 
 
 @dataclass(frozen=True)
@@ -98,9 +103,13 @@ class SACSchedule:
     """Discrete SAC."""
 
     actor_learning_rate: float = 3e-4
+    """Adam rate of the policy (Haarnoja et al. 2018; d3rlpy's and CORL's default)."""
     critic_learning_rate: float = 3e-4
+    """Adam rate of the critics (same sources)."""
     temp_learning_rate: float = 3e-4
+    """Adam rate of the entropy temperature (same sources)."""
     n_critics: int = 2
+    """Critics in the ensemble; targets take their minimum."""
 
 
 @dataclass(frozen=True)
@@ -108,11 +117,17 @@ class IQLSchedule:
     """Discrete IQL (``baselines.iql``)."""
 
     learning_rate: float = 1e-3
+    """Adam rate of the critics, the value network and the policy (shared with AWR/BC/Q-learners)."""
     expectile: float = 0.7
+    """Expectile of the value regression (Kostrikov et al. 2022; CORL's and d3rlpy's default)."""
     beta: float = 3.0
+    """Inverse temperature of the policy extraction (same sources)."""
     max_weight: float = 100.0
+    """Clip of the policy extraction's weights (same sources)."""
     tau: float = 0.005
+    """Polyak coefficient of the target critics (same sources)."""
     n_critics: int = 2
+    """Critics in the ensemble (same sources)."""
 
 
 @dataclass(frozen=True)
@@ -120,7 +135,12 @@ class AWRSchedule:
     """AWR and BC: the paper's configuration (``paper_epochs`` passes over the buffer) and 'converged'."""
 
     learning_rate: float = 1e-3
+    """Adam rate of the policy (and value network) (paper §3)."""
     beta: float = 0.2
+    """AW temperature: weight = exp(A / beta) (paper)."""
     weight_clip: tuple[float, float] = (0.1, 10.0)
+    """Range of the AW weights (paper)."""
     entropy_coef: float = 0.01
+    """Weight of the entropy bonus (paper)."""
     paper_epochs: int = 20
+    """Passes over the buffer of the paper's configuration (``awr``, ``bc``)."""

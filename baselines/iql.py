@@ -16,13 +16,11 @@ columns ride on the observations); ``algo.save`` / ``d3rlpy.load_learnable`` wor
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
 
 import torch
 from d3rlpy.algos.qlearning.base import QLearningAlgoBase, QLearningAlgoImplBase
 from d3rlpy.base import DeviceArg, LearnableConfig, register_learnable
 from d3rlpy.constants import ActionSpace
-from d3rlpy.dataset import MDPDataset
 from d3rlpy.models.builders import (
     create_categorical_policy,
     create_discrete_q_function,
@@ -36,12 +34,12 @@ from d3rlpy.optimizers.optimizers import make_optimizer_field
 from d3rlpy.torch_utility import Modules, TorchMiniBatch, hard_sync, soft_sync
 from d3rlpy.types import Shape, TorchObservation
 
-from baselines.legal import legal_categorical, masked_dataset, split_mask
-
-if TYPE_CHECKING:
-    from harness_gym.datasets.d3rlpy_bridge import OfflineData
+from baselines.budgets import IQLSchedule, Schedule
+from baselines.legal import LegalPolicyImpl, MaskedTraining
 
 __all__ = ["DiscreteIQL", "DiscreteIQLConfig", "expectile_loss"]
+
+_SHARED, _IQL = Schedule(), IQLSchedule()
 
 
 def expectile_loss(diff: torch.Tensor, expectile: float) -> torch.Tensor:
@@ -52,23 +50,32 @@ def expectile_loss(diff: torch.Tensor, expectile: float) -> torch.Tensor:
 
 @dataclasses.dataclass()
 class DiscreteIQLConfig(LearnableConfig):
-    """Hyperparameters of discrete IQL; defaults and their sources are in ``baselines.budgets``."""
+    """Hyperparameters of discrete IQL (Kostrikov et al. 2022, "Offline Reinforcement Learning with
+    Implicit Q-Learning"; the losses are in the module doc). The defaults are read from
+    ``baselines.budgets`` (``Schedule`` and ``IQLSchedule``), which gives each value's source."""
 
-    batch_size: int = 256
-    gamma: float = 1.0
-    learning_rate: float = 1e-3
+    batch_size: int = _SHARED.batch_size
+    """Minibatch size."""
+    gamma: float = _SHARED.gamma
+    """Discount of the critics' target r + gamma * V(s')."""
+    learning_rate: float = _IQL.learning_rate
     """Adam rate of the critics, the value network and the policy."""
-    expectile: float = 0.7
-    beta: float = 3.0
+    expectile: float = _IQL.expectile
+    """Expectile of the value regression on Q over dataset actions (0.5: the mean; towards 1: the max)."""
+    beta: float = _IQL.beta
     """Inverse temperature of the policy extraction."""
-    max_weight: float = 100.0
-    tau: float = 0.005
+    max_weight: float = _IQL.max_weight
+    """Upper clip of the policy extraction's weights exp(beta * (Q - V))."""
+    tau: float = _IQL.tau
     """Polyak coefficient of the target critics."""
-    n_critics: int = 2
-    hidden_units: int = 64
+    n_critics: int = _IQL.n_critics
+    """Critics in the ensemble; targets take their minimum."""
+    hidden_units: int = _SHARED.hidden_units
+    """Width of the single hidden layer of every network."""
     masked: bool = True
     """Train on observations with the legal-action mask appended; softmax over legal actions only."""
     optim_factory: OptimizerFactory = make_optimizer_field()  # noqa: RUF009 (d3rlpy's field factory)
+    """Optimizer (d3rlpy default: Adam)."""
 
     def __post_init__(self) -> None:
         if not 0.0 < self.expectile < 1.0:
@@ -100,7 +107,7 @@ class DiscreteIQLModules(Modules):
     critic_optim: OptimizerWrapper
 
 
-class DiscreteIQLImpl(QLearningAlgoImplBase):
+class DiscreteIQLImpl(LegalPolicyImpl, QLearningAlgoImplBase):
     _modules: DiscreteIQLModules
 
     def __init__(
@@ -117,13 +124,6 @@ class DiscreteIQLImpl(QLearningAlgoImplBase):
         self._config = config
         self._q_func = q_func
         self._targ_q_func = targ_q_func
-
-    def _dist(self, x: TorchObservation) -> torch.distributions.Categorical:
-        dist = self._modules.policy(x)
-        if not self._config.masked:
-            return dist
-        assert isinstance(x, torch.Tensor)
-        return legal_categorical(dist.logits, split_mask(x)[1])
 
     def inner_update(self, batch: TorchMiniBatch, grad_step: int) -> dict[str, float]:
         cfg = self._config
@@ -163,24 +163,10 @@ class DiscreteIQLImpl(QLearningAlgoImplBase):
             "mean_weight": float(weight.mean().item()),
         }
 
-    def inner_predict_best_action(self, x: TorchObservation) -> torch.Tensor:
-        return self._dist(x).logits.argmax(dim=1)
-
-    def inner_sample_action(self, x: TorchObservation) -> torch.Tensor:
-        return self._dist(x).sample()
-
     def inner_predict_value(self, x: TorchObservation, action: torch.Tensor) -> torch.Tensor:
         return (
             self._q_func.compute_expected_q(x, reduction="min").gather(1, action.long().view(-1, 1)).view(-1)
         )
-
-    @property
-    def policy(self) -> CategoricalPolicy:
-        return self._modules.policy
-
-    @property
-    def policy_optim(self) -> torch.optim.Optimizer:
-        return self._modules.policy_optim.optim
 
     @property
     def q_function(self) -> torch.nn.ModuleList:
@@ -191,7 +177,7 @@ class DiscreteIQLImpl(QLearningAlgoImplBase):
         return self._modules.critic_optim.optim
 
 
-class DiscreteIQL(QLearningAlgoBase[DiscreteIQLImpl, DiscreteIQLConfig]):
+class DiscreteIQL(MaskedTraining, QLearningAlgoBase[DiscreteIQLImpl, DiscreteIQLConfig]):
     """Discrete IQL; ``fit`` it on :meth:`training_dataset`."""
 
     def inner_create_impl(self, observation_shape: Shape, action_size: int) -> None:
@@ -236,10 +222,6 @@ class DiscreteIQL(QLearningAlgoBase[DiscreteIQLImpl, DiscreteIQLConfig]):
 
     def get_action_type(self) -> ActionSpace:
         return ActionSpace.DISCRETE
-
-    def training_dataset(self, data: OfflineData) -> MDPDataset:
-        """The dataset to ``fit`` on: the buffer's own rewards, masks appended when ``masked``."""
-        return masked_dataset(data) if self._config.masked else data.dataset
 
 
 register_learnable(DiscreteIQLConfig)

@@ -9,11 +9,16 @@ sampling and in the argmax. The next observation of a transition is a row of the
 mask at s' reaches the loss as the trailing columns of ``next_observations``. The mask is a function of
 the harness state, so appending it adds no information the state lacks; it only makes that function
 available to the loss.
+
+The glue two learners would otherwise repeat lives here as mixins: :class:`LegalPolicyImpl` (acting and
+the policy accessors of an impl with a categorical ``policy``: AWR, IQL), :class:`MaskedTraining` (the
+masked training dataset: IQL, SAC, BCQ) and :class:`MaskedImplRebuild` (a d3rlpy algorithm whose masked
+impl reuses the networks and optimizers d3rlpy built: SAC, BCQ).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import torch
@@ -25,11 +30,15 @@ from harness_gym.core.state import with_mask
 if TYPE_CHECKING:
     from d3rlpy.dataset import MDPDataset
     from d3rlpy.models.torch import CategoricalPolicy
+    from d3rlpy.types import Shape, TorchObservation
 
     from harness_gym.datasets.d3rlpy_bridge import OfflineData
 
 __all__ = [
     "ILLEGAL_LOGIT",
+    "LegalPolicyImpl",
+    "MaskedImplRebuild",
+    "MaskedTraining",
     "check_mask_input",
     "legal_categorical",
     "legal_mask",
@@ -112,3 +121,85 @@ def masked_dataset(data: OfflineData) -> MDPDataset:
         action_space=ActionSpace.DISCRETE,
         action_size=data.dataset.dataset_info.action_size,
     )
+
+
+class LegalPolicyImpl:
+    """Mixin of an impl whose ``policy`` module is a categorical policy (AWR, IQL): acting from it, over
+    the legal actions when ``masked``, and d3rlpy's policy accessors.
+
+    The impl's ``_modules`` has ``policy`` and an optimizer wrapper under the field ``POLICY_OPTIM``;
+    its ``_config`` has ``masked``. Put it first among the bases, before d3rlpy's impl base."""
+
+    POLICY_OPTIM: ClassVar[str] = "policy_optim"
+    """The ``_modules`` field of the policy's optimizer wrapper (a field name is part of saved files)."""
+    _modules: Any
+    _config: Any
+
+    def _dist(self, x: TorchObservation) -> Categorical:
+        """The policy's distribution, over legal actions only when the config is masked."""
+        dist = self._modules.policy(x)
+        if not self._config.masked:
+            return dist
+        assert isinstance(x, torch.Tensor)
+        return legal_categorical(dist.logits, split_mask(x)[1])
+
+    def inner_predict_best_action(self, x: TorchObservation) -> torch.Tensor:
+        return self._dist(x).logits.argmax(dim=1)
+
+    def inner_sample_action(self, x: TorchObservation) -> torch.Tensor:
+        return self._dist(x).sample()
+
+    @property
+    def policy(self) -> CategoricalPolicy:
+        return self._modules.policy
+
+    @property
+    def policy_optim(self) -> torch.optim.Optimizer:
+        return getattr(self._modules, self.POLICY_OPTIM).optim
+
+
+class MaskedTraining:
+    """Mixin of a masked learnable fitted on the buffer's own rewards (IQL, SAC, BCQ)."""
+
+    _config: Any
+
+    def training_dataset(self, data: OfflineData) -> MDPDataset:
+        """The dataset to ``fit`` on: the buffer's own rewards, masks appended when ``masked``."""
+        return masked_dataset(data) if self._config.masked else data.dataset
+
+
+class MaskedImplRebuild(MaskedTraining):
+    """Mixin of a d3rlpy algorithm (SAC, BCQ) whose masked variant drives the networks and optimizers
+    d3rlpy built with other losses: d3rlpy builds its impl (the same random draws, so ``masked=False``
+    stays d3rlpy's own), then, when masked, ``MASKED_IMPL`` is built on those very modules.
+
+    Put it first among the bases, before the d3rlpy algorithm."""
+
+    MASKED_IMPL: ClassVar[type]
+    """The impl class of the masked variant (a subclass of the d3rlpy algorithm's own impl)."""
+    _impl: Any
+    _device: str
+    compiled: bool
+
+    def masked_impl_args(self) -> dict[str, Any]:
+        """``MASKED_IMPL``'s arguments beyond the ones every d3rlpy Q-learning impl takes."""
+        return {}
+
+    def inner_create_impl(self, observation_shape: Shape, action_size: int) -> None:
+        super().inner_create_impl(observation_shape, action_size)  # type: ignore[misc]
+        if not self._config.masked:
+            return
+        base = self._impl
+        assert base is not None
+        self._impl = self.MASKED_IMPL(
+            observation_shape=observation_shape,
+            action_size=action_size,
+            modules=base.modules,
+            q_func_forwarder=base._q_func_forwarder,
+            targ_q_func_forwarder=base._targ_q_func_forwarder,
+            target_update_interval=self._config.target_update_interval,
+            gamma=self._config.gamma,
+            compiled=self.compiled,
+            device=self._device,
+            **self.masked_impl_args(),
+        )

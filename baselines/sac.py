@@ -28,22 +28,17 @@ work once ``baselines`` (or this module) is imported, which registers the config
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
 from d3rlpy.algos.qlearning.sac import DiscreteSAC, DiscreteSACConfig
 from d3rlpy.algos.qlearning.torch.sac_impl import DiscreteSACImpl
 from d3rlpy.base import DeviceArg, register_learnable
-from d3rlpy.dataset import MDPDataset
 from d3rlpy.models.torch.parameters import get_parameter
 from d3rlpy.torch_utility import TorchMiniBatch
-from d3rlpy.types import Shape, TorchObservation
+from d3rlpy.types import TorchObservation
 
-from baselines.legal import ILLEGAL_LOGIT, check_mask_input, legal_mask, masked_dataset, raw_logits
-
-if TYPE_CHECKING:
-    from harness_gym.datasets.d3rlpy_bridge import OfflineData
+from baselines.legal import ILLEGAL_LOGIT, MaskedImplRebuild, check_mask_input, legal_mask, raw_logits
 
 __all__ = ["ENTROPY_FRACTION", "MaskedDiscreteSAC", "MaskedDiscreteSACConfig", "legal_log_pi"]
 
@@ -138,33 +133,11 @@ class MaskedDiscreteSACImpl(DiscreteSACImpl):
         return torch.multinomial(self._pi(x)[1], 1).view(-1)
 
 
-class MaskedDiscreteSAC(DiscreteSAC):
+class MaskedDiscreteSAC(MaskedImplRebuild, DiscreteSAC):
     """Discrete SAC over legal actions; ``fit`` it on :meth:`training_dataset`."""
 
+    MASKED_IMPL = MaskedDiscreteSACImpl
     _config: MaskedDiscreteSACConfig
-
-    def inner_create_impl(self, observation_shape: Shape, action_size: int) -> None:
-        super().inner_create_impl(observation_shape, action_size)
-        if not self._config.masked:
-            return
-        base = self._impl
-        assert isinstance(base, DiscreteSACImpl)
-        # the same networks and optimizers d3rlpy built, driven by the masked losses
-        self._impl = MaskedDiscreteSACImpl(
-            observation_shape=observation_shape,
-            action_size=action_size,
-            modules=base.modules,
-            q_func_forwarder=base._q_func_forwarder,
-            targ_q_func_forwarder=base._targ_q_func_forwarder,
-            target_update_interval=self._config.target_update_interval,
-            gamma=self._config.gamma,
-            compiled=self.compiled,
-            device=self._device,
-        )
-
-    def training_dataset(self, data: OfflineData) -> MDPDataset:
-        """The dataset to ``fit`` on: the buffer's own rewards, masks appended when ``masked``."""
-        return masked_dataset(data) if self._config.masked else data.dataset
 
 
 register_learnable(MaskedDiscreteSACConfig)

@@ -1,11 +1,11 @@
 """Train one offline baseline on a harness-gym dataset: AWR, BC, IQL or a d3rlpy discrete algorithm.
 
 Every number (length, learning rates, target updates, discount) comes from ``baselines.budgets``, where
-each is justified. Every algorithm sees the same data, batch size and MLP width (one hidden layer of
-``hidden_units``), so differences come from the objective, not from capacity or budget. ``awr`` and
-``bc`` are the paper's configuration (20 epochs, so their length follows the buffer); every other name
-trains for the same fixed number of gradient steps.
-"""
+each is justified; the table of learners (``baselines.catalog``) builds each config from it. Every
+algorithm sees the same data, batch size and MLP width (one hidden layer of ``hidden_units``), so
+differences come from the objective, not from capacity or budget. ``awr`` and ``bc`` are the paper's
+configuration (``AWRSchedule.paper_epochs`` passes, so their length follows the buffer); every other
+name trains for the same fixed number of gradient steps."""
 
 from __future__ import annotations
 
@@ -22,15 +22,12 @@ from d3rlpy.algos.utility import build_scalers_with_transition_picker
 from d3rlpy.base import LearnableConfig
 from d3rlpy.dataset import ReplayBufferBase
 from d3rlpy.logging import NoopAdapterFactory
-from d3rlpy.models.encoders import VectorEncoderFactory
 from d3rlpy.torch_utility import TorchMiniBatch
 
-from baselines.awr import DiscreteAWR, DiscreteAWRConfig, awr_as_bc
-from baselines.bcq import MaskedDiscreteBCQ, MaskedDiscreteBCQConfig
-from baselines.budgets import AWRSchedule, IQLSchedule, QSchedule, SACSchedule, Schedule
-from baselines.catalog import ALGOS, PAPER_ALGOS
-from baselines.iql import DiscreteIQL, DiscreteIQLConfig
-from baselines.sac import MaskedDiscreteSAC, MaskedDiscreteSACConfig
+from baselines.awr import DiscreteAWRConfig
+from baselines.budgets import AWRSchedule, Schedule
+from baselines.catalog import ALGORITHMS, ALGOS
+from baselines.iql import DiscreteIQLConfig
 from baselines.sampler import FlatReplayBuffer, flat_buffer
 from harness_gym.datasets.d3rlpy_bridge import OfflineData, quiet_d3rlpy, to_d3rlpy
 
@@ -39,7 +36,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALGOS",
-    "PAPER_ALGOS",
     "Setup",
     "build_model",
     "checkpoint_steps",
@@ -55,66 +51,18 @@ __all__ = [
 
 def make_config(algo: str, schedule: Schedule | None = None) -> Any:
     """The d3rlpy config for ``algo`` (one of ``ALGOS``) from the budgets in ``baselines.budgets``."""
-    s = schedule or Schedule()
-    enc = VectorEncoderFactory(hidden_units=[s.hidden_units])
-    shared: dict[str, Any] = {"batch_size": s.batch_size, "gamma": s.gamma}
-    if algo in ("awr", "awr-converged", "bc", "bc-converged"):
-        a = AWRSchedule()
-        kwargs = {
-            "hidden_units": s.hidden_units,
-            "batch_size": s.batch_size,
-            "learning_rate": a.learning_rate,
-            "beta": a.beta,
-            "weight_clip": a.weight_clip,
-            "entropy_coef": a.entropy_coef,
-        }
-        return awr_as_bc(**kwargs) if algo.startswith("bc") else DiscreteAWRConfig(**kwargs)
-    if algo == "iql":
-        i = IQLSchedule()
-        return DiscreteIQLConfig(
-            hidden_units=s.hidden_units,
-            learning_rate=i.learning_rate,
-            expectile=i.expectile,
-            beta=i.beta,
-            max_weight=i.max_weight,
-            tau=i.tau,
-            n_critics=i.n_critics,
-            **shared,
-        )
-    q = QSchedule()
-    one_net = {"encoder_factory": enc, "learning_rate": q.learning_rate, **shared}
-    target = {"target_update_interval": s.target_update_interval}
-    if algo == "bc-d3rlpy":
-        return d3rlpy.algos.DiscreteBCConfig(
-            encoder_factory=enc, learning_rate=AWRSchedule().learning_rate, batch_size=s.batch_size
-        )
-    if algo == "cql":
-        return d3rlpy.algos.DiscreteCQLConfig(**one_net, **target, alpha=q.cql_alpha)
-    if algo == "bcq":
-        return MaskedDiscreteBCQConfig(**one_net, **target, action_flexibility=q.bcq_action_flexibility)
-    if algo == "dqn":
-        return d3rlpy.algos.DQNConfig(**one_net, **target)
-    if algo == "double-dqn":
-        return d3rlpy.algos.DoubleDQNConfig(**one_net, **target)
-    if algo == "sac":
-        c = SACSchedule()
-        return MaskedDiscreteSACConfig(
-            actor_encoder_factory=enc,
-            critic_encoder_factory=enc,
-            actor_learning_rate=c.actor_learning_rate,
-            critic_learning_rate=c.critic_learning_rate,
-            temp_learning_rate=c.temp_learning_rate,
-            n_critics=c.n_critics,
-            **target,
-            **shared,
-        )
-    raise ValueError(f"unknown algorithm {algo!r}; expected one of {', '.join(ALGOS)}")
+    learner = ALGORITHMS.get(algo)
+    if learner is None:
+        raise ValueError(f"unknown algorithm {algo!r}; expected one of {', '.join(ALGOS)}")
+    return learner.config(schedule or Schedule())
 
 
 def n_train_steps(algo: str, n_transitions: int, schedule: Schedule | None = None) -> int:
-    """Gradient steps of ``algo``: the paper's epochs for ``PAPER_ALGOS``, else the fixed budget."""
+    """Gradient steps of ``algo``: the paper's epochs for the paper's configurations, else the fixed
+    budget."""
     s = schedule or Schedule()
-    if algo in PAPER_ALGOS:
+    learner = ALGORITHMS.get(algo)
+    if learner is not None and learner.paper:
         return AWRSchedule().paper_epochs * math.ceil(n_transitions / s.batch_size)
     return s.n_steps
 
@@ -174,10 +122,13 @@ def setup(
     cfg = make_config(algo, schedule) if config is None else config
     d3rlpy.seed(seed)
     learner = cfg.create(device=False)
-    if isinstance(learner, DiscreteAWR | DiscreteIQL | MaskedDiscreteSAC | MaskedDiscreteBCQ):
+    if hasattr(learner, "training_dataset"):
         buffer = training_dataset(learner, data)
-    elif algo in ("awr", "awr-converged", "bc", "bc-converged", "iql"):
-        raise ValueError(f"{algo!r} needs its own config type, got {type(cfg).__name__}")
+    elif algo in ALGORITHMS and isinstance(
+        own := make_config(algo, schedule), DiscreteAWRConfig | DiscreteIQLConfig
+    ):
+        # objectives of this package alone: a d3rlpy config would fit them on the wrong rewards
+        raise ValueError(f"{algo!r} needs a {type(own).__name__}, got {type(cfg).__name__}")
     else:
         buffer = data.dataset
     buffer = flat_buffer(buffer, cfg.gamma if learner.need_returns_to_go else None)

@@ -1,5 +1,5 @@
 """baselines.legal against hand-built inputs: the mask columns, an all-illegal row, the masked softmax,
-the scaler refusal and the masked dataset's rows and episode ends."""
+the scaler refusal, the masked dataset's rows and episode ends, and the mixins' acting and accessors."""
 
 from __future__ import annotations
 
@@ -16,9 +16,12 @@ require("d3rlpy")
 
 import torch
 from test_offline_mdp import DONE, S0, S1, _episode
+from torch.distributions import Categorical
 
 from baselines.legal import (
     ILLEGAL_LOGIT,
+    LegalPolicyImpl,
+    MaskedTraining,
     check_mask_input,
     legal_categorical,
     legal_mask,
@@ -142,3 +145,52 @@ def test_masked_dataset_names_the_first_illegal_logged_action() -> None:
     why = r"^2 logged actions are illegal under their masks \(first at row 1\)$"
     with pytest.raises(ValueError, match=why):
         masked_dataset(dataclasses.replace(data, action_masks=masks))
+
+
+class _PolicyImpl(LegalPolicyImpl):
+    """An impl as the mixin sees it: a policy module with fixed logits, an optimizer wrapper, a config."""
+
+    def __init__(self, masked: bool, field: str = "policy_optim") -> None:
+        logits = torch.tensor([[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]])
+        self.POLICY_OPTIM = field
+        self._modules = SimpleNamespace(
+            policy=lambda x: Categorical(logits=logits.expand(len(x), -1)),
+            **{field: SimpleNamespace(optim="adam")},
+        )
+        self._config = SimpleNamespace(masked=masked)
+
+
+def test_legal_policy_impl_acts_over_the_legal_actions_only_when_masked() -> None:
+    """The policy prefers the last action; the mask allows OBSERVE and DRAFT in row 0, CHECK in row 1."""
+    masks = [[0.0] * N_ACTIONS, [0.0] * N_ACTIONS]
+    masks[0][Action.OBSERVE] = masks[0][Action.DRAFT] = masks[1][Action.CHECK] = 1.0
+    x = _input([[0.5, 0.5], [0.5, 0.5]], masks)
+    assert _PolicyImpl(masked=True).inner_predict_best_action(x).tolist() == [
+        max(Action.OBSERVE, Action.DRAFT),
+        Action.CHECK,
+    ]
+    torch.manual_seed(0)
+    drawn = torch.stack([_PolicyImpl(masked=True).inner_sample_action(x) for _ in range(200)])
+    assert set(drawn[:, 0].tolist()) == {Action.OBSERVE, Action.DRAFT} and set(drawn[:, 1].tolist()) == {
+        Action.CHECK
+    }
+    assert _PolicyImpl(masked=False).inner_predict_best_action(x).tolist() == [N_ACTIONS - 1] * 2
+
+
+def test_legal_policy_impl_gives_d3rlpy_the_policy_and_its_optimizer() -> None:
+    """``policy`` and ``policy_optim`` (d3rlpy's copy_policy_from / copy_policy_optim_from read them) are
+    the impl's modules, the optimizer under the field the impl names (AWR's is ``optim``)."""
+    for field in ("policy_optim", "optim"):
+        impl = _PolicyImpl(masked=True, field=field)
+        assert impl.policy is impl._modules.policy
+        assert impl.policy_optim == "adam"
+
+
+def test_masked_training_appends_the_masks_only_when_masked() -> None:
+    data = _data()
+    masked = MaskedTraining()
+    masked._config = SimpleNamespace(masked=True)
+    width = data.dataset.episodes[0].observations.shape[1]
+    assert masked.training_dataset(data).episodes[0].observations.shape[1] == width + N_ACTIONS
+    masked._config = SimpleNamespace(masked=False)
+    assert masked.training_dataset(data) is data.dataset
