@@ -154,6 +154,13 @@ def test_bench_writes_the_report(tmp_path):
     section = report.split(f"## {HEADINGS['state_dependence']}\n", 1)[1]
     assert f"| {fmt_signed(gap['gap'])} | {fmt_ci(gap['ci_low'], gap['ci_high'])} | 20 |" in section
     assert "![g_vs_tokens](fig_g_vs_tokens.png)" in report
+    # learner diagnostics of every evaluated policy, the gap's two included, from its evaluation episodes
+    diagnostics = setting["diagnostics"]
+    assert set(diagnostics) == set(policies) | {"expert", "open-loop"}
+    assert all(d["episodes"] == 20 and 0.0 <= d["mi_bits"] <= np.log2(3) for d in diagnostics.values())
+    assert diagnostics["open-loop"]["top_share"] == 1.0  # a fixed string
+    section = report.split(f"## {HEADINGS['diagnostics']}\n", 1)[1]
+    assert f"| expert | {diagnostics['expert']['top_share']:.1%} |" in section
     assert (tmp_path / "results" / "fig_g_vs_tokens.png").stat().st_size > 0
     with pytest.raises(ValueError, match="unknown setting"):
         run(BenchConfig(settings=("Nope-v0",), out=str(tmp_path / "x")))

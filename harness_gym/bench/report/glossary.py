@@ -46,6 +46,12 @@ TERMS: dict[str, str] = {
     "evaluation split is played once, by the final models.",
     "State-dependence gap": "expert G minus open-loop G on the same episodes: what reading the state "
     "is worth.",
+    "Top-string share": "the share of a policy's evaluation episodes that play its single most common "
+    "action string (open-loop letters); 100%: the policy plays one fixed string whatever it sees.",
+    "Verdict MI": "mutual information (bits, plug-in estimate) between a policy's action at a step and "
+    "the last check verdict before it: none (no CHECK report yet), pass, or fail (that check raised a "
+    "failure signal); 0: the action ignores the verdict, at most log2 3. 'MI bias': the estimate's "
+    "first-order upward bias for the number of steps it is over (Miller-Madow).",
     "Tokens": "executor tokens (prompt + completion) per evaluation episode.",
     "—, n/r": "not applicable or missing; n/r: the paper does not report it.",
 }
