@@ -138,7 +138,9 @@ def test_bench_writes_the_report(tmp_path):
     measured = measure(PLANNING, ("expert", "open-loop"), Protocol(seeds=(0,), rollouts=1))
     expert, open_loop = ([r["G"] for r in measured[name]] for name in ("expert", "open-loop"))
     gap = setting["state_dependence"]
-    assert (gap["gap"], gap["ci_low"], gap["ci_high"]) == pytest.approx(paired_gap(expert, open_loop))
+    tasks = [r["task_id"] for r in measured["expert"]]
+    expected = paired_gap(expert, open_loop, clusters=tasks)
+    assert (gap["gap"], gap["ci_low"], gap["ci_high"]) == pytest.approx(expected)
     assert gap["expert_G"] == pytest.approx(np.mean(expert)) and gap["pairs"] == 20
     assert gap["open_loop_G"] == pytest.approx(np.mean(open_loop))
     # G and tokens per episode of every evaluated policy; the gap's two are references, not in the tables

@@ -283,7 +283,8 @@ def gap_policies(env_id: str) -> dict[str, Any]:
 
 def state_dependence(env_id: str, results: dict[str, list[Any]]) -> dict[str, Any] | None:
     """Expert and open-loop mean G and their paired gap with its bootstrap interval
-    (``headroom.paired_gap``, over the protocol's episode pairs); None without both."""
+    (``headroom.paired_gap``, over the protocol's episode pairs, resampling whole tasks); None without
+    both."""
     if not all(name in results for name in GAP_POLICIES):
         return None
     from harness_gym.evaluation.headroom import paired_gap
@@ -292,7 +293,8 @@ def state_dependence(env_id: str, results: dict[str, list[Any]]) -> dict[str, An
     expert, open_loop = (results[name] for name in GAP_POLICIES)
     if [r.key for r in expert] != [r.key for r in open_loop]:
         raise ValueError(f"{env_id}: expert and open-loop did not play the same episodes")
-    gap, low, high = paired_gap([r.G for r in expert], [r.G for r in open_loop])
+    tasks = [r.task_id for r in expert]  # the interval resamples whole tasks, as ``harness-gym headroom``'s
+    gap, low, high = paired_gap([r.G for r in expert], [r.G for r in open_loop], clusters=tasks)
     return {
         "expert_G": statistics.fmean(r.G for r in expert),
         "open_loop_G": statistics.fmean(r.G for r in open_loop),
