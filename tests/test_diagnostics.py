@@ -61,6 +61,16 @@ def test_mi_of_a_policy_that_copies_the_verdict_is_log2_k(k: int) -> None:
     assert 0 < mutual_information(noisy) < math.log2(k)
 
 
+def test_episodes_that_revise_on_fail_and_submit_on_pass_carry_the_verdict() -> None:
+    """After the check the action copies the verdict (REVISE on fail, SUBMIT on pass)."""
+    failing = [_step("DRAFT"), _step("CHECK", False), _step("REVISE"), _step("CHECK", True), _step("SUBMIT")]
+    passing = [_step("DRAFT"), _step("CHECK", True), _step("SUBMIT")]
+    d = policy_diagnostics([episode_play(failing), episode_play(passing)] * 10)
+    # after a check: (fail, V), (fail, C), (pass, S), (pass, S): the action names the verdict, 1 bit
+    assert d["top_share"] == 0.5 and d["mi_checked_bits"] == pytest.approx(1.0)
+    assert 0 < d["mi_bits"] <= math.log2(3)
+
+
 def test_plug_in_bias_shrinks_with_more_steps() -> None:
     pairs = list(product(VERDICTS, "DCVS"))
     assert plug_in_bias(pairs) == pytest.approx(6 / (2 * 12 * math.log(2)))
