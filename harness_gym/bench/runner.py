@@ -34,7 +34,8 @@ Learner diagnostics (``diagnostics``): per evaluated policy (Base, Forced-CHECK,
 and open-loop, every learner), from all its evaluation episodes, ``harness_gym.evaluation.diagnostics``'
 ``policy_diagnostics``: the share of episodes playing its most common action string (``top_share``,
 ``top_string``) and the plug-in mutual information in bits between its action and the last check
-verdict (``mi_bits``, with its small-count bias ``mi_bias_bits`` and the ``steps`` it is over).
+verdict (``mi_bits``, with its small-count bias ``mi_bias_bits`` and the ``steps`` it is over; and
+``mi_checked_bits`` over the ``checked_steps`` after a check, free of the before/after-check position).
 
 Off-policy evaluation (``off_policy_evaluation``): every trained acting policy is also valued from the
 buffer alone (FQE, IS, WIS, PDIS, DR; ``harness_gym.bench.ope``) and by playing it on the train tasks the
