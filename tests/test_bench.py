@@ -138,7 +138,9 @@ def test_bench_writes_the_report(tmp_path):
     measured = measure(PLANNING, ("expert", "open-loop"), Protocol(seeds=(0,), rollouts=1))
     expert, open_loop = ([r["G"] for r in measured[name]] for name in ("expert", "open-loop"))
     gap = setting["state_dependence"]
-    assert (gap["gap"], gap["ci_low"], gap["ci_high"]) == pytest.approx(paired_gap(expert, open_loop))
+    tasks = [r["task_id"] for r in measured["expert"]]
+    expected = paired_gap(expert, open_loop, clusters=tasks)
+    assert (gap["gap"], gap["ci_low"], gap["ci_high"]) == pytest.approx(expected)
     assert gap["expert_G"] == pytest.approx(np.mean(expert)) and gap["pairs"] == 20
     assert gap["open_loop_G"] == pytest.approx(np.mean(open_loop))
     # G and tokens per episode of every evaluated policy; the gap's two are references, not in the tables
@@ -154,6 +156,13 @@ def test_bench_writes_the_report(tmp_path):
     section = report.split(f"## {HEADINGS['state_dependence']}\n", 1)[1]
     assert f"| {fmt_signed(gap['gap'])} | {fmt_ci(gap['ci_low'], gap['ci_high'])} | 20 |" in section
     assert "![g_vs_tokens](fig_g_vs_tokens.png)" in report
+    # learner diagnostics of every evaluated policy, the gap's two included, from its evaluation episodes
+    diagnostics = setting["diagnostics"]
+    assert set(diagnostics) == set(policies) | {"expert", "open-loop"}
+    assert all(d["episodes"] == 20 and 0.0 <= d["mi_bits"] <= np.log2(3) for d in diagnostics.values())
+    assert diagnostics["open-loop"]["top_share"] == 1.0  # a fixed string
+    section = report.split(f"## {HEADINGS['diagnostics']}\n", 1)[1]
+    assert f"| expert | {diagnostics['expert']['top_share']:.1%} |" in section
     assert (tmp_path / "results" / "fig_g_vs_tokens.png").stat().st_size > 0
     with pytest.raises(ValueError, match="unknown setting"):
         run(BenchConfig(settings=("Nope-v0",), out=str(tmp_path / "x")))

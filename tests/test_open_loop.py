@@ -54,7 +54,7 @@ def test_the_gap_is_a_paired_difference_with_an_interval():
         for kind in ("structural", "with_judge")
     }
     table = headroom_markdown({PLANNING: summary})
-    assert "expert − open-loop" in table and "+0.175" in table and "no rubric-perfect draft" in table
+    assert "| expert | +0.175 [" in table and "it − open-loop" in table and "no rubric-perfect draft" in table
 
 
 def test_planning_checks_are_a_sound_validator():

@@ -30,6 +30,13 @@ expert minus open-loop with its paired bootstrap interval (``harness_gym.evaluat
 ``tokens`` every evaluated policy's mean G and mean executor tokens per episode. Neither joins the
 comparison tables unless named in ``references``.
 
+Learner diagnostics (``diagnostics``): per evaluated policy (Base, Forced-CHECK, the references, expert
+and open-loop, every learner), from all its evaluation episodes, ``harness_gym.evaluation.diagnostics``'
+``policy_diagnostics``: the share of episodes playing its most common action string (``top_share``,
+``top_string``) and the plug-in mutual information in bits between its action and the last check
+verdict (``mi_bits``, with its small-count bias ``mi_bias_bits`` and the ``steps`` it is over; and
+``mi_checked_bits`` over the ``checked_steps`` after a check, free of the before/after-check position).
+
 Off-policy evaluation (``off_policy_evaluation``): every trained acting policy is also valued from the
 buffer alone (FQE, IS, WIS, PDIS, DR; ``harness_gym.bench.ope``) and by playing it on the train tasks the
 buffer's episodes start from, so each estimator's error is measured against the simulator's truth.
@@ -55,6 +62,7 @@ from typing import Any, ClassVar
 from harness_gym.bench.processes import run_each
 from harness_gym.envs.env import check_token_price
 from harness_gym.envs.registry import ENV_IDS, env_class
+from harness_gym.evaluation.diagnostics import episode_play, policy_diagnostics
 from harness_gym.evaluation.engine import EngineConfig, check_manifest, config_key, write_atomic
 from harness_gym.evaluation.paper import CURVE_SPLIT, EVAL_ROLLOUTS, EVAL_SEEDS
 from harness_gym.evaluation.rollout import USAGE_KEYS
@@ -282,7 +290,8 @@ def gap_policies(env_id: str) -> dict[str, Any]:
 
 def state_dependence(env_id: str, results: dict[str, list[Any]]) -> dict[str, Any] | None:
     """Expert and open-loop mean G and their paired gap with its bootstrap interval
-    (``headroom.paired_gap``, over the protocol's episode pairs); None without both."""
+    (``headroom.paired_gap``, over the protocol's episode pairs, resampling whole tasks); None without
+    both."""
     if not all(name in results for name in GAP_POLICIES):
         return None
     from harness_gym.evaluation.headroom import paired_gap
@@ -291,7 +300,8 @@ def state_dependence(env_id: str, results: dict[str, list[Any]]) -> dict[str, An
     expert, open_loop = (results[name] for name in GAP_POLICIES)
     if [r.key for r in expert] != [r.key for r in open_loop]:
         raise ValueError(f"{env_id}: expert and open-loop did not play the same episodes")
-    gap, low, high = paired_gap([r.G for r in expert], [r.G for r in open_loop])
+    tasks = [r.task_id for r in expert]  # the interval resamples whole tasks, as ``harness-gym headroom``'s
+    gap, low, high = paired_gap([r.G for r in expert], [r.G for r in open_loop], clusters=tasks)
     return {
         "expert_G": statistics.fmean(r.G for r in expert),
         "open_loop_G": statistics.fmean(r.G for r in open_loop),
@@ -509,13 +519,16 @@ class SettingRun:
         self.timings: dict[str, float] = {}
         self.kept: dict[str, list[dict[str, Any]]] = {}
         self.tokens: dict[str, list[float]] = {}
+        self.plays: dict[str, list[Any]] = {}
         self.start = time.perf_counter()
 
     def keep(self, name: str, record: dict[str, Any], view: bool = True) -> None:
-        """Count an evaluation episode's tokens, and keep its record for ``write_episodes`` if ``view``."""
+        """Count an evaluation episode's tokens, note its actions and verdicts (``diagnostics``), and
+        keep its record for ``write_episodes`` if ``view``."""
         self.tick(1)
         usage = record["usage"]
         self.tokens.setdefault(name, []).append(usage["prompt_tokens"] + usage["completion_tokens"])
+        self.plays.setdefault(name, []).append(episode_play(record["step_records"]))
         if view:
             self.kept.setdefault(name, []).append({"policy": name, **record})
 
@@ -755,6 +768,7 @@ def setting_output(
         "ope": ope,
         "state_dependence": state_dependence(env_id, gap_refs),
         "tokens": token_points(results | gap_refs, setting.tokens, references=references),
+        "diagnostics": {name: policy_diagnostics(setting.plays[name]) for name in results | gap_refs},
     }
 
 

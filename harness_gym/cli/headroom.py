@@ -1,13 +1,17 @@
 """reference policies (random to expert) on the eval protocol
 
 ``harness-gym headroom``: measure every reference policy with ``harness_gym.evaluation.headroom``, print the
-headroom and ceiling tables, the state-dependence gap (expert - open-loop) and CHECK's false-alarm and
-detection rates; optionally write them, the packaged reference-score table and the open-loop strings.
+headroom and ceiling tables, the state-dependence gap (best of expert and online - open-loop) and CHECK's
+false-alarm and detection rates; optionally write them, the packaged reference-score table and the
+open-loop strings. ``--train-online`` first trains the online reference (``baselines.online``: MaskablePPO
+per seed until its validation curve is flat) and writes its scores with their provenance to
+``--online-file``; ``--policies ... online`` reads them back.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from harness_gym.cli.common import first_line
 from harness_gym.envs.registry import ENV_IDS, EXTRA_ENV_ENTRY_POINTS
@@ -36,6 +40,28 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument(
         "--no-check-rates", action="store_true", help="skip CHECK's false-alarm / detection measurement"
+    )
+    parser.add_argument(
+        "--obs-layout", default=None, choices=("v1", "v2"), help="observation layout (default: the env's)"
+    )
+    online = parser.add_argument_group("online reference")
+    online.add_argument(
+        "--train-online",
+        action="store_true",
+        help="train MaskablePPO per --seeds seed on the train split until flat, play the eval protocol, "
+        "and write the scores to --online-file",
+    )
+    online.add_argument(
+        "--online-file",
+        default=None,
+        help="the online reference's scores (default harness_gym/data/online.json)",
+    )
+    online.add_argument("--online-steps", type=int, default=None, help="env steps at most per seed")
+    online.add_argument("--online-eval-every", type=int, default=None, help="env steps between curve points")
+    online.add_argument("--online-min-steps", type=int, default=None, help="no flat stop before these steps")
+    online.add_argument("--online-envs", type=int, default=None, help="vectorised environments (default 8)")
+    online.add_argument(
+        "--online-vec", default=None, choices=("dummy", "subproc"), help="vectorised env kind"
     )
     parser.set_defaults(func=run)
 
@@ -79,6 +105,9 @@ def run(args: argparse.Namespace) -> int:
                 "id beyond the paper's eight; no --seeds / --rollouts / --tasks) and the random and expert "
                 "policies"
             )
+    env_kwargs = {} if args.obs_layout is None else {"obs_layout": args.obs_layout}
+    if args.train_online:
+        train_online_references(args, env_ids, protocol)
     if args.search_open_loop:
         from harness_gym.evaluation.open_loop import write_open_loop
         from harness_gym.policies.open_loop import open_loop_table
@@ -87,7 +116,10 @@ def run(args: argparse.Namespace) -> int:
         open_loop_table.cache_clear()
     try:
         chosen = tuple(args.policies) if args.policies else None  # None: open-loop where a string is shipped
-        results = {env_id: measure(env_id, chosen, protocol, log=print) for env_id in env_ids}
+        results = {
+            env_id: measure(env_id, chosen, protocol, log=print, online_file=args.online_file, **env_kwargs)
+            for env_id in env_ids
+        }
     except ValueError as exc:
         raise SystemExit(f"harness-gym headroom: {exc}") from None
     summaries = {env_id: summarize_setting(by_policy) for env_id, by_policy in results.items()}
@@ -116,3 +148,35 @@ def run(args: argparse.Namespace) -> int:
         path = write_reference_scores(table)
         print(f"wrote {path}")
     return 0
+
+
+def train_online_references(args: argparse.Namespace, env_ids: tuple[str, ...], protocol: Any) -> None:
+    """``--train-online``: each env id's online reference, written to ``--online-file`` after each."""
+    if protocol.max_tasks is not None or protocol.rollouts != EVAL_ROLLOUTS:
+        raise SystemExit(
+            "--train-online plays the eval protocol's tasks and rollouts: drop --tasks / --rollouts"
+        )
+    from baselines.online import METHOD, OnlineConfig, train_online
+    from harness_gym.evaluation.online import write_online
+
+    budget = {
+        "max_steps": args.online_steps,
+        "eval_every": args.online_eval_every,
+        "min_steps": args.online_min_steps,
+        "n_envs": args.online_envs,
+        "vec_env": args.online_vec,
+        "obs_layout": args.obs_layout,
+    }
+    for env_id in env_ids:
+        try:
+            config = OnlineConfig(
+                env_id, seeds=protocol.seeds, **{k: v for k, v in budget.items() if v is not None}
+            )
+        except ValueError as exc:
+            raise SystemExit(f"harness-gym headroom: {exc}") from None
+        entry = train_online(config, log=print)
+        path = write_online({env_id: entry}, METHOD, args.online_file)
+        print(
+            f"{env_id}: online eval G {entry['mean_G']:.3f} after {entry['env_steps']:,} env steps, "
+            f"{entry['cpu_s']:.0f} CPU-s; wrote {path}"
+        )

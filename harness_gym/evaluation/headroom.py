@@ -9,6 +9,14 @@ and AW, and ceiling information — best-of-k (per task and seed, the best of it
 best of all its episodes) and the share of eval tasks that some observation-only policy, or
 hindsight-submit (which reads hidden state), solves in at least one episode.
 
+The ``online`` reference (``harness_gym.evaluation.online``) is not played here: its episodes are read
+from the online-reference file, where the trained models played the same protocol episodes. The
+state-dependence gap (``state_dependence_gap``) is the best state-reading reference (expert or online,
+whichever has the higher mean G on these episodes) minus open-loop, with a paired bootstrap interval
+that resamples whole tasks (``paired_gap`` with ``clusters``): episodes of one task share it, so they
+are not independent draws. Choosing the better reference on the same episodes makes the gap a little
+optimistic where the two are close.
+
 ``reference_table`` / ``write_reference_scores`` produce ``harness_gym/data/reference_scores.json`` (the
 table ``harness_gym.evaluation.reference_scores`` reads) from the random and expert policies' measurements:
 the reference scores are always produced by this code, never typed in.
@@ -70,8 +78,13 @@ class Protocol:
         }
 
 
+STATE_READING = ("expert", "online")
+"""References that read the (observable) state; the gap takes the better of those measured."""
+
+
 def policy_names(include_optional: bool = True) -> tuple[str, ...]:
-    """The reference policies measured here: the scripted ones, then every optional one installed."""
+    """The reference policies measured here: the scripted ones, open-loop, then every optional one
+    installed (``online`` joins when named, or by default where the online-reference file has it)."""
     from harness_gym.policies.scripted import REFERENCE_POLICIES
 
     optional = tuple(
@@ -106,20 +119,32 @@ def measure(
     policies: Sequence[str] | None = None,
     protocol: Protocol = Protocol(),
     log: Callable[[str], None] | None = None,
+    online_file: str | Path | None = None,
     **env_kwargs: Any,
 ) -> dict[str, list[dict[str, Any]]]:
-    """Per policy, one record ``{task_id, seed, rollout, G}`` per protocol episode (protocol order)."""
+    """Per policy, one record ``{task_id, seed, rollout, G}`` per protocol episode (protocol order);
+    ``online``'s read from ``online_file`` (default ``harness_gym.evaluation.online.ONLINE_FILE``)."""
     import gymnasium as gym
+
+    from harness_gym.evaluation.online import ONLINE, online_records, read_online
 
     names = tuple(policies) if policies is not None else policy_names()
     if policies is None and env_id not in _shipped_open_loop():  # a default run measures it where shipped
         names = tuple(name for name in names if name != OPEN_LOOP)
+    if policies is None and env_id in read_online(online_file)["settings"]:
+        names = (*names, ONLINE)
     env = gym.make(env_id, split=protocol.split, **env_kwargs)
     try:
         task_ids = [task.task_id for task in env.unwrapped.tasks][: protocol.max_tasks]
         episodes = protocol_episodes(task_ids, protocol.seeds, protocol.rollouts)
         results: dict[str, list[dict[str, Any]]] = {}
         for name in names:
+            if name == ONLINE:
+                layout, profile = env_kwargs.get("obs_layout", "v1"), env_kwargs.get("executor_profile")
+                results[name] = online_records(
+                    env_id, episodes, online_file, layout, "default" if profile is None else str(profile)
+                )
+                continue
             policy = build_policy(name, env_id, env, env_kwargs)
             results[name] = [
                 {
@@ -143,11 +168,18 @@ def _shipped_open_loop() -> set[str]:
     return set(open_loop_table()["strings"])
 
 
-def paired_gap(a: Sequence[float], b: Sequence[float], seed: int = 0) -> tuple[float, float, float]:
-    """mean(a - b) over episode pairs and its 95% percentile bootstrap interval (``GAP_RESAMPLES``)."""
+def paired_gap(
+    a: Sequence[float], b: Sequence[float], seed: int = 0, clusters: Sequence[Any] | None = None
+) -> tuple[float, float, float]:
+    """mean(a - b) over episode pairs and its 95% percentile bootstrap interval (``GAP_RESAMPLES``),
+    resampling pairs, or whole clusters of pairs (e.g. each pair's task) when ``clusters`` labels them."""
+    from harness_gym.evaluation.protocol import _clustered
+
     d = np.asarray(a, float) - np.asarray(b, float)
     rng = np.random.default_rng(seed)
-    means = d[rng.integers(0, d.size, size=(GAP_RESAMPLES, d.size))].mean(axis=1)
+    sums, counts = _clustered(d, clusters)
+    picks = rng.integers(0, sums.size, size=(GAP_RESAMPLES, sums.size))
+    means = sums[picks].sum(axis=1) / counts[picks].sum(axis=1)
     lo, hi = np.quantile(means, [0.025, 0.975])
     return float(d.mean()), float(lo), float(hi)
 
@@ -187,12 +219,27 @@ def summarize_setting(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> dic
             float(np.mean([best_honest[t] >= SOLVED_G for t in tasks])) if honest else None
         ),
         "solved_by_any": float(np.mean([best_any[t] >= SOLVED_G for t in tasks])),
-        "state_dependence_gap": (
-            paired_gap([r["G"] for r in results["expert"]], [r["G"] for r in results[OPEN_LOOP]])
-            if "expert" in results and OPEN_LOOP in results
-            else None
-        ),
+        **state_dependence_gap(results),
     }
+
+
+def state_dependence_gap(results: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
+    """``state_dependence_gap``: (gap, low, high) of the best state-reading reference measured
+    (``STATE_READING``, by mean G) minus open-loop, its interval resampling whole tasks;
+    ``state_dependence_reference``: which one. Both None without open-loop or a state-reading reference."""
+    readers = [name for name in STATE_READING if name in results]
+    if OPEN_LOOP not in results or not readers:
+        return {"state_dependence_gap": None, "state_dependence_reference": None}
+    best = max(readers, key=lambda name: float(np.mean([r["G"] for r in results[name]])))
+    pairs = list(zip(results[best], results[OPEN_LOOP], strict=True))
+    if any(
+        (x["task_id"], x["seed"], x["rollout"]) != (y["task_id"], y["seed"], y["rollout"]) for x, y in pairs
+    ):
+        raise ValueError(f"{best} and {OPEN_LOOP} did not play the same episodes")
+    gap = paired_gap(
+        [x["G"] for x, _ in pairs], [y["G"] for _, y in pairs], clusters=[x["task_id"] for x, _ in pairs]
+    )
+    return {"state_dependence_gap": gap, "state_dependence_reference": best}
 
 
 def headroom_markdown(summaries: Mapping[str, Mapping[str, Any]]) -> str:
@@ -221,15 +268,21 @@ def headroom_markdown(summaries: Mapping[str, Mapping[str, Any]]) -> str:
             f"{'' if honest is None else f'{honest:.0%}'} | {s['solved_by_any']:.0%} |"
         )
     gaps = {
-        env_id: s["state_dependence_gap"] for env_id, s in summaries.items() if s.get("state_dependence_gap")
+        env_id: (s.get("state_dependence_reference") or "expert", *s["state_dependence_gap"])
+        for env_id, s in summaries.items()
+        if s.get("state_dependence_gap")
     }
     if gaps:
         lines += [
             "",
-            "| setting | state-dependence gap: expert − open-loop [95% paired bootstrap] |",
-            "|---|---|",
+            "| setting | best state-reading reference | state-dependence gap: it − open-loop "
+            "[95% paired bootstrap over tasks] |",
+            "|---|---|---|",
         ]
-        lines += [f"| {env_id} | {m:+.3f} [{lo:+.3f}, {hi:+.3f}] |" for env_id, (m, lo, hi) in gaps.items()]
+        lines += [
+            f"| {env_id} | {ref} | {m:+.3f} [{lo:+.3f}, {hi:+.3f}] |"
+            for env_id, (ref, m, lo, hi) in gaps.items()
+        ]
     rates = {env_id: s["check_rates"] for env_id, s in summaries.items() if s.get("check_rates")}
     if rates:
         lines += ["", CHECK_RATES_HEADER, "|---|---|---|---|---|"]

@@ -7,10 +7,10 @@ paper's numbers for the same rows and columns (``harness_gym.evaluation.paper``)
 
 The report opens with the answer (``summary``: the ranking, what beat Base, the gaps) and a glossary
 (``glossary``), then has one module per section (``paper_tables``, ``others``, ``curves``, ``aggregate``,
-``ope``, ``state_dependence``), one per group of figures (``paper_figures``, ``score_figures``; colours
-from ``palette``), and ``document``, which puts them together into report.md, summary.csv and
-results.json. ``python -m
-harness_gym.bench.report RESULTS_JSON`` renders the report of a finished run again.
+``ope``, ``state_dependence``, ``diagnostics``), one per group of figures (``paper_figures``,
+``score_figures``; colours from ``palette``), and ``document``, which puts them together into report.md,
+summary.csv and results.json. ``python -m harness_gym.bench.report RESULTS_JSON`` renders the report of
+a finished run again.
 
 matplotlib is imported only inside the figure functions (Agg canvas, no pyplot state).
 """

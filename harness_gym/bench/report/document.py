@@ -12,6 +12,7 @@ from typing import Any
 from harness_gym.bench.report.access import _label, _ordered_settings, _policies
 from harness_gym.bench.report.aggregate import aggregate_section
 from harness_gym.bench.report.curves import curves_table
+from harness_gym.bench.report.diagnostics import diagnostics_table
 from harness_gym.bench.report.figures import figure_captions, write_figures
 from harness_gym.bench.report.format import DASH, _missing, fmt_num, markdown_table
 from harness_gym.bench.report.glossary import glossary_section
@@ -62,6 +63,7 @@ def markdown_tables(results: Mapping[str, Any]) -> str:
         lambda settings: aggregate_section(results, settings),
         ope_tables,
         state_dependence_tables,
+        diagnostics_table,
     )
     tables = [build(settings).rstrip() for build in builders]
     if results.get("smoke"):  # every section says so, not only the report's title

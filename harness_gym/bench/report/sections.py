@@ -13,6 +13,7 @@ HEADINGS = {
     "curves": "Learning curves",
     "aggregate": "Aggregate statistics",
     "state_dependence": "State-dependence gap and token cost",
+    "diagnostics": "Learner diagnostics: fixed strings and use of the check verdict",
 }
 """Section titles of ``markdown_tables``, in order."""
 

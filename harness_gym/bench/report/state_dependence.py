@@ -36,7 +36,7 @@ def state_dependence_tables(settings: list[tuple[str, Mapping[str, Any]]]) -> st
     parts = [
         "The expert (reads the state) and the open-loop reference (the setting's best fixed action string, "
         "`harness_gym/data/open_loop.json`) play the same evaluation episodes as Base; the gap is their mean "
-        "paired difference in G with a 95% percentile bootstrap interval over the episode pairs "
+        "paired difference in G with a 95% percentile bootstrap interval resampling whole tasks "
         "(`harness_gym.evaluation.headroom.paired_gap`). A measurement, not a target."
     ]
     headers = ["Setting", "expert G", "open-loop G", "gap", "95% CI", "pairs", "open-loop string"]
