@@ -84,3 +84,102 @@ def test_capture_drops_a_character_cut_at_the_limit() -> None:
     whole = runner._Capture(10)
     whole.feed(b"ab\xffc")
     assert whole.text() == "ab\ufffdc" and not whole.truncated
+
+
+# -- one run each, with the in-process layer alone ------------------------------------------------------
+def test_a_run_returns_its_output_status_and_removes_its_directory() -> None:
+    source = (
+        "import os, sys\n"
+        "print(os.getcwd()); print(open('data/in.txt').read()); print(sys.stdin.read())\n"
+        "print(os.environ['HOME'] == os.getcwd(), 'SECRET' in os.environ)\n"
+        "sys.stderr.write('note')\n"
+        "raise SystemExit(3)\n"
+    )
+    result = runner.run_in_process(source, stdin="from stdin", files={"data/in.txt": "placed"})
+    cwd, placed, stdin, env = result.stdout.splitlines()
+    assert (placed, stdin, env) == ("placed", "from stdin", "True False")
+    assert result.stderr == "note" and result.returncode == 3
+    assert not result.timed_out and not result.truncated and not result.ok
+    assert "harness_sandbox_" in cwd
+    import os
+
+    assert not os.path.exists(cwd)
+
+
+def test_a_run_past_its_wall_time_is_killed_and_keeps_its_output() -> None:
+    source = "import sys, time\nprint('started', flush=True)\nwhile True:\n    time.sleep(0.01)\n"
+    result = runner.run_in_process(source, limits=SandboxLimits(wall_time_s=1.0))
+    assert result.timed_out and result.returncode is None and not result.ok
+    assert result.stdout == "started\n"
+    assert 1.0 <= result.duration_s < 10.0
+
+
+def test_output_beyond_the_limit_is_cut_and_marked() -> None:
+    source = "import sys\nsys.stdout.write('x' * 5000)\nsys.stderr.write('y' * 10)\n"
+    result = runner.run_in_process(source, limits=SandboxLimits(output_bytes=100))
+    assert result.ok and result.truncated
+    assert result.stdout == "x" * 100 and result.stderr == "y" * 10
+
+
+def test_a_large_stdin_is_fed_whole_and_an_unread_one_does_not_block() -> None:
+    data = "z" * 300_000
+    read = runner.run_in_process("import sys\nprint(len(sys.stdin.read()))\n", stdin=data)
+    assert read.ok and read.stdout == "300000\n"
+    unread = runner.run_in_process("print('done')\n", stdin=data)
+    assert unread.ok and unread.stdout == "done\n"
+
+
+def test_a_background_process_does_not_outlive_the_run() -> None:
+    source = (
+        "import os, time\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    time.sleep(30)\n"
+        "    os._exit(0)\n"
+        "print(pid, flush=True)\n"
+    )
+    result = runner.run_in_process(source, limits=SandboxLimits(max_processes=1))
+    assert result.returncode == 0 and not result.timed_out, result.stderr
+    assert result.duration_s < 10.0  # not the child's 30 s: the group is killed once the parent exits
+    import os
+
+    child = int(result.stdout)
+    try:
+        os.kill(child, 0)
+    except ProcessLookupError:
+        pass
+    else:  # a pid may be reused, but not by our sleeping child
+        with open(f"/proc/{child}/cmdline", "rb") as f:
+            assert b"harness_sandbox" not in f.read()
+
+
+def test_process_exit_checks_on_this_process_s_own_children() -> None:
+    import subprocess
+
+    proc = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        assert not runner._has_exited(proc.pid)
+        runner._kill_group(proc.pid)
+        proc.wait()
+        assert runner._has_exited(proc.pid)  # reaped: no longer a child
+    finally:
+        proc.kill()
+    runner._kill_group(proc.pid)  # a gone group is not an error
+    pidfd = runner._pidfd_open(proc.pid)
+    assert pidfd is None
+    fd = runner._pidfd_open(__import__("os").getpid())
+    assert fd is not None
+    __import__("os").close(fd)
+
+
+def test_remove_tree_removes_what_the_code_locked(tmp_path) -> None:
+    import os
+
+    top = tmp_path / "scratch"
+    (top / "a" / "b").mkdir(parents=True)
+    (top / "a" / "b" / "f").write_text("x")
+    os.chmod(top / "a" / "b", 0o000)
+    os.chmod(top / "a", 0o500)
+    runner._remove_tree(str(top))
+    assert not top.exists()
+    runner._remove_tree(str(top))  # already gone: nothing to do
