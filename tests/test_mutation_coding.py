@@ -31,6 +31,18 @@ def test_the_verdict_key_changes_with_every_input(index: int, other: object) -> 
     assert verifier.cache_key(*changed) != verifier.cache_key(*BASE)
 
 
+def test_the_verdict_key_takes_any_source_and_ignores_the_order_of_a_tests_keys() -> None:
+    surrogate = verifier.cache_key("x = '\ud800'\n", *BASE[1:])
+    assert surrogate != verifier.cache_key("x = '\ud801'\n", *BASE[1:])
+    reordered = [{"expected": 2, "args": [1]}]
+    assert verifier.cache_key(SOURCE, "f", reordered, *BASE[3:]) == verifier.cache_key(*BASE)
+
+
+def test_a_data_test_with_an_undecodable_expected_value_is_refused() -> None:
+    with pytest.raises(ValueError):
+        verifier.validate_test({"args": [], "expected": {"no such type": 1}})
+
+
 def test_the_verdict_key_ignores_the_order_of_allowed_calls_only() -> None:
     key = verifier.cache_key(*BASE[:4], ("b.c", "a.b"))
     assert key == verifier.cache_key(*BASE[:4], ("a.b", "b.c"))

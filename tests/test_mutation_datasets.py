@@ -62,6 +62,14 @@ def test_the_hdf5_digest_follows_content_not_the_file(tmp_path: Path) -> None:
     assert strings != other
 
 
+PINNED = "4e9dd04d081d6ae693fabef24d13823fde7c7d650c8a6f448021c791deacea9e"
+
+
+def test_the_hdf5_digest_is_pinned_so_published_digests_stay_valid(tmp_path: Path) -> None:
+    """The serialisation itself (tags, separators) is part of every published ``sha256``."""
+    assert manifest.hdf5_digest(_hdf5(tmp_path / "a.h5")) == PINNED
+
+
 def test_update_feeds_a_canonical_typed_serialisation() -> None:
     def fed(value: object) -> bytes:
         class H:
@@ -77,6 +85,9 @@ def test_update_feeds_a_canonical_typed_serialisation() -> None:
     assert fed(b"ab") == fed("ab")
     assert fed(np.asarray([b"x", "y"], dtype=object)) == b"o" + repr(((2,), ["x", "y"])).encode()
     assert fed(np.asarray(["x", "y"])) == b"o" + repr(((2,), ["x", "y"])).encode()
+    assert fed(np.asarray([b"x", b"y"])) == b"o" + repr(((2,), ["x", "y"])).encode()
+    grid = np.asarray([["a", "b"], ["c", "d"]], dtype=object)
+    assert fed(grid) == b"o" + repr(((2, 2), ["a", "b", "c", "d"])).encode()
     arr = np.arange(3, dtype="<i8")
     assert fed(arr) == b"a" + b"<i8(3,)" + arr.tobytes()
     assert (
@@ -91,6 +102,8 @@ def test_the_metadata_digest_leaves_out_only_the_file_size(tmp_path: Path) -> No
         path.write_text(json.dumps(meta))
         return manifest.metadata_digest(path)
 
+    two = digest(b=2, a=1)
+    assert two == digest(a=1, b=2) == hashlib.sha256(b'{"a":1,"b":2}').hexdigest()
     base = digest(a=1, dataset_size=10)
     assert digest(a=1, dataset_size=99) == base == digest(a=1)
     assert digest(dataset_size=10, a=1) == base
@@ -100,6 +113,8 @@ def test_the_metadata_digest_leaves_out_only_the_file_size(tmp_path: Path) -> No
 
 def test_content_digests_name_a_missing_file(tmp_path: Path) -> None:
     (tmp_path / "data").mkdir()
+    with pytest.raises(DatasetError, match=r"lacks data/main_data\.hdf5, data/metadata\.json$"):
+        manifest.content_digests(tmp_path)
     _hdf5(tmp_path / "data" / "main_data.hdf5")
     with pytest.raises(DatasetError, match=r"lacks data/metadata\.json$"):
         manifest.content_digests(tmp_path)
@@ -153,6 +168,11 @@ def test_load_reads_the_entries_or_says_why_not(tmp_path: Path, monkeypatch) -> 
     path.write_text("{")
     with pytest.raises(DatasetError, match=r"^cannot read the dataset manifest .*M\.json: "):
         manifest.load(path)
+    monkeypatch.setenv(manifest.MANIFEST_ENV, str(path.with_name("N.json")))
+    path.with_name("N.json").write_text(manifest.dumps({"c": {}}))
+    assert manifest.load() == {"c": {}}  # no path: the default one
+    with pytest.raises(DatasetError, match=r"to the repository's datasets/MANIFEST\.json$"):
+        manifest.load(tmp_path / "nowhere.json")
     monkeypatch.setenv(manifest.MANIFEST_ENV, "~/elsewhere.json")
     assert manifest.default_path() == Path("~/elsewhere.json").expanduser()
     monkeypatch.setenv(manifest.MANIFEST_ENV, "")
@@ -170,3 +190,4 @@ def test_same_parameters_allows_only_the_newer_parameter_to_be_unrecorded() -> N
     assert not manifest._same_parameters(shipped, {"a": 1})  # nested unrecorded
     assert not manifest._same_parameters(shipped, {"a": 1, "nested": {"b": 2}, "extra": 0})
     assert not manifest._same_parameters({"a": {"b": 2}}, {"a": {"b": 2, "c": 1}})
+    assert not manifest._same_parameters({"a": 1}, {"a": {"b": 1}})  # a value where a mapping was

@@ -230,6 +230,9 @@ def test_merge_refuses_other_tasks_references_or_descriptions_naming_the_files()
         results.merge([("a.json", doc), ("b.json", doc), ("c.json", third)])
     assert results._differ(1, 2) == "1 vs 2"
     assert results._differ({"a": 1, "b": 2}, {"b": 3, "a": 1}) == "b 2 vs 3"
+    assert results._differ({"a": 1}, {"a": 1, "b": 2}) == "b None vs 2"  # a key of one side only
+    assert results._differ({1: 0, "a": 1}, {1: 0, "a": 2}) == "a 1 vs 2"  # keys of mixed types
+    assert results._differ({"a": 1}, None) == "{'a': 1} vs None"
 
 
 def _board(tmp_path, doc=None, **kwargs):

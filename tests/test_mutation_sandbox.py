@@ -70,7 +70,7 @@ def test_capture_keeps_exactly_the_limit_and_says_so() -> None:
     capture = runner._Capture(5)
     capture.feed(b"abc")
     capture.feed(b"de")
-    assert capture.text() == "abcde" and not capture.truncated
+    assert capture.text() == "abcde" and capture.truncated is False
     capture.feed(b"f")
     assert capture.text() == "abcde" and capture.truncated
     capture.feed(b"gh")
@@ -83,7 +83,10 @@ def test_capture_drops_a_character_cut_at_the_limit() -> None:
     assert capture.truncated and capture.text() == "abc"
     whole = runner._Capture(10)
     whole.feed(b"ab\xffc")
-    assert whole.text() == "ab\ufffdc" and not whole.truncated
+    assert whole.text() == "ab\ufffdc" and whole.truncated is False
+    cut = runner._Capture(4)
+    cut.feed(b"a\xffbcd")  # an invalid byte in what is kept is replaced, as in an untruncated stream
+    assert cut.truncated and cut.text() == "a\ufffdbc"
 
 
 # -- one run each, with the in-process layer alone ------------------------------------------------------
@@ -99,7 +102,7 @@ def test_a_run_returns_its_output_status_and_removes_its_directory() -> None:
     cwd, placed, stdin, env = result.stdout.splitlines()
     assert (placed, stdin, env) == ("placed", "from stdin", "True False")
     assert result.stderr == "note" and result.returncode == 3
-    assert not result.timed_out and not result.truncated and not result.ok
+    assert result.timed_out is False and result.truncated is False and not result.ok
     assert "harness_sandbox_" in cwd
     import os
 
