@@ -3,6 +3,7 @@ digests see and ignore, how entries are compared and reported, and where the man
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -191,3 +192,112 @@ def test_same_parameters_allows_only_the_newer_parameter_to_be_unrecorded() -> N
     assert not manifest._same_parameters(shipped, {"a": 1, "nested": {"b": 2}, "extra": 0})
     assert not manifest._same_parameters({"a": {"b": 2}}, {"a": {"b": 2, "c": 1}})
     assert not manifest._same_parameters({"a": 1}, {"a": {"b": 1}})  # a value where a mapping was
+
+
+# -- the collection's resume check on its checkpoint directory ------------------------------------------
+def _llm_collect(tmp_path: Path, max_tokens: int, **kwargs):
+    from harness_gym.datasets.collect import CollectConfig
+    from harness_gym.executors.openai_executor import OpenAIConfig
+
+    executor = OpenAIConfig(model="m", base_url="http://127.0.0.1:1/v1", max_tokens=max_tokens)
+    return CollectConfig(
+        "HarnessPlanning-v0",
+        "mixed",
+        3,
+        "harness/planning/x-v0",
+        root=str(tmp_path),
+        executor=executor,
+        **kwargs,
+    )
+
+
+def test_a_resume_with_another_reply_budget_alone_keeps_the_episodes_and_records_the_change(
+    tmp_path: Path, capsys
+) -> None:
+    from harness_gym.datasets import collect
+
+    first = _llm_collect(tmp_path, 100)
+    directory, done = collect._open_checkpoints(first)
+    assert directory == tmp_path / collect.CHECKPOINTS / "harness__planning__x-v0" and done == {}
+    assert json.loads((directory / "config.json").read_text()) == json.loads(
+        json.dumps(first.content_key(), sort_keys=True)
+    )
+    assert collect._open_checkpoints(first) == (directory, {})  # the same settings: resumed as they are
+    for index in (0, 1, 3):
+        (directory / f"episode-{index}.npz").write_bytes(b"")
+    second = _llm_collect(tmp_path, 200)
+    directory, done = collect._open_checkpoints(second)
+    assert sorted(done) == [0, 1]  # episode 3 lies beyond the 3 wanted
+    assert "resuming 'harness/planning/x-v0' with max_tokens 200 (was 100) after 3 finished episode(s)" in (
+        capsys.readouterr().out
+    )
+    changes = [{"from": 100, "to": 200, "episodes_done": 3}]
+    assert collect.max_tokens_changes(second) == changes
+    stored = json.loads((directory / "config.json").read_text())
+    assert stored == {**json.loads(json.dumps(second.content_key())), collect.MAX_TOKENS_CHANGES: changes}
+    third = _llm_collect(tmp_path, 300)
+    collect._open_checkpoints(third)
+    assert collect.max_tokens_changes(third) == [*changes, {"from": 200, "to": 300, "episodes_done": 3}]
+
+
+def test_a_resume_with_another_budget_and_another_setting_is_refused(tmp_path: Path) -> None:
+    from harness_gym.datasets import collect
+
+    directory, _ = collect._open_checkpoints(_llm_collect(tmp_path, 100))
+    (directory / "episode-0.npz").write_bytes(b"")
+    other = _llm_collect(tmp_path, 200, seed=5)
+    with pytest.raises(
+        collect.CollectError, match=r"with different settings is at .* \(.*; .*\); rerun with the same"
+    ):
+        collect._open_checkpoints(other)
+    assert collect.max_tokens_changes(other) == []
+    assert collect._open_checkpoints(dataclasses.replace(other, overwrite=True)) == (directory, {})
+    assert not (directory / "episode-0.npz").exists()  # overwrite starts again
+    assert collect._open_checkpoints(other) == (directory, {})  # its own settings now
+
+
+def test_an_unreadable_checkpoint_manifest_is_named(tmp_path: Path) -> None:
+    from harness_gym.datasets import collect
+
+    config = _llm_collect(tmp_path, 100)
+    directory = collect.checkpoint_dir(config)
+    directory.mkdir(parents=True)
+    (directory / "config.json").write_text("{")
+    with pytest.raises(
+        collect.CollectError,
+        match=r"^the checkpoint manifest .*config\.json cannot be read \(.*\); delete .* or pass "
+        r"overwrite to start again$",
+    ):
+        collect._open_checkpoints(config)
+    assert collect.max_tokens_changes(config) == []
+
+
+def test_a_resume_key_names_unknown_fields_and_takes_a_nested_configs_own_key() -> None:
+    from dataclasses import dataclass, field
+
+    from harness_gym.evaluation.engine import config_key
+
+    class Nested:
+        def content_key(self) -> dict:
+            return {"model": "m"}
+
+    @dataclass
+    class Inner:
+        x: int = 1
+
+    @dataclass
+    class Config:
+        a: int = 1
+        nested: object = field(default_factory=Nested)
+        inner: Inner = field(default_factory=Inner)
+        late: int | None = None
+
+    assert config_key(Config()) == {"a": 1, "nested": {"model": "m"}, "inner": {"x": 1}, "late": None}
+    assert config_key(Config(), neutral=("a",), added=("late",)) == {
+        "nested": {"model": "m"},
+        "inner": {"x": 1},
+    }
+    assert config_key(Config(late=3), added=("late",))["late"] == 3
+    for neutral, added in ((("a", "nope"), ()), (("a",), ("nope",)), ((), ("nope", "zz"))):
+        with pytest.raises(TypeError, match=r"^Config has no field\(s\) \['nope'"):
+            config_key(Config(), neutral, added)

@@ -322,3 +322,13 @@ def test_write_leaderboard_writes_the_table_and_the_merged_file(tmp_path) -> Non
     }
     assert paths["leaderboard"].read_text() == markdown(doc, ["r.json"])
     assert results.load(paths["results"]) == doc
+
+
+def test_write_indents_by_one_and_keeps_numeric_arrays_on_one_line(tmp_path) -> None:
+    import numpy as np
+
+    doc = {"a": np.float64(1.5), "b": [1e-07, -2.0, 3], "c": {"d": ["x", "y"]}}
+    path = results.write(doc, tmp_path / "w.json")
+    assert path.read_text() == (
+        '{\n "a": 1.5,\n "b": [1e-07, -2.0, 3],\n "c": {\n  "d": [\n   "x",\n   "y"\n  ]\n }\n}\n'
+    )
