@@ -301,3 +301,12 @@ def test_a_resume_key_names_unknown_fields_and_takes_a_nested_configs_own_key() 
     for neutral, added in ((("a", "nope"), ()), (("a",), ("nope",)), ((), ("nope", "zz"))):
         with pytest.raises(TypeError, match=r"^Config has no field\(s\) \['nope'"):
             config_key(Config(), neutral, added)
+
+
+def test_a_checkpoint_directory_without_its_manifest_is_started_afresh(tmp_path: Path) -> None:
+    from harness_gym.datasets import collect
+
+    config = _llm_collect(tmp_path, 100)
+    collect.checkpoint_dir(config).mkdir(parents=True)  # left by a run stopped before its manifest
+    directory, done = collect._open_checkpoints(config)
+    assert done == {} and json.loads((directory / "config.json").read_text())["executor"]["max_tokens"] == 100

@@ -123,3 +123,13 @@ def test_awr_refuses_to_predict_values() -> None:
     obs, masks = _states()
     with pytest.raises(NotImplementedError, match="AWR learns no action values"):
         learner.predict_value(with_mask(obs, masks), np.zeros(N, dtype=int))
+
+
+def test_iql_values_pair_each_state_with_its_own_action() -> None:
+    learner = _learner("iql")  # random critics: values differ from state to state
+    obs, masks = _states(2)
+    x = with_mask(obs, masks)
+    actions = (np.arange(N) * 5) % N_ACTIONS
+    with torch.no_grad():
+        q = learner.impl._q_func.compute_expected_q(torch.as_tensor(x), reduction="min").numpy()
+    np.testing.assert_allclose(learner.predict_value(x, actions), q[np.arange(N), actions], rtol=1e-5)
