@@ -332,3 +332,31 @@ def test_write_indents_by_one_and_keeps_numeric_arrays_on_one_line(tmp_path) -> 
     assert path.read_text() == (
         '{\n "a": 1.5,\n "b": [1e-07, -2.0, 3],\n "c": {\n  "d": [\n   "x",\n   "y"\n  ]\n }\n}\n'
     )
+
+
+EXPLANATION = (
+    "Normalised scores (random = 0, expert = 100). IQM, mean and optimality gap with 95% bootstrap "
+    "intervals: over seeds (stratified within settings) for one model per seed, over episodes for one "
+    "policy playing every seed; no interval from a single seed. P(> Base) and P(> best): the share of "
+    "paired runs (same setting and seed) scoring higher, with its paired interval; best = steady (highest "
+    "IQM; references left out)."
+)
+
+
+def test_the_leaderboard_uses_the_replications_and_rule_it_is_given(tmp_path) -> None:
+    from test_leaderboard import write
+
+    from harness_gym.bench.leaderboard import leaderboard, markdown
+
+    path = write(hand_built(MEAN_AND_IQM_DISAGREE), tmp_path / "r.json")
+    doc = leaderboard([path], reps=1, poi_reps=2, missing="drop-setting")
+    assert doc["aggregate"]["bootstrap"]["reps"] == 1 and doc["aggregate"]["bootstrap"]["poi_reps"] == 2
+    assert doc["aggregate"]["missing"] == "drop-setting"
+    lines = markdown(doc).splitlines()
+    assert lines[1] == "" and lines[3] == "" and lines[4] == EXPLANATION and lines[5] == ""
+    doc["aggregate"]["settings"] = ["EnvA", "EnvB"]
+    doc["aggregate"]["dropped_settings"] = {"EnvC": ["x"]}
+    lines = markdown(doc).splitlines()
+    assert lines[2].startswith("2 settings (EnvA, EnvB); protocol v")
+    assert lines[3:5] == ["", "Left out: setting EnvC (no scores for x)."]
+    assert lines[5] == "" and lines[6] == EXPLANATION
