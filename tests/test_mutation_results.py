@@ -360,3 +360,16 @@ def test_the_leaderboard_uses_the_replications_and_rule_it_is_given(tmp_path) ->
     assert lines[2].startswith("2 settings (EnvA, EnvB); protocol v")
     assert lines[3:5] == ["", "Left out: setting EnvC (no scores for x)."]
     assert lines[5] == "" and lines[6] == EXPLANATION
+
+
+def test_write_leaderboard_links_its_figures_by_default_and_rewrites_in_place(tmp_path) -> None:
+    from harness_gym.bench.leaderboard import markdown, write_leaderboard
+
+    doc = _board(tmp_path)
+    out = tmp_path / "out"
+    paths = write_leaderboard(doc, out)
+    figures = {key: path for key, path in paths.items() if key not in ("leaderboard", "results")}
+    assert figures and all(path.parent == out and path.exists() for path in figures.values())
+    links = "\n".join(f"![{key}]({path.name})" for key, path in figures.items())
+    assert paths["leaderboard"].read_text() == markdown(doc) + "\n" + links + "\n"
+    assert write_leaderboard(doc, out) == paths  # an existing directory is written again
