@@ -202,3 +202,32 @@ def test_structural_check_and_artifact_scores_state_each_criterion(fresh) -> Non
         "parseability": (0.0, 1.0),
         "safety": (0.0, 1.0),
     }
+
+
+@sandboxed
+def test_verdicts_are_kept_on_disk_for_every_later_process_except_timeouts(monkeypatch, tmp_path) -> None:
+    from harness_gym.domains.coding import values
+    from harness_gym.sandbox.runner import SandboxLimits
+
+    monkeypatch.setenv("HARNESS_GYM_CACHE", str(tmp_path))
+    verifier.clear_cache()
+    source = "def f(x):\n    return x + 1 if x < 3 else 0\n"
+    tests = [
+        _data([1], 2),
+        _data([5], 6),
+        {"calls": [values.encode([1]), values.encode(["a"])], "check": "assert True"},
+    ]
+    first = verifier.run_tests(source, "f", tests)
+    assert (first.passed, first.total, first.error) == (1, 3, None)
+    assert first.failures[0] == "assert f(5) == 6  -> got 0"
+    assert first.failures[1].endswith("-> TypeError: '<' not supported between instances of 'str' and 'int'")
+    assert any(tmp_path.rglob("*")), "the verdict was stored on disk"
+    verifier.clear_cache()
+    again = verifier.run_tests(source, "f", tests)
+    assert again == first and again is not first  # read back from disk, field by field
+    slow = "def f(x):\n    while True:\n        pass\n"
+    limits = SandboxLimits(wall_time_s=1.0, cpu_time_s=1)
+    stored = set(tmp_path.rglob("*"))
+    timed = verifier.run_tests(slow, "f", [_data([1], 2)], limits)
+    assert timed.error == "timeout" and set(tmp_path.rglob("*")) == stored  # a timeout is not kept
+    verifier.clear_cache()
