@@ -186,3 +186,44 @@ def test_remove_tree_removes_what_the_code_locked(tmp_path) -> None:
     runner._remove_tree(str(top))
     assert not top.exists()
     runner._remove_tree(str(top))  # already gone: nothing to do
+
+
+def test_remove_tree_opens_every_directory_before_the_second_try(tmp_path, monkeypatch) -> None:
+    """The first removal fails (as it does for a non-root user on a directory without write permission):
+    every real directory below is made 0o700, links are left alone, then the tree goes."""
+    import os
+    import shutil
+    import warnings
+
+    top = tmp_path / "scratch"
+    (top / "a" / "b").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.chmod(outside, 0o555)
+    (top / "a" / "link").symlink_to(outside, target_is_directory=True)
+    for d in (top / "a" / "b", top / "a", top):
+        os.chmod(d, 0o500)
+    real_rmtree, seen = shutil.rmtree, []
+
+    def failing_once(path, *args, **kwargs):
+        if not seen:
+            seen.append({p.name: p.stat().st_mode & 0o777 for p in (top, top / "a", top / "a" / "b")})
+            raise PermissionError(13, "denied")
+        seen.append(os.stat(top / "a" / "b").st_mode & 0o777)
+        return real_rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(runner.shutil, "rmtree", failing_once)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        runner._remove_tree(str(top))
+    assert seen[0] == {"scratch": 0o500, "a": 0o500, "b": 0o500} and seen[1] == 0o700
+    assert not top.exists() and outside.stat().st_mode & 0o777 == 0o555
+
+    def never(path, *args, **kwargs):
+        if not kwargs.get("ignore_errors"):
+            raise PermissionError(13, "denied")
+
+    (tmp_path / "stuck").mkdir()
+    monkeypatch.setattr(runner.shutil, "rmtree", never)
+    with pytest.warns(RuntimeWarning, match=r"^could not remove sandbox directory .*stuck$"):
+        runner._remove_tree(str(tmp_path / "stuck"))
