@@ -177,9 +177,7 @@ def test_load_reads_the_entries_or_says_why_not(tmp_path: Path, monkeypatch) -> 
     monkeypatch.setenv(manifest.MANIFEST_ENV, "~/elsewhere.json")
     assert manifest.default_path() == Path("~/elsewhere.json").expanduser()
     monkeypatch.setenv(manifest.MANIFEST_ENV, "")
-    assert (
-        manifest.default_path() == Path(manifest.__file__).resolve().parents[2] / "datasets" / "MANIFEST.json"
-    )
+    assert manifest.default_path() == manifest.PACKAGED  # the manifest the package ships
 
 
 def test_same_parameters_allows_only_the_newer_parameter_to_be_unrecorded() -> None:
