@@ -151,7 +151,12 @@ def run(children: int) -> None:
         str(children),
         *globs,
     ]
-    done = subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # mutmut forks its children from a process that has run torch: with several torch threads a forked
+    # child can hang in a BCQ/AWR test, and a timeout counts as a kill. One thread each avoids false kills.
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     if done.returncode != 0:
         sys.exit(f"mutmut run failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
 
