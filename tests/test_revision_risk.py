@@ -84,3 +84,13 @@ def test_only_layout_v2_turns_it_on() -> None:
     assert not gym.make("HarnessCoding-v0").unwrapped.executor.break_by_feedback
     v2 = gym.make("HarnessCoding-v0", obs_layout="v2").unwrapped.executor
     assert v2.break_by_feedback and v2.describe()["break_by_feedback"] is True
+
+
+def test_only_layout_v2_records_the_rates_it_reads() -> None:
+    """A v1 dataset's recorded executor has no ``p_break_feedback`` (v1 never reads it, and recording it
+    would change every published v1 dataset's checksum); a v2 one records the rates it plays with."""
+    v1 = gym.make("HarnessPlanning-v0").unwrapped.executor.describe()
+    assert "p_break_feedback" not in v1["profile"]["mechanism"] and "break_by_feedback" not in v1
+    assert v1["profile"]["mechanism"]["p_break"] == MECHANISMS["default"].p_break
+    v2 = gym.make("HarnessPlanning-v0", obs_layout="v2").unwrapped.executor.describe()
+    assert v2["profile"]["mechanism"]["p_break_feedback"] == dict(MECHANISMS["default"].p_break_feedback)

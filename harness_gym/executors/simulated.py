@@ -125,11 +125,15 @@ class SimulatedExecutor:
         """Parameters recorded in dataset metadata."""
         from dataclasses import asdict
 
+        profile = asdict(self.profile)
+        if not self.break_by_feedback:
+            # MDP v1 never reads it: recorded, it would change every v1 dataset's metadata and checksum
+            del profile["mechanism"]["p_break_feedback"]
         described = {
             "name": self.name,
             "version": SIMULATOR_VERSION,
             "domain": self.domain.name,
-            "profile": asdict(self.profile),
+            "profile": profile,
         }
         if self.break_by_feedback:
             described["break_by_feedback"] = True
