@@ -251,6 +251,6 @@ def test_a_published_tier_rebuilds_to_the_shipped_manifest(published):
     """What `datasets pull` and `verify` promise a user: this tree rebuilds a published tier to the entry
     the package ships (a new executor parameter or metadata key recorded in v1 datasets changes the
     checksum of every tier, and every user's verify would fail)."""
-    root, _, entries = published
+    _, _, entries = published
     shipped = manifest.load(manifest.PACKAGED)
     assert entries[MEDIUM] == shipped[MEDIUM]
