@@ -266,7 +266,8 @@ def test_the_markdown_table_states_the_ranking_and_its_provenance(tmp_path) -> N
 
     text = markdown(_board(tmp_path), ["r.json", "s.json"])
     lines = text.splitlines()
-    assert lines[0] == "# Leaderboard" and text.endswith("|\n")
+    # a point interval is marked ° and the table is followed by what that means
+    assert lines[0] == "# Leaderboard" and text.endswith("resampled runs or on none.\n")
     assert lines[2] == (
         "1 setting (HarnessPlanning-v0); protocol v1: eval split x seeds (0, 1, 2, 3, 4, 5, 6, 7) x 1 "
         "rollout; simulator v2. Files: r.json, s.json."
@@ -279,13 +280,13 @@ def test_the_markdown_table_states_the_ranking_and_its_provenance(tmp_path) -> N
     ]
     assert table[1] == "| :--- | :--- | :--- | ---: | ---: | ---: | ---: | ---: | ---: |"
     assert table[2] == (
-        "| 1 | steady | learner | 30.0 [30.0, 30.0] | 30.0 [30.0, 30.0] | 70.0 [70.0, 70.0] | seeds "
-        "| 1.00 [1.00, 1.00] | — |"
+        "| 1 | steady | learner | 30.0 [30.0, 30.0]° | 30.0 [30.0, 30.0]° | 70.0 [70.0, 70.0]° | seeds "
+        "| 1.00 [1.00, 1.00]° | — |"
     )
     assert table[3].startswith("| 2 | spiky | learner | 10.0 [10.0, 55.0] | 32.5 [10.0, 55.0] | ")
     assert table[4] == (
-        "| 3 | base | scripted | 0.0 [0.0, 0.0] | 0.0 [0.0, 0.0] | 100.0 [100.0, 100.0] | seeds | — "
-        "| 0.00 [0.00, 0.00] |"
+        "| 3 | base | scripted | 0.0 [0.0, 0.0]° | 0.0 [0.0, 0.0]° | 100.0 [100.0, 100.0]° | seeds | — "
+        "| 0.00 [0.00, 0.00]° |"
     )
     assert "Left out" not in text and "smoke" not in text
 

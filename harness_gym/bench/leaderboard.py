@@ -73,13 +73,15 @@ def _cell(entry: Mapping[str, Any] | None, digits: int) -> str:
         return DASH
     if entry.get("ci_low") is None:
         return fmt_num(entry["estimate"], digits)
-    low, high = entry["ci_low"], entry["ci_high"]
-    return f"{fmt_num(entry['estimate'], digits)} [{fmt_num(low, digits)}, {fmt_num(high, digits)}]"
+    from harness_gym.bench.report.summary import interval
+
+    return f"{fmt_num(entry['estimate'], digits)} {interval(entry, digits)}"
 
 
 def markdown(doc: Mapping[str, Any], sources: Sequence[str] = ()) -> str:
     """The ranked table as Markdown, with what it was computed from."""
     from harness_gym.bench.report import SMOKE_NOTE, _count, markdown_table
+    from harness_gym.bench.report.summary import POINT_MARK, POINT_NOTE
 
     aggregate = doc["aggregate"]
     protocol = doc["protocol"]
@@ -139,7 +141,10 @@ def markdown(doc: Mapping[str, Any], sources: Sequence[str] = ()) -> str:
         "P(> Base)",
         "P(> best)",
     ]
-    lines.append(markdown_table(headers, rows, left=3))
+    table = markdown_table(headers, rows, left=3)
+    lines.append(table)
+    if POINT_MARK in table:
+        lines.append(f"\n{POINT_NOTE}")
     return "\n".join(lines) + "\n"
 
 
