@@ -7,6 +7,7 @@ import math
 from itertools import product
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from harness_gym.bench.report import HEADINGS, write_report
@@ -141,3 +142,21 @@ def test_the_report_section_reads_its_numbers_from_results_json(tmp_path: Path) 
         assert int(cells[7]) == d["episodes"] and int(cells[8]) == d["steps"]
     glossary = report.split("## Glossary", 1)[1]
     assert "**Top-string share**" in glossary and "**Verdict MI**" in glossary
+
+
+def test_diagnostics_do_not_depend_on_the_order_episodes_arrive_in() -> None:
+    """Ray delivers a setting's episodes in another order than local threads: the same episodes give the
+    same numbers bit for bit, ties between strings included."""
+    from harness_gym.evaluation.diagnostics import policy_diagnostics
+
+    rng = np.random.default_rng(0)
+    verdicts, letters = ("none", "pass", "fail"), "ODCRS"
+    plays = []
+    for _ in range(40):
+        steps = [(verdicts[rng.integers(3)], letters[rng.integers(5)]) for _ in range(rng.integers(1, 9))]
+        plays.append(("".join(letter for _, letter in steps), steps))
+    plays += [("OS", [("none", "O"), ("none", "S")]), ("DS", [("none", "D"), ("pass", "S")])] * 3
+    forward = policy_diagnostics(plays)
+    for seed in range(5):
+        order = np.random.default_rng(seed).permutation(len(plays))
+        assert policy_diagnostics([plays[i] for i in order]) == forward

@@ -3,9 +3,9 @@
 ``harness-gym headroom``: measure every reference policy with ``harness_gym.evaluation.headroom``, print the
 headroom and ceiling tables, the state-dependence gap (best of expert and online - open-loop) and CHECK's
 false-alarm and detection rates; optionally write them, the packaged reference-score table and the
-open-loop strings. ``--train-online`` first trains the online reference (``baselines.online``: MaskablePPO
-per seed until its validation curve is flat) and writes its scores with their provenance to
-``--online-file``; ``--policies ... online`` reads them back.
+open-loop strings. ``--train-online`` first trains the online reference
+(``harness_gym.evaluation.online_training``: MaskablePPO per seed until its validation curve is flat)
+and writes its scores with their provenance to ``--online-file``; ``--policies ... online`` reads them back.
 """
 
 from __future__ import annotations
@@ -156,8 +156,8 @@ def train_online_references(args: argparse.Namespace, env_ids: tuple[str, ...], 
         raise SystemExit(
             "--train-online plays the eval protocol's tasks and rollouts: drop --tasks / --rollouts"
         )
-    from baselines.online import METHOD, OnlineConfig, train_online
     from harness_gym.evaluation.online import write_online
+    from harness_gym.evaluation.online_training import METHOD, OnlineConfig, train_online
 
     budget = {
         "max_steps": args.online_steps,

@@ -48,7 +48,8 @@ def episode_play(step_records: Sequence[Mapping[str, Any]]) -> Play:
 
 
 def _entropy(counts: Iterable[int], n: int) -> float:
-    return -sum(c / n * math.log2(c / n) for c in counts if c)
+    # summed in sorted order: the same bits whatever order the episodes arrived in (local or Ray)
+    return -sum(c / n * math.log2(c / n) for c in sorted(counts) if c)
 
 
 def mutual_information(pairs: Sequence[tuple[str, str]]) -> float:
@@ -79,7 +80,7 @@ def policy_diagnostics(plays: Sequence[Play]) -> dict[str, Any]:
     if not plays:
         raise ValueError("no episodes to diagnose")
     strings = Counter(string for string, _ in plays)
-    top, count = strings.most_common(1)[0]
+    top, count = min(strings.items(), key=lambda item: (-item[1], item[0]))  # ties: the first string
     pairs = [pair for _, steps in plays for pair in steps]
     checked = [pair for pair in pairs if pair[0] != "none"]
     return {

@@ -198,7 +198,8 @@ def train_online(config: OnlineConfig, log: Callable[[str], None] | None = None)
 
 
 METHOD = {
-    "learner": "sb3_contrib.MaskablePPO (baselines.online), greedy legal action at evaluation",
+    "learner": "sb3_contrib.MaskablePPO (harness_gym.evaluation.online_training), greedy legal action "
+    "at evaluation",
     "flat": f"the last {FLAT_WINDOW} validation points within the largest of their standard errors "
     "(harness_gym.evaluation.online.is_flat), not before min_steps",
     "curve": f"every validation task x {CURVE_ROLLOUTS} rollouts, the run's seed as evaluation seed",
