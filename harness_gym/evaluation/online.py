@@ -3,11 +3,11 @@
 An online learner (``harness_gym.evaluation.online_training``: sb3-contrib's MaskablePPO on vectorised
 environments) is trained per setting and seed on the train split until its learning curve on the
 validation split is flat (``is_flat``), then the model of seed ``s`` plays evaluation seed ``s`` of the
-eval protocol, as the bench's learners do. ``harness-gym headroom --train-online`` runs it and writes
-the file this module reads and writes (``ONLINE_FILE`` by default, one entry per env id, each with its provenance: env steps,
-CPU-seconds, seeds, library versions, the curve). ``harness-gym headroom --policies ... online`` reads
-the entry's episodes back (``online_records``), so the online reference is paired with every other
-reference on the same protocol episodes.
+eval protocol, as the bench's learners do. ``harness-gym headroom --train-online`` runs it and writes the
+file this module reads and writes (``ONLINE_FILE`` by default, one entry per env id, each with its
+provenance: env steps, CPU-seconds, seeds, library versions, the curve). ``harness-gym headroom --policies
+... online`` reads the entry's episodes back (``online_records``), so the online reference is paired with
+every other reference on the same protocol episodes.
 
 Nothing here imports sb3 or torch: reading the scores needs neither.
 """
