@@ -109,8 +109,9 @@ class UpstreamAdapter(SettingDomain):
         self.data_path = data_path
         self.n_train, self.n_eval = int(n_train), int(n_eval)
 
-    def tasks(self) -> list[Task]:
-        return super().tasks() if self.data_path is None else self.upstream_tasks()
+    def tasks(self, obs_layout: str = "v1") -> list[Task]:
+        """Upstream's tasks when ``data_path`` is given (the same for either MDP), else the generated set."""
+        return super().tasks(obs_layout) if self.data_path is None else self.upstream_tasks()
 
     def upstream_tasks(self) -> list[Task]:
         """The tasks read from ``data_path``."""

@@ -19,7 +19,10 @@ from typing import Any, Protocol, TypeVar
 from harness_gym.core.task import Task, packaged_task_file, stratified_split
 
 VERSION = "v0"
-"""The version of every generated task set (the ``-v0`` of the env ids and task files)."""
+"""The version of the paper's generated task sets (the ``-v0`` of the env ids and task files)."""
+MDP2_VERSION = "v1"
+"""The version of the task sets of MDP v2 (``obs_layout="v2"``, ``Domain.mdp2_task_file``): tasks that
+differ in what they need."""
 
 POOL_MIN, POOL_MAX = 5, 8
 """How many flawed artifacts a task's pool holds."""
@@ -46,16 +49,23 @@ class Family(Protocol):
 F = TypeVar("F", bound=Family)
 
 
-def task_file(domain: str) -> Path:
-    """The shipped task file of a setting: ``harness_gym/data/<domain>-v0.jsonl``."""
-    return packaged_task_file(f"{domain}-{VERSION}.jsonl")
+def task_file(domain: str, version: str = VERSION) -> Path:
+    """The shipped task file of a setting: ``harness_gym/data/<domain>-<version>.jsonl``."""
+    return packaged_task_file(f"{domain}-{version}.jsonl")
 
 
 def task_record(
-    domain: str, task_id: str, difficulty: str, split: str, template: str, prompt: str, payload: Any
+    domain: str,
+    task_id: str,
+    difficulty: str,
+    split: str,
+    template: str,
+    prompt: str,
+    payload: Any,
+    version: str = VERSION,
 ) -> dict[str, Any]:
     """One line of a task file."""
-    return Task(task_id, domain, VERSION, difficulty, split, template, prompt, payload).to_record()
+    return Task(task_id, domain, version, difficulty, split, template, prompt, payload).to_record()
 
 
 def family_splits(domain: str, families: Sequence[Family]) -> dict[str, str]:
@@ -83,10 +93,11 @@ def family_records(
     build: Callable[[F, random.Random], tuple[str, Any]],
     attempts: int,
     seed_name: Callable[[F], str] | None = None,
+    version: str = VERSION,
 ) -> list[dict[str, Any]]:
     """The task records of every family, ``count`` tasks each, numbered ``<domain>-000`` on.
 
-    Task ``index`` of a family draws from ``random.Random(f"<domain>-v0/<name>/<index>")``, ``<name>``
+    Task ``index`` of a family draws from ``random.Random(f"<domain>-<version>/<name>/<index>")``, ``<name>``
     being ``seed_name(family)`` (default: its template); ``build(family, rng)`` returns ``(prompt,
     payload)`` or raises ``Reject`` to draw again from the same generator. A task's split is its family's
     (``family_splits``), so families stay whole.
@@ -99,11 +110,13 @@ def family_records(
     records = []
     for family in families:
         for index in range(family.count):
-            rng = random.Random(f"{domain}-{VERSION}/{name(family)}/{index}")
+            rng = random.Random(f"{domain}-{version}/{name(family)}/{index}")
             prompt, payload = _draw(partial(build, family, rng), attempts, f"task {index} of {name(family)}")
             split, task_id = splits[family.template], f"{domain}-{len(records):03d}"
             records.append(
-                task_record(domain, task_id, family.difficulty, split, family.template, prompt, payload)
+                task_record(
+                    domain, task_id, family.difficulty, split, family.template, prompt, payload, version
+                )
             )
     return records
 

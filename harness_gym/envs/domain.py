@@ -282,6 +282,9 @@ class Domain(ABC):
     the check components whose findings name it (feedback naming one of them is localised feedback on
     that flaw) and what its fix needs gathered (``evidence``). The simulated executor reads it; the
     environment pages list it."""
+    mdp2_task_file: ClassVar[str | None] = None
+    """The task set of MDP v2 (``obs_layout="v2"``): tasks generated to differ in what they need
+    (``<name>-v1.jsonl``, written by the domain's generator). None: MDP v2 plays the v0 tasks here."""
     features: ClassVar[DomainFeatures | None] = None
     """What observation layout v2 reads off this domain's task text and check findings
     (``harness_gym.envs.features``; each setting declares its ``<domain>/features.py``)."""
@@ -303,9 +306,11 @@ class Domain(ABC):
         return cls.dataset_name or cls.name
 
     # -- tasks ---------------------------------------------------------------------------------
-    def tasks(self) -> list[Task]:
-        """The whole task set (both splits), validated."""
-        path = packaged_task_file(self.task_file)
+    def tasks(self, obs_layout: str = "v1") -> list[Task]:
+        """The whole task set (both splits) the MDP of ``obs_layout`` plays, validated."""
+        path = packaged_task_file(
+            self.mdp2_task_file if obs_layout == "v2" and self.mdp2_task_file else self.task_file
+        )
         tasks = _load_tasks(str(path))
         for task in tasks:
             if task.domain != self.name:

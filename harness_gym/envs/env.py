@@ -295,7 +295,7 @@ class HarnessEnv(gym.Env[np.ndarray, np.int64]):
         return bind(self.domain) if bind is not None else executor
 
     def _select_tasks(self, split: str, task_ids: Sequence[str] | None) -> list[Task]:
-        tasks = select(self.domain.tasks(), split)
+        tasks = select(self.domain.tasks(self.obs_layout), split)
         if isinstance(task_ids, str):  # one id, not a sequence of one-character ids
             task_ids = [task_ids]
         if task_ids is not None:

@@ -28,7 +28,7 @@ class HumanEvalDomain(CodingDomain):
         super().__init__(*args, **kwargs)
         self.data_path = None if data_path is None else Path(data_path)
 
-    def tasks(self) -> list[Task]:
+    def tasks(self, obs_layout: str = "v1") -> list[Task]:
         key = str(self.data_path)
         if key not in _TASKS:
             records = cached_records(self.data_path)
