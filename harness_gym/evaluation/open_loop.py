@@ -85,7 +85,9 @@ def _rank(score: float, string: str) -> tuple:
     return (-round(score, 12), len(string), string)
 
 
-class _Scorer:
+class Scorer:
+    """Mean G of a string over fixed episodes (cached; a string without DRAFT is played with one)."""
+
     def __init__(self, env: Any, episodes: Sequence[tuple]) -> None:
         self.env, self.episodes, self.cache = env, list(episodes), {}
 
@@ -105,11 +107,11 @@ def search(env_id: str, log: Callable[[str], None] | None = None, **env_kwargs: 
     max_len = int(env.max_steps)
     task_ids = [task.task_id for task in env.tasks]
     full_eps = protocol_episodes(task_ids, EVAL_SEEDS, EVAL_ROLLOUTS)
-    full = _Scorer(env, full_eps)
+    full = Scorer(env, full_eps)
     started, found, scored = time.perf_counter(), [], 0
     for beam_width, rollouts in SEARCHES:
         screen_eps = protocol_episodes(task_ids, (0,), rollouts) if len(task_ids) >= SMALL_SPLIT else full_eps
-        screen = _Scorer(env, screen_eps)
+        screen = Scorer(env, screen_eps)
         best, best_g = _beam_and_climb(screen, full, alphabet, needs_draft, max_len, beam_width)
         found.append(
             {"beam": beam_width, "screen_episodes": len(screen_eps), "string": best, "train_G": best_g}
@@ -128,17 +130,25 @@ def search(env_id: str, log: Callable[[str], None] | None = None, **env_kwargs: 
     }
 
 
-def _beam_and_climb(
-    screen: _Scorer, full: _Scorer, alphabet: Sequence[str], needs_draft: bool, max_len: int, width: int
-) -> tuple[str, float]:
-    """Steps 2-3 of the module docstring: (string, its mean G on the full train protocol)."""
+def beam_strings(
+    screen: Callable[[str], float], alphabet: Sequence[str], needs_draft: bool, max_len: int, width: int
+) -> list[tuple[str, float]]:
+    """Step 2 of the module docstring: every string with a DRAFT the beam scored, best first, with its
+    screen score."""
     beam, complete = [""], {}
     for _ in range(max_len):
         candidates = {s + c for s in beam for c in alphabet if _allowed_next(s, c, needs_draft)}
         scored = sorted(((screen(s), s) for s in candidates), key=lambda x: _rank(*x))
         complete.update({s: g for g, s in scored if "D" in s})
         beam = [s for _, s in scored[:width]]
-    top = sorted(complete.items(), key=lambda x: _rank(x[1], x[0]))[:REFINE]
+    return sorted(complete.items(), key=lambda x: _rank(x[1], x[0]))
+
+
+def _beam_and_climb(
+    screen: Scorer, full: Scorer, alphabet: Sequence[str], needs_draft: bool, max_len: int, width: int
+) -> tuple[str, float]:
+    """Steps 2-3 of the module docstring: (string, its mean G on the full train protocol)."""
+    top = beam_strings(screen, alphabet, needs_draft, max_len, width)[:REFINE]
     best_g, best = min(((full(s), s) for s, _ in top), key=lambda x: _rank(*x))
     for _ in range(CLIMB_ROUNDS):
         neighbours = set()
