@@ -12,6 +12,7 @@ from upstream import upstream_path
 
 from harness_gym.core.actions import Action
 from harness_gym.core.task import packaged_task_file
+from harness_gym.domains.generation import apportion
 from harness_gym.domains.tau_retail import TauRetailDomain, _relevant
 from harness_gym.domains.tau_retail.db import build_db
 from harness_gym.domains.tau_retail.features import TASK_FEATURES, task_features
@@ -19,7 +20,6 @@ from harness_gym.domains.tau_retail.mdp2_tasks import (
     FIGURE_COUNTS,
     WRITE_COUNTS,
     WRITE_TOOLS_SEEN,
-    apportion,
     generate_records,
 )
 from harness_gym.domains.tau_retail.tools import WRITE_TOOLS

@@ -43,7 +43,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from harness_gym.domains.generation import MDP2_VERSION
+from harness_gym.domains.generation import MDP2_VERSION, apportion
 from harness_gym.domains.tau_retail.db import build_db
 from harness_gym.domains.tau_retail.records import DOMAIN, REASONS, alt_variant, make_record
 from harness_gym.domains.tau_retail.tools import run_calls
@@ -69,16 +69,6 @@ DELIVERED_KINDS = ("return", "exchange")
 NAMED_ORDERS = (13, 151)
 """Upstream test tasks' written orders whose id the request states (the rest it describes by content)."""
 ATTEMPTS = 200
-
-
-def apportion(counts: dict[int, float], total: int) -> dict[int, int]:
-    """``total`` split in proportion to ``counts`` by largest remainder (ties: the smaller key)."""
-    norm = sum(counts.values())
-    exact = {k: total * v / norm for k, v in counts.items()}
-    out = {k: int(x) for k, x in exact.items()}
-    for k in sorted(exact, key=lambda k: (-(exact[k] - out[k]), k))[: total - sum(out.values())]:
-        out[k] += 1
-    return out
 
 
 def plan() -> list[tuple[int, bool]]:
