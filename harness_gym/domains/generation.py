@@ -155,3 +155,13 @@ def flawed_pool(
     if len(pool) < POOL_MIN:
         raise Reject("not enough flawed variants")
     return pool
+
+
+def apportion(counts: dict[int, float], total: int) -> dict[int, int]:
+    """``total`` split in proportion to ``counts`` by largest remainder (ties: the smaller key)."""
+    norm = sum(counts.values())
+    exact = {k: total * v / norm for k, v in counts.items()}
+    out = {k: int(x) for k, x in exact.items()}
+    for k in sorted(exact, key=lambda k: (-(exact[k] - out[k]), k))[: total - sum(out.values())]:
+        out[k] += 1
+    return out

@@ -25,6 +25,7 @@ from harness_gym.domains.dbbench.engine import quote_ident, run_sql, using_backe
 from harness_gym.domains.dbbench.prompts import DBBenchPrompts
 from harness_gym.domains.dbbench.upstream import load_upstream
 from harness_gym.domains.dbbench.verifier import CRITERIA, artifact_scores, evaluate
+from harness_gym.domains.generation import MDP2_VERSION
 from harness_gym.envs.domain import VERIFIER_CACHE, Episode, Outcome, Verdict
 from harness_gym.envs.env import HarnessEnv
 from harness_gym.envs.features import declare
@@ -84,6 +85,8 @@ class DBBenchDomain(UpstreamAdapter, ToolSetting):
     prompts_cls = DBBenchPrompts
     flaws = FLAWS
     criteria: Mapping[str, float] = CRITERIA
+    mdp2_task_file = f"{name}-{MDP2_VERSION}.jsonl"
+    """MDP v2 plays ``mdp2_tasks``: upstream's shares of statement types and table widths."""
 
     def __init__(self, *, engine: str = "sqlite", dsn: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -205,7 +208,9 @@ class HarnessDBBenchEnv(HarnessEnv):
     (16), ``n_eval`` (20), ``engine`` (``"sqlite"``, default; or ``"mysql"``: run every statement on a
     real MySQL/MariaDB server, one database per episode, the table hash computed by the server) and
     ``dsn`` (``"mysql://user:password@host:port/"``; default ``$HARNESS_GYM_MYSQL_DSN``; needs the
-    ``mysql`` extra). Base harness: OBSERVE, CALL_TOOL, DRAFT, SUBMIT.
+    ``mysql`` extra). Base harness: OBSERVE, CALL_TOOL, DRAFT, SUBMIT. MDP v2 (``obs_layout="v2"``) plays
+    ``dbbench-v1``: 36 tasks with upstream's shares of statement types (a third each SELECT family,
+    INSERT, UPDATE) and table widths (5-9 columns), from ``mdp2_tasks``.
     """
 
     domain_cls = DBBenchDomain

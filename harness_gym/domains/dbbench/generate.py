@@ -12,6 +12,7 @@ Pool of flawed SQL per task: wrong_aggregate, wrong_filter, wrong_column, syntax
 
 from __future__ import annotations
 
+import argparse
 import random
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,7 +23,7 @@ from harness_gym.domains.base import read_toml
 from harness_gym.domains.dbbench.engine import quote_ident, result_values, run_sql
 from harness_gym.domains.dbbench.upstream import prompt_of
 from harness_gym.domains.dbbench.verifier import artifact_scores
-from harness_gym.domains.generation import task_record
+from harness_gym.domains.generation import MDP2_VERSION, VERSION, task_file, task_record
 
 DOMAIN = "dbbench"
 OUT = "dbbench-v0.jsonl"
@@ -78,13 +79,18 @@ PHRASES: dict[str, dict[str, str]] = _DATA["phrases"]
 """Question phrasings per variant (``a``: train, ``b``: eval) and record type (``themes.toml``)."""
 
 
-def _table(theme: Mapping[str, Any], rng: random.Random) -> dict[str, Any]:
+Extra = tuple[str, tuple[str, ...]]
+"""A column beyond a theme's five (name, values), which no statement reads: a wider table."""
+
+
+def _table(theme: Mapping[str, Any], rng: random.Random, extras: tuple[Extra, ...] = ()) -> dict[str, Any]:
     cats, nums = theme["categories"], theme["numbers"]
-    cols = [theme["key"], *cats, *nums]
+    cols = [theme["key"], *cats, *nums, *(name for name, _ in extras)]
     rows = []
     for key in theme["keys"]:
         row = [key] + [rng.choice(vals) for vals in cats.values()]
         row += [str(rng.randint(lo, hi)) for lo, hi in nums.values()]
+        row += [rng.choice(values) for _, values in extras]
         rows.append(row)
     return {
         "table_name": theme["table"],
@@ -96,9 +102,11 @@ def _lit(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _build(kind: str, theme: Mapping[str, Any], rng: random.Random, variant: str) -> dict[str, Any]:
-    """One record (gold SQL + flawed variants) of a type on a fresh table of the theme."""
-    table = _table(theme, rng)
+def _build(
+    kind: str, theme: Mapping[str, Any], rng: random.Random, variant: str, extras: tuple[Extra, ...] = ()
+) -> dict[str, Any]:
+    """One record (gold SQL + flawed variants) of a type on a fresh table of the theme (plus ``extras``)."""
+    table = _table(theme, rng, extras)
     rows = table["table_info"]["rows"]
     t = quote_ident(theme["table"])
     key_col = theme["key"]
@@ -153,12 +161,13 @@ def _build(kind: str, theme: Mapping[str, Any], rng: random.Random, variant: str
         ]
     elif kind == "INSERT":
         new = [f"New {theme['keys'][0].split()[0]} {rng.randint(20, 99)}", val, val2, "7", "3"]
+        new += [values[0] for _, values in extras]
         cols = ", ".join(quote_ident(x["name"]) for x in table["table_info"]["columns"])
         names = [x["name"] for x in table["table_info"]["columns"]]
         fields["pairs"] = ", ".join(f"{name} = {v}" for name, v in zip(names, new, strict=True))
         values = ", ".join(_lit(v) for v in new)
         gold = f"INSERT INTO {t} ({cols}) VALUES ({values})"
-        swapped = ", ".join(_lit(v) for v in [new[0], new[2], new[1], new[3], new[4]])
+        swapped = ", ".join(_lit(v) for v in [new[0], new[2], new[1], *new[3:]])
         flaws = [
             ("wrong_column", f"INSERT INTO {t} ({cols}) VALUES ({swapped})"),
             ("wrong_filter", f"INSERT INTO {t} ({cols}) VALUES ({values.replace(_lit(new[3]), _lit('70'))})"),
@@ -242,9 +251,17 @@ def generate_records() -> list[dict[str, Any]]:
     return records
 
 
-def main(path: Path | None = None) -> None:
-    write_jsonl(generate_records(), path or packaged_task_file(OUT))
+def main(path: Path | None = None, version: str = VERSION) -> None:
+    """Write the paper's set (``dbbench-v0.jsonl``) or MDP v2's (``--version v1``: ``mdp2_tasks``)."""
+    if version == VERSION:
+        write_jsonl(generate_records(), path or packaged_task_file(OUT))
+    else:
+        from harness_gym.domains.dbbench.mdp2_tasks import generate_records as generate_v1
+
+        write_jsonl(generate_v1(), path or task_file(DOMAIN, MDP2_VERSION))
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description="write a DB-Bench task file")
+    parser.add_argument("--version", choices=(VERSION, MDP2_VERSION), default=VERSION)
+    main(version=parser.parse_args().version)

@@ -15,6 +15,7 @@ from harness_gym.domains.base import (
     content,
     form,
 )
+from harness_gym.domains.generation import MDP2_VERSION
 from harness_gym.domains.tau_retail import features as task_features
 from harness_gym.domains.tau_retail.db import build_db, load_upstream_db
 from harness_gym.domains.tau_retail.prompts import TauRetailPrompts
@@ -91,6 +92,16 @@ def unlooked_orders(writes: tuple[tuple[str, str], ...], evidence: Iterable[str]
     return [order for order, item in writes if item not in seen]
 
 
+def _read_order(task: Task):
+    """Sort key: an evidence id's first mention in the gold actions (the user first)."""
+    names = [f"user:{task.payload['user_id']}"]
+    for call in task.payload["actions"]:
+        kwargs = call.get("kwargs", {})
+        names += [f"order:{kwargs['order_id']}"] if "order_id" in kwargs else []
+        names += [f"product:{kwargs['product_id']}"] if "product_id" in kwargs else []
+    return lambda item: names.index(item)
+
+
 def _relevant(task: Task) -> frozenset[str]:
     """Records a plan needs: the user, every order the gold actions name, the products of named items."""
     payload = task.payload
@@ -115,6 +126,7 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
     criteria: Mapping[str, float] = {**CRITERIA, "grounding": GROUNDING_WEIGHT}
     """The verifier's criteria, plus ``grounding``: every order the plan writes to was looked up."""
     cost_budget = 16.0
+    mdp2_task_file = f"{name}-{MDP2_VERSION}.jsonl"
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -134,7 +146,29 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
         return len(relevant.intersection(context.evidence)) / len(relevant)
 
     def can_retrieve(self, ep: Episode) -> bool:
+        if ep.task.version == MDP2_VERSION:
+            return self._next_lookup(ep) is not None
         return self._rounds(ep) < RETRIEVE_ROUNDS
+
+    def _lookups(self, task: Task) -> tuple[str, ...]:
+        """MDP v2's lookup order for a task: the records the request needs first (in the order its gold
+        plan reads them: the user, the orders it names, the products of the items it swaps), then the
+        user's other orders and the products of all their orders."""
+
+        def build() -> tuple[str, ...]:
+            needed = sorted(_relevant(task), key=_read_order(task))
+            user = self.db["users"].get(task.payload["user_id"], {"orders": []})
+            rest = [f"order:{o}" for o in user["orders"]]
+            rest += [
+                f"product:{i['product_id']}" for o in user["orders"] for i in self.db["orders"][o]["items"]
+            ]
+            return tuple(dict.fromkeys([*needed, *rest]))
+
+        return self.per_task("lookups", task, build)
+
+    def _next_lookup(self, ep: Episode) -> str | None:
+        seen = set(ep.context.evidence)
+        return next((item for item in self._lookups(ep.task) if item not in seen), None)
 
     @staticmethod
     def _rounds(ep: Episode) -> int:
@@ -144,7 +178,12 @@ class TauRetailDomain(UpstreamAdapter, EvidenceSetting):
         return Outcome(text="read the customer request and the store policy")
 
     def retrieve(self, ep: Episode) -> Outcome:
-        """Round 1: get_user_details; round 2: get_order_details of the user's orders; 3: their products."""
+        """Round 1: get_user_details; round 2: get_order_details of the user's orders; 3: their products.
+        MDP v2 (its tasks): one read call per round, the next of ``_lookups``."""
+        item = self._next_lookup(ep) if ep.task.version == MDP2_VERSION else None
+        if item is not None:
+            kind, _, key = item.partition(":")
+            return Outcome(text=f"get_{kind}_details({key})", evidence=(item,))
         user_id = ep.task.payload["user_id"]
         user = self.db["users"].get(user_id)
         done = {e for e in ep.context.evidence}
@@ -273,7 +312,11 @@ class HarnessTauRetailEnv(HarnessEnv):
     - RETRIEVE: run read-only tools for the task's user: round 1 ``get_user_details``, round 2
       ``get_order_details`` of the user's orders, round 3 ``get_product_details`` of their products; each
       record is an evidence item. Drafts are more often right when the records the request touches were
-      gathered. Masked after three rounds.
+      gathered. Masked after three rounds. MDP v2 (``obs_layout="v2"``, task set ``tau_retail-v1``): one
+      read call per round, the records the request needs first (the user, each order it names, the
+      product of each variant it asks for), then the user's other records; masked once all are read. So
+      the rounds a plan needs differ by request, and every extra one is a step not spent checking or
+      revising.
     - CHECK: dry-run the plan on a copy of the DB: format, failed writes (status preconditions, items,
       payment methods), writes to other users' orders, writes on orders not looked up, plus an LLM judge.
     - CALL_TOOL: not available (always masked).

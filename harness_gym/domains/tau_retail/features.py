@@ -7,21 +7,27 @@ import re
 from harness_gym.envs.features import flag, scaled
 
 _WRITES = re.compile(
-    r"\b(cancel|return|exchange|change the|pay for|ship order|send order|update your default address)\b",
+    r"\b(cancel|return|exchange|change the|pay for|ship|send order|update your default address)\b",
     re.IGNORECASE,
 )
 _FIGURE = re.compile(r"\b(learn the total|how much|total refund|what .* costs?)\b", re.IGNORECASE)
+_DESCRIBED = re.compile(r"\byour (order with the|pending order)\b|\byou received\b")
 _PAYMENT = re.compile(r"\b(credit_card|gift_card|paypal)_\d+")
 
 TASK_FEATURES = (
     (
         "writes",
-        "write actions the request implies (cancel, return, exchange, change, pay, ship; scaled, cap 3)",
+        "write actions the request implies (cancel, return, exchange, change, pay, ship; scaled, cap 4)",
     ),
-    ("orders", "orders it names (scaled, cap 3)"),
+    ("orders", "orders it names, each a record to look up (scaled, cap 3)"),
     ("asks_figure", "1 if the customer asks for a figure (a total, a refund amount)"),
     ("payment_methods", "payment methods it names (scaled, cap 2)"),
-    ("variant", "1 if it names an item variant's options"),
+    ("variants", "item variants it asks for, each a product to look up (scaled, cap 3)"),
+    (
+        "described",
+        "orders it describes by an item instead of naming them: finding one means reading the customer's "
+        "orders (scaled, cap 2)",
+    ),
 )
 
 COMPONENTS = {
@@ -39,9 +45,10 @@ COMPONENTS = {
 def task_features(text: str) -> tuple[float, ...]:
     request = text.split("Customer request:", 1)[-1].split("Write the plan", 1)[0]
     return (
-        scaled(len(_WRITES.findall(request)), 3),
+        scaled(len(_WRITES.findall(request)), 4),
         scaled(len(set(re.findall(r"#W\d+", request))), 3),
         flag(_FIGURE.search(request)),
         scaled(len(set(_PAYMENT.findall(request))), 2),
-        flag("{" in request),
+        scaled(request.count("{"), 3),
+        scaled(len(_DESCRIBED.findall(request)), 2),
     )

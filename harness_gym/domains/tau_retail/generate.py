@@ -1,15 +1,19 @@
-"""Deterministic tau-retail task set over the default DB (``db.build_db``), in the upstream schema.
+"""Deterministic tau-retail task sets over the default DB (``db.build_db``), in the upstream schema.
 
-Run ``python -m harness_gym.domains.tau_retail.generate`` to write ``harness_gym/data/tau_retail-v0.jsonl``.
-The task file carries the tasks (gold actions, required outputs, reference plan and flawed plans, built
-by ``records.make_record``); the DB itself is rebuilt from its seed at run time.
+Run ``python -m harness_gym.domains.tau_retail.generate`` to write ``harness_gym/data/tau_retail-v0.jsonl``
+(the paper's set: 36 tasks over 10 templates) and ``... generate --version v1`` for
+``tau_retail-v1.jsonl``, the set MDP v2 plays (``mdp2_tasks.py``: requests composed of 0-4 writes in
+upstream's proportions). A task file carries the tasks (gold actions, required outputs, reference plan and
+flawed plans, built by ``records.make_record``); the DB itself is rebuilt from its seed at run time.
 """
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
 from harness_gym.core.task import packaged_task_file, write_jsonl
+from harness_gym.domains.generation import MDP2_VERSION, VERSION, task_file
 from harness_gym.domains.tau_retail.db import build_db
 from harness_gym.domains.tau_retail.records import DOMAIN, REASONS, alt_variant, make_record
 
@@ -235,8 +239,16 @@ def generate_records() -> list[dict[str, Any]]:
     return records
 
 
-def main() -> None:
-    write_jsonl(generate_records(), packaged_task_file(f"{DOMAIN}-v0.jsonl"))
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="write a tau-retail task file")
+    parser.add_argument("--version", choices=(VERSION, MDP2_VERSION), default=VERSION)
+    version = parser.parse_args(argv).version
+    if version == VERSION:
+        write_jsonl(generate_records(), packaged_task_file(f"{DOMAIN}-v0.jsonl"))
+    else:
+        from harness_gym.domains.tau_retail.mdp2_tasks import generate_records as generate_v1
+
+        write_jsonl(generate_v1(), task_file(DOMAIN, MDP2_VERSION))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from typing import Any
 
 from harness_gym.core.task import TaskFileError
 from harness_gym.domains.base import N_EVAL, N_TRAIN
-from harness_gym.domains.generation import task_record
+from harness_gym.domains.generation import VERSION, task_record
 from harness_gym.domains.tau_retail.db import load_upstream_db
 from harness_gym.domains.tau_retail.tools import RESPOND, TOOLS, WRITE_TOOLS
 from harness_gym.domains.tau_retail.verifier import CRITERIA, artifact_scores, render_plan
@@ -152,7 +152,16 @@ PROMPT = (
 
 
 def make_record(
-    db, task_id: str, split: str, template: str, user_id: str, instruction: str, actions, outputs, source: str
+    db,
+    task_id: str,
+    split: str,
+    template: str,
+    user_id: str,
+    instruction: str,
+    actions,
+    outputs,
+    source: str,
+    version: str = VERSION,
 ) -> dict[str, Any]:
     payload = {
         "db": source,
@@ -164,7 +173,9 @@ def make_record(
         "pool": flawed_pool(db, user_id, actions, outputs),
     }
     prompt = PROMPT.format(instruction=instruction, tools=", ".join(TOOLS))
-    return task_record(DOMAIN, task_id, difficulty_of(actions, outputs), split, template, prompt, payload)
+    return task_record(
+        DOMAIN, task_id, difficulty_of(actions, outputs), split, template, prompt, payload, version
+    )
 
 
 TASK_FIELDS = ("task_id", "user_id", "instruction", "actions", "outputs")
