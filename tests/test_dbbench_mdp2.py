@@ -13,9 +13,9 @@ import pytest
 from upstream import dbbench_records
 
 from harness_gym.core.task import packaged_task_file
-from harness_gym.domains.dbbench import generate
+from harness_gym.domains.dbbench import generate, generate_mdp2
 from harness_gym.domains.dbbench.features import TASK_FEATURES, task_features
-from harness_gym.domains.dbbench.mdp2_tasks import MIN_WIDTH, TYPE_COUNTS, UPDATE_CONDITIONS, WIDTH_COUNTS
+from harness_gym.domains.dbbench.generate_mdp2 import MIN_WIDTH, TYPE_COUNTS, UPDATE_CONDITIONS, WIDTH_COUNTS
 from harness_gym.domains.generation import apportion
 
 SHIPPED = packaged_task_file("dbbench-v1.jsonl")
@@ -28,7 +28,7 @@ def records() -> list[dict]:
 
 def test_regeneration_is_byte_identical(tmp_path: Path) -> None:
     out = tmp_path / "dbbench-v1.jsonl"
-    generate.main(out, version="v1")
+    generate_mdp2.main(out)
     assert out.read_bytes() == SHIPPED.read_bytes()
     v0 = tmp_path / "dbbench-v0.jsonl"
     generate.main(v0)

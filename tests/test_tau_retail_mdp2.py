@@ -16,7 +16,7 @@ from harness_gym.domains.generation import apportion
 from harness_gym.domains.tau_retail import TauRetailDomain, _relevant
 from harness_gym.domains.tau_retail.db import build_db
 from harness_gym.domains.tau_retail.features import TASK_FEATURES, task_features
-from harness_gym.domains.tau_retail.mdp2_tasks import (
+from harness_gym.domains.tau_retail.generate_mdp2 import (
     FIGURE_COUNTS,
     WRITE_COUNTS,
     WRITE_TOOLS_SEEN,

@@ -86,7 +86,7 @@ class DBBenchDomain(UpstreamAdapter, ToolSetting):
     flaws = FLAWS
     criteria: Mapping[str, float] = CRITERIA
     mdp2_task_file = f"{name}-{MDP2_VERSION}.jsonl"
-    """MDP v2 plays ``mdp2_tasks``: upstream's shares of statement types and table widths."""
+    """MDP v2 plays ``generate_mdp2``: upstream's shares of statement types and table widths."""
 
     def __init__(self, *, engine: str = "sqlite", dsn: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -210,7 +210,7 @@ class HarnessDBBenchEnv(HarnessEnv):
     ``dsn`` (``"mysql://user:password@host:port/"``; default ``$HARNESS_GYM_MYSQL_DSN``; needs the
     ``mysql`` extra). Base harness: OBSERVE, CALL_TOOL, DRAFT, SUBMIT. MDP v2 (``obs_layout="v2"``) plays
     ``dbbench-v1``: 36 tasks with upstream's shares of statement types (a third each SELECT family,
-    INSERT, UPDATE) and table widths (5-9 columns), from ``mdp2_tasks``.
+    INSERT, UPDATE) and table widths (5-9 columns), from ``generate_mdp2``.
     """
 
     domain_cls = DBBenchDomain

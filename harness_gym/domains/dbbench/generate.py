@@ -12,7 +12,6 @@ Pool of flawed SQL per task: wrong_aggregate, wrong_filter, wrong_column, syntax
 
 from __future__ import annotations
 
-import argparse
 import random
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,7 +22,7 @@ from harness_gym.domains.base import read_toml
 from harness_gym.domains.dbbench.engine import quote_ident, result_values, run_sql
 from harness_gym.domains.dbbench.upstream import prompt_of
 from harness_gym.domains.dbbench.verifier import artifact_scores
-from harness_gym.domains.generation import MDP2_VERSION, VERSION, task_file, task_record
+from harness_gym.domains.generation import task_record
 
 DOMAIN = "dbbench"
 OUT = "dbbench-v0.jsonl"
@@ -251,17 +250,10 @@ def generate_records() -> list[dict[str, Any]]:
     return records
 
 
-def main(path: Path | None = None, version: str = VERSION) -> None:
-    """Write the paper's set (``dbbench-v0.jsonl``) or MDP v2's (``--version v1``: ``mdp2_tasks``)."""
-    if version == VERSION:
-        write_jsonl(generate_records(), path or packaged_task_file(OUT))
-    else:
-        from harness_gym.domains.dbbench.mdp2_tasks import generate_records as generate_v1
-
-        write_jsonl(generate_v1(), path or task_file(DOMAIN, MDP2_VERSION))
+def main(path: Path | None = None) -> None:
+    """Write the paper's set (``dbbench-v0.jsonl``; MDP v2's is ``generate_mdp2.py``'s)."""
+    write_jsonl(generate_records(), path or packaged_task_file(OUT))
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description="write a DB-Bench task file")
-    parser.add_argument("--version", choices=(VERSION, MDP2_VERSION), default=VERSION)
-    main(version=parser.parse_args().version)
+    main()

@@ -2,7 +2,7 @@
 
 Run ``python -m harness_gym.domains.tau_retail.generate`` to write ``harness_gym/data/tau_retail-v0.jsonl``
 (the paper's set: 36 tasks over 10 templates) and ``... generate --version v1`` for
-``tau_retail-v1.jsonl``, the set MDP v2 plays (``mdp2_tasks.py``: requests composed of 0-4 writes in
+``tau_retail-v1.jsonl``, the set MDP v2 plays (``generate_mdp2.py``: requests composed of 0-4 writes in
 upstream's proportions). A task file carries the tasks (gold actions, required outputs, reference plan and
 flawed plans, built by ``records.make_record``); the DB itself is rebuilt from its seed at run time.
 """
@@ -246,7 +246,7 @@ def main(argv: list[str] | None = None) -> None:
     if version == VERSION:
         write_jsonl(generate_records(), packaged_task_file(f"{DOMAIN}-v0.jsonl"))
     else:
-        from harness_gym.domains.tau_retail.mdp2_tasks import generate_records as generate_v1
+        from harness_gym.domains.tau_retail.generate_mdp2 import generate_records as generate_v1
 
         write_jsonl(generate_v1(), task_file(DOMAIN, MDP2_VERSION))
 

@@ -30,11 +30,13 @@ that would set how often a first draft of each type is right.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
+from harness_gym.core.task import write_jsonl
 from harness_gym.domains.dbbench.generate import DOMAIN, THEMES, Extra, _build
 from harness_gym.domains.dbbench.upstream import _difficulty, prompt_of
-from harness_gym.domains.generation import MDP2_VERSION, apportion, task_record
+from harness_gym.domains.generation import MDP2_VERSION, apportion, task_file, task_record
 
 TYPE_COUNTS = {
     "other": 17,
@@ -114,3 +116,12 @@ def generate_records() -> list[dict[str, Any]]:
                 )
             )
     return records
+
+
+def main(path: Path | None = None) -> None:
+    """Write MDP v2's set (``dbbench-v1.jsonl``)."""
+    write_jsonl(generate_records(), path or task_file(DOMAIN, MDP2_VERSION))
+
+
+if __name__ == "__main__":
+    main()
