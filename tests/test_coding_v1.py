@@ -130,3 +130,11 @@ def test_call_tool_is_masked_only_where_there_is_no_test_to_run(tasks) -> None:
         *_, info = env.step(int(Action.DRAFT))
         legal = bool(info["action_mask"][Action.CALL_TOOL])
         assert legal is bool(task.payload["visible_tests"]), task.task_id
+
+
+def test_the_read_task_says_when_there_is_no_test_to_run(tasks) -> None:
+    prompts = CodingDomain.prompts_cls(CodingDomain())
+    judged = next(t for t in tasks if t.payload["judged"])
+    tested = next(t for t in tasks if not t.payload["judged"])
+    assert prompts.task_text(judged, True).endswith("No visible tests: hidden tests decide the score.")
+    assert "\nassert " in prompts.task_text(tested, True)
