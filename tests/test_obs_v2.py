@@ -122,7 +122,7 @@ def _auc(features, labels, text: bool) -> float:
 
 # Cross-validated AUCs of "hard" vs the rest over each setting's 100 (adapters: 36) tasks, from the step-0
 # v2 observation / from the rendered prompt text (TF-IDF of words and word pairs), mean of three fold
-# splits, as measured when written: knowledge work 1.000 / 1.000, coding 0.803 / 0.984, research
+# splits, as measured when written: knowledge work 1.000 / 1.000, coding 0.749 / 0.984, research
 # 0.928 / 0.935, multi-tool 1.000 / 1.000, long memory 1.000 / 0.995, planning 0.998 / 0.992, tau-retail
 # 1.000 / 0.970, DB-Bench 0.972 / 0.309. The difficulty follows the task template and is as visible in
 # the text as in the observation everywhere but DB-Bench. There it is the upstream statement type, which
@@ -183,6 +183,8 @@ def test_a_failing_test_run_shows_as_tests() -> None:
     env = _env("HarnessCoding-v0", split="eval")
     for seed in range(40):
         env.reset(seed=seed)
+        if not env._ep.task.payload["visible_tests"]:  # a judged task: no test to run
+            continue
         for action in (Action.OBSERVE, Action.DRAFT, Action.CALL_TOOL):
             obs, *_ = env.step(int(action))
         if obs[FEATURE_INDEX["test_pass_rate"]] < 1:

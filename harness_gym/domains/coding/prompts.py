@@ -65,11 +65,11 @@ class CodingPrompts(Prompts):
         if not observed:
             return task.prompt
         payload = task.payload
+        starter = f"{task.prompt}\n\nStarter code:\n```python\n{payload['starter_code'].rstrip()}\n```\n\n"
+        if payload.get("judged"):  # MDP v2: a task with no visible test
+            return starter + "No visible tests: hidden tests decide the score."
         tests = "\n".join(describe_test(payload["function_name"], t) for t in payload["visible_tests"])
-        return (
-            f"{task.prompt}\n\nStarter code:\n```python\n{payload['starter_code'].rstrip()}\n```\n\n"
-            f"Visible tests (more hidden tests decide the score):\n```python\n{tests}\n```"
-        )
+        return starter + f"Visible tests (more hidden tests decide the score):\n```python\n{tests}\n```"
 
     def artifact_schema(self, task: Task) -> dict:
         return object_schema({"code": STRING})

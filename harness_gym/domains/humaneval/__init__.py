@@ -22,6 +22,7 @@ class HumanEvalDomain(CodingDomain):
 
     env_id = "HarnessHumanEval-v0"
     task_file = ""
+    mdp2_task_file = None  # upstream's problems in either MDP
     dataset_name = "humaneval"
 
     def __init__(self, *args: Any, data_path: str | Path | None = None, **kwargs: Any) -> None:
