@@ -15,7 +15,6 @@ from harness_gym.domains.base import (
     grounding,
     with_judge,
 )
-from harness_gym.domains.generation import VERSION
 from harness_gym.domains.research import features as task_features
 from harness_gym.domains.research.corpus import MAX_SEARCHES, CorpusSearch
 from harness_gym.domains.research.prompts import ResearchPrompts
@@ -28,18 +27,6 @@ from harness_gym.executors.profiles import DraftParams
 
 OBSERVE_SHARE = 0.1
 """Part of informedness that reading the question and the answer format gives; the rest is evidence."""
-
-DISTRACTION = 0.1
-"""MDP v2's task set only (``research-v1``): each distracting document retrieved (a near-miss entity, a
-distractor chain, a superseded or a decoy page: related to the question, stating none of its answer)
-multiplies what the retrieved gold documents give a draft and a revision by ``1 - DISTRACTION``.
-Direction: retrieved passages that are related but do not hold the answer lower an LLM's accuracy (Cuconasu
-et al. 2024, "The Power of Noise", SIGIR; Shi et al. 2023, "Large Language Models Can Be Easily
-Distracted by Irrelevant Context", ICML), while unrelated random pages do not (Cuconasu et al.: they
-even help), so unrelated pages cost nothing here. Size: an assumption (no per-document rate for this
-setting was found). The v0 tasks (the paper's MDP) never pay it."""
-DISTRACTING = frozenset({"near_miss", "distractor_chain", "superseded", "decoy"})
-"""Document roles that distract (``DISTRACTION``); ``gold`` and ``unrelated`` do not."""
 
 
 DRAFT_PARAMS = DraftParams(
@@ -114,26 +101,14 @@ class ResearchDomain(EvidenceSetting):
     def informedness(self, task: Task, context: Context) -> float:
         gold = self.per_task("gold", task, lambda: frozenset(task.payload["gold_docs"]))
         found = len(gold.intersection(context.evidence)) / len(gold)
-        informed = OBSERVE_SHARE * context.observed + (1.0 - OBSERVE_SHARE) * found
-        return informed * self.focus(task, context)
+        return OBSERVE_SHARE * context.observed + (1.0 - OBSERVE_SHARE) * found
 
     def evidence(self, task: Task, context: Context, needs: str) -> float:
-        """``gold_documents``: the fraction of the gold documents retrieved (reading the task is no help),
-        times ``focus``."""
+        """``gold_documents``: the fraction of the gold documents retrieved (reading the task is no help)."""
         if needs != "gold_documents":
             return super().evidence(task, context, needs)
         gold = self.per_task("gold", task, lambda: frozenset(task.payload["gold_docs"]))
-        return len(gold.intersection(context.evidence)) / len(gold) * self.focus(task, context)
-
-    def focus(self, task: Task, context: Context) -> float:
-        """``(1 - DISTRACTION) ** n``, ``n`` the distracting documents retrieved; 1 on the v0 tasks."""
-        if task.version == VERSION:
-            return 1.0
-        roles = self.per_task(
-            f"roles/{task.version}", task, lambda: {d["id"]: d["role"] for d in task.payload["docs"]}
-        )
-        n = sum(roles.get(item) in DISTRACTING for item in context.evidence)
-        return (1.0 - DISTRACTION) ** n
+        return len(gold.intersection(context.evidence)) / len(gold)
 
     def can_retrieve(self, ep: Episode) -> bool:
         # every search leaves one tool record (the only tool here), so tool_results counts the searches
@@ -202,9 +177,7 @@ class HarnessResearchEnv(HarnessEnv):
     80 bridge questions of 2, 3 or 4 hops (42 / 25 / 13), the shares of HotpotQA's dev set (20.1%
     comparison, Yang et al. 2018) and of MuSiQue-Ans dev (51.8% / 31.4% / 16.8% 2- / 3- / 4-hop,
     Trivedi et al. 2022); every difficulty mix is the same in each type and every corpus has 17
-    documents, so only the question tells what a task needs. There each distracting page retrieved (a
-    near-miss, a distractor chain, a superseded page or a decoy; not an unrelated one) costs a draft and
-    a revision 10% of what the gold pages give (``DISTRACTION``), and a CHECK allows four citations.
+    documents, so only the question tells what a task needs; a CHECK there allows four citations.
 
     Rubric (maxima): ``answer_correctness`` 7 (normalised match with the gold answer; numbers as
     numbers), ``evidence_support`` 2 (fraction of hops whose fact a cited document's text states),
