@@ -14,6 +14,10 @@ task's content appears in a training task.
 
 The flawed pool imitates what an LLM answering from memory gets wrong; every variant is scored by the
 real verifier and kept only if it loses points.
+
+``--version v1`` writes ``long_memory-v1.jsonl``, the task set of MDP v2 (``FAMILIES_V1``): LongMemEval's
+single-session, knowledge-update and temporal questions in their shares (``V1_TYPES``), the number of
+changes set by the question form, the same difficulty mix in every form.
 """
 
 from __future__ import annotations

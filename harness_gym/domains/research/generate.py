@@ -15,6 +15,10 @@ A draw is kept only if each hop's fact is stated by its gold document and by no 
 hop cannot be found by searching with the question alone, and repeated searches (question plus what was
 read) reach every gold document within the search cap. Flawed answers imitate what an LLM gets wrong and
 are each checked against the verifier.
+
+``--version v1`` writes ``research-v1.jsonl``, the task set of MDP v2 (``FAMILIES_V1``): comparison and
+bridge questions in HotpotQA's and MuSiQue's shares (``V1_TYPE_COUNTS``), 4-hop chains among them, the
+same difficulty mix in every type and corpora of one size (``CORPUS_V1``).
 """
 
 from __future__ import annotations
