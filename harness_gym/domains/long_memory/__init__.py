@@ -74,6 +74,7 @@ GROUNDING = frozenset({"cites_unretrieved"})
 
 class LongMemoryDomain(EvidenceSetting):
     name = "long_memory"
+    mdp2_task_file = "long_memory-v1.jsonl"
     features = declare(name, task_features)
     draft_params = DRAFT_PARAMS
     prompts_cls = LongMemoryPrompts
@@ -156,6 +157,12 @@ class HarnessLongMemoryEnv(HarnessEnv):
       a value for the asked time that contradicts the draft (e.g. a later update); plus an LLM judge
       call. Coverage is the fraction of these five items that pass; the issues localise the fault.
     - CALL_TOOL: not available (always masked).
+
+    MDP v2 (``obs_layout="v2"``) plays its own task set, ``long_memory-v1.jsonl`` (``generate.py
+    --version v1``), with LongMemEval's question types (Wu et al. 2024) in their shares among the three
+    it covers: 43 single-session questions (a fact stated once, asked without "now"), 21 knowledge
+    updates (the value after one or more changes) and 36 temporal questions (18 the value before the
+    latest change, 18 the value as of a date); every difficulty mix is the same in each form.
 
     Rubric: ``answer_correctness`` (2, normalised exact match), ``source_match`` (1, the cited session
     is the one establishing the asked value, cited alone; several cited earn 0), ``output_format``

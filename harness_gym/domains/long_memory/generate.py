@@ -14,6 +14,10 @@ task's content appears in a training task.
 
 The flawed pool imitates what an LLM answering from memory gets wrong; every variant is scored by the
 real verifier and kept only if it loses points.
+
+``--version v1`` writes ``long_memory-v1.jsonl``, the task set of MDP v2 (``FAMILIES_V1``): LongMemEval's
+single-session, knowledge-update and temporal questions in their shares (``V1_TYPES``), the number of
+changes set by the question form, the same difficulty mix in every form.
 """
 
 from __future__ import annotations
@@ -21,16 +25,19 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import random
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 from harness_gym.core.task import write_generated
 from harness_gym.domains.generation import (
+    MDP2_VERSION,
     POOL_MAX,
     POOL_MIN,
+    VERSION,
     Reject,
     family_records,
     family_splits,
@@ -111,6 +118,47 @@ def _families() -> tuple[Family, ...]:
 
 FAMILIES = _families()
 
+# --------------------------------------------------------------------------------------------------
+# The task set of MDP v2 (``long_memory-v1.jsonl``)
+
+V1_TYPES = {"single": 43, "current": 21, "previous": 18, "as_of": 18}
+"""Tasks per question form in ``long_memory-v1`` (100, as v0), from LongMemEval's question types (Wu et al.
+2024, ICLR 2025; 500 questions): single-session 156 (user 70, assistant 56, preference 30), knowledge-update
+78, temporal-reasoning 133, multi-session 133. Multi-session questions (aggregating over several
+sessions) and the 30 abstention questions have no form here (their answers would need another verifier),
+so the shares are those of the three other types, 156 / 78 / 133 of 367 (42.5% / 21.3% / 36.2%): 43
+single-session questions (``single``: a fact stated once, asked without "now"), 21 knowledge updates
+(``current``: the value after one or more changes) and 36 temporal questions, split evenly (assumption)
+between the value before the latest change (``previous``) and the value as of a date (``as_of``)."""
+V1_FAMILY_SIZES = {
+    "single": {"easy": (3, 2, 2, 2), "standard": (3, 3, 4, 4, 3, 4, 4), "hard": (3, 2, 2, 2)},
+    "current": {"easy": (2, 2), "standard": (3, 4, 3, 3), "hard": (2, 2)},
+    "previous": {"easy": (2, 2), "standard": (4, 4, 2), "hard": (2, 2)},
+    "as_of": {"easy": (2, 2), "standard": (5, 2, 3), "hard": (2, 2)},
+}
+"""Template families of each form: tasks per family by difficulty, 20% / 60% / 20% of every form rounded
+symmetrically (the v0 mix), so the hidden difficulty says nothing about the form (assumption: LongMemEval
+gives no difficulty by type beyond what the history shows). The family sizes are such that the held-out
+families (``family_splits``) take each form near its share: 9 / 4 / 4 / 3 of the 20 eval tasks."""
+V1_UPDATES = {"easy": (1, 1), "standard": (1, 1), "hard": (2, 3)}
+"""Changes of the asked fact in a knowledge-update or temporal question (a single-session fact never
+changes): one, as in LongMemEval's knowledge-update questions, whose evidence is the first statement and
+its update; two or three in hard histories (the v0 shape)."""
+
+
+def _families_v1() -> tuple[Family, ...]:
+    out: list[Family] = []
+    for form, by_difficulty in V1_FAMILY_SIZES.items():
+        for difficulty, sizes in by_difficulty.items():
+            for size in sizes:
+                out.append(Family(difficulty, form, len(out) + 1, size))
+    if {f.form: sum(g.count for g in out if g.form == f.form) for f in out} != V1_TYPES:
+        raise AssertionError("v1 families do not add up to the form counts")
+    return tuple(out)
+
+
+FAMILIES_V1 = _families_v1()
+
 
 @dataclass(frozen=True)
 class Assignment:
@@ -124,13 +172,19 @@ class Assignment:
     people: tuple[str, ...]
 
 
+def families_of(version: str) -> tuple[Family, ...]:
+    """The paper's families (v0) or MDP v2's (v1)."""
+    return FAMILIES if version == VERSION else FAMILIES_V1
+
+
 @cache
-def assignments() -> dict[str, Assignment]:
-    splits = family_splits(DOMAIN, FAMILIES)
+def assignments(version: str = VERSION) -> dict[str, Assignment]:
+    families = families_of(version)
+    splits = family_splits(DOMAIN, families)
     counters = {"train": 0, "eval": 0}
     phrasings: dict[tuple[str, str], int] = {}
     out: dict[str, Assignment] = {}
-    for index, family in enumerate(FAMILIES):
+    for index, family in enumerate(families):
         split = splits[family.template]
         kinds = TRAIN_KINDS if split == "train" else EVAL_KINDS
         formats = TRAIN_FORMATS if split == "train" else EVAL_FORMATS
@@ -185,11 +239,21 @@ class _Deck:
         return lines
 
 
+def shape_bounds(family: Family, version: str = VERSION) -> dict[str, tuple[int, int]]:
+    """The ranges a history's shape is drawn from: v0 by difficulty; v1 the same, but the number of
+    changes by question form (none for a single-session fact, ``V1_UPDATES`` otherwise)."""
+    bounds = SHAPES[family.difficulty]
+    if version == VERSION:
+        return bounds
+    updates = (0, 0) if family.form == "single" else V1_UPDATES[family.difficulty]
+    return {**bounds, "updates": updates}
+
+
 def build_history(
-    family: Family, assign: Assignment, rng: random.Random
+    family: Family, assign: Assignment, rng: random.Random, version: str = VERSION
 ) -> tuple[list[dict[str, str]], dict[str, Any]]:
     """Sessions (id, date, text) and the facts placed in them."""
-    shape = {key: rng.randint(*bounds) for key, bounds in SHAPES[family.difficulty].items()}
+    shape = {key: rng.randint(*bounds) for key, bounds in shape_bounds(family, version).items()}
     kind = assign.kind
     n = shape["sessions"]
     n_time = 1 + shape["updates"]
@@ -291,6 +355,15 @@ def _check_history(kind: FactKind, sessions: list[dict[str, str]], placed: dict[
 # Question, answer, pool
 
 
+_NOW_WORDS = re.compile(r" now\b|\bcurrently |\bcurrent ")
+
+
+def plain_question(question: str) -> str:
+    """A "current value" question without its "now": how a single-session question asks for a fact
+    stated once ("Which city does the user live in?")."""
+    return _NOW_WORDS.sub("", question)
+
+
 def build_question(
     family: Family,
     assign: Assignment,
@@ -300,11 +373,14 @@ def build_question(
 ) -> dict[str, Any]:
     timeline = placed["timeline"]
     kind = assign.kind
-    phrasings = kind.questions[family.form]
+    if family.form == "single":
+        phrasings = tuple(plain_question(q) for q in kind.questions["current"])
+    else:
+        phrasings = kind.questions[family.form]
     wording = phrasings[assign.phrasing % len(phrasings)]
     date_of = {s["id"]: s["date"] for s in sessions}
     as_of = None
-    if family.form == "current":
+    if family.form in ("current", "single"):
         k = len(timeline) - 1
         gold = timeline
     elif family.form == "previous":
@@ -391,9 +467,9 @@ def build_prompt(payload: dict[str, Any], style: str) -> str:
     )
 
 
-def build_task(family: Family, rng: random.Random) -> tuple[str, dict[str, Any]]:
-    assign = assignments()[family.template]
-    sessions, placed = build_history(family, assign, rng)
+def build_task(family: Family, rng: random.Random, version: str = VERSION) -> tuple[str, dict[str, Any]]:
+    assign = assignments(version)[family.template]
+    sessions, placed = build_history(family, assign, rng, version)
     _check_history(assign.kind, sessions, placed)
     asked = build_question(family, assign, sessions, placed, rng)
     payload: dict[str, Any] = {
@@ -410,13 +486,22 @@ def build_task(family: Family, rng: random.Random) -> tuple[str, dict[str, Any]]
     return build_prompt(payload, assign.date_style), payload
 
 
-def generate_records() -> list[dict[str, Any]]:
-    """All task records in id order, with splits assigned; deterministic for a given code version."""
-    return family_records(DOMAIN, FAMILIES, build_task, MAX_ATTEMPTS)
+def generate_records(version: str = VERSION) -> list[dict[str, Any]]:
+    """All task records of the task set ``version`` (v0: the paper's, v1: MDP v2's) in id order, with
+    splits assigned; deterministic for a given code version."""
+    build = partial(build_task, version=version)
+    return family_records(DOMAIN, families_of(version), build, MAX_ATTEMPTS, version=version)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return write_generated(generate_records, OUTPUT, argv)
+    """``[--version v1] [path]``: write the v0 task set (default) or MDP v2's."""
+    args = list(argv or ())
+    version = VERSION
+    if args[:1] == ["--version"]:
+        if len(args) < 2 or args[1] not in (VERSION, MDP2_VERSION):
+            raise SystemExit(f"--version must be {VERSION} or {MDP2_VERSION}")
+        version, args = args[1], args[2:]
+    return write_generated(partial(generate_records, version), task_file(DOMAIN, version), args)
 
 
 if __name__ == "__main__":

@@ -307,7 +307,7 @@ def review(payload: Mapping[str, Any], text: str, retrieved: Sequence[str]) -> R
         issues.append(Finding("answer_not_in_cited", f"no cited session mentions {answer!r}"))
     timeline = _stated_timeline(payload, retrieved)
     form = payload["question_form"]
-    if form == "current":
+    if form in ("current", "single"):  # a single-session fact: its one statement is the latest
         candidates = timeline[-1:]
     elif form == "previous":
         candidates = timeline[-2:-1]

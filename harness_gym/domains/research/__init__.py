@@ -84,6 +84,7 @@ class ResearchDomain(EvidenceSetting):
     """RETRIEVE is a search (a ``search`` tool record), so tool use is judged too."""
 
     name = "research"
+    mdp2_task_file = "research-v1.jsonl"
     features = declare(name, task_features)
     draft_params = DRAFT_PARAMS
     prompts_cls = ResearchPrompts
@@ -170,6 +171,13 @@ class HarnessResearchEnv(HarnessEnv):
       retrieved documents, the answer appearing in a cited retrieved document, plus an LLM judge call.
       Coverage is the fraction of these five items that pass; the issues are handed to the next REVISE.
     - CALL_TOOL: not available (always masked).
+
+    MDP v2 (``obs_layout="v2"``) plays its own task set, ``research-v1.jsonl`` (``generate.py --version
+    v1``): 20 comparison questions ("Who was born earlier, A or B?", both pages found by one search) and
+    80 bridge questions of 2, 3 or 4 hops (42 / 25 / 13), the shares of HotpotQA's dev set (20.1%
+    comparison, Yang et al. 2018) and of MuSiQue-Ans dev (51.8% / 31.4% / 16.8% 2- / 3- / 4-hop,
+    Trivedi et al. 2022); every difficulty mix is the same in each type and every corpus has 17
+    documents, so only the question tells what a task needs; a CHECK there allows four citations.
 
     Rubric (maxima): ``answer_correctness`` 7 (normalised match with the gold answer; numbers as
     numbers), ``evidence_support`` 2 (fraction of hops whose fact a cited document's text states),

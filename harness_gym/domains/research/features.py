@@ -12,6 +12,7 @@ _RELATIONS = re.compile(
 )
 _DOCS = re.compile(r"\((\d+) short documents")
 _CURRENT = re.compile(r"\b(current|currently|today|now)\b")
+_COMPARES = re.compile(r"\b(earlier|later|older|younger|larger|smaller)\b, .+ or .+\?")
 
 TASK_FEATURES = (
     (
@@ -21,6 +22,7 @@ TASK_FEATURES = (
     ("documents", "documents in the searchable collection (scaled, cap 20)"),
     ("asks_current", "1 if the question asks for a current value (current, today, now)"),
     ("json_reply", "1 if the reply must be one JSON object"),
+    ("compares", '1 if the question compares two named entities ("Which ... earlier, A or B?")'),
 )
 
 COMPONENTS = {
@@ -42,4 +44,5 @@ def task_features(text: str) -> tuple[float, ...]:
         scaled(int(docs.group(1)) if docs else 0, 20),
         flag(_CURRENT.search(question)),
         flag(re.search(r"single JSON object", text)),
+        flag(_COMPARES.search(question)),
     )

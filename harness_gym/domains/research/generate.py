@@ -15,6 +15,10 @@ A draw is kept only if each hop's fact is stated by its gold document and by no 
 hop cannot be found by searching with the question alone, and repeated searches (question plus what was
 read) reach every gold document within the search cap. Flawed answers imitate what an LLM gets wrong and
 are each checked against the verifier.
+
+``--version v1`` writes ``research-v1.jsonl``, the task set of MDP v2 (``FAMILIES_V1``): comparison and
+bridge questions in HotpotQA's and MuSiQue's shares (``V1_TYPE_COUNTS``), 4-hop chains among them, the
+same difficulty mix in every type and corpora of one size (``CORPUS_V1``).
 """
 
 from __future__ import annotations
@@ -25,10 +29,19 @@ import random
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from harness_gym.core.task import write_generated
-from harness_gym.domains.generation import POOL_MIN, Reject, family_records, family_splits, task_file
+from harness_gym.domains.generation import (
+    MDP2_VERSION,
+    POOL_MIN,
+    VERSION,
+    Reject,
+    family_records,
+    family_splits,
+    task_file,
+)
 from harness_gym.domains.research.corpus import MAX_SEARCHES, CorpusSearch, contains_phrase, sentences
 from harness_gym.domains.research.verifier import (
     CRITERIA,
@@ -134,14 +147,18 @@ ANCHOR_PHRASE = {"film": "the film {}", "book": "the novel {}", "ship": "the ves
 
 @dataclass(frozen=True)
 class Family:
-    """A template family: one relation chain at one difficulty."""
+    """A template family: one relation chain at one difficulty (a bridge question), or, with ``compare``
+    set to an entity type, two entities of that type compared on the chain's one relation."""
 
     difficulty: str
     chain: tuple[str, ...]
     count: int
+    compare: str | None = None
 
     @property
     def template(self) -> str:
+        if self.compare is not None:
+            return f"compare/{self.compare}.{self.chain[0]}/{self.difficulty}"
         return f"{len(self.chain)}hop/{'>'.join(self.chain)}"
 
 
@@ -175,6 +192,82 @@ def _families() -> tuple[Family, ...]:
 
 
 FAMILIES = _families()
+
+# --------------------------------------------------------------------------------------------------
+# The task set of MDP v2 (``research-v1.jsonl``)
+
+V1_TYPE_COUNTS = {"comparison": 20, 2: 42, 3: 25, 4: 13}
+"""Tasks per question type in ``research-v1`` (100, as v0). Comparison versus bridge: HotpotQA's dev set
+(distractor setting) has 5,918 bridge and 1,487 comparison questions (Yang et al. 2018), 79.9% / 20.1%:
+20 comparison questions. Hops of the 80 bridge questions: MuSiQue-Ans dev (Trivedi et al. 2022) has 1,252
+2-hop, 760 3-hop and 405 4-hop questions of 2,417, 51.8% / 31.4% / 16.8%: 42 / 25 / 13 of 80 (41.4 / 25.1 /
+13.4, rounded so the counts add up)."""
+V1_DIFFICULTIES = {
+    "comparison": {"easy": 4, "standard": 12, "hard": 4},
+    2: {"easy": 8, "standard": 26, "hard": 8},
+    3: {"easy": 5, "standard": 15, "hard": 5},
+    4: {"easy": 3, "standard": 7, "hard": 3},
+}
+"""The v0 mix of difficulties (20% easy, 60% standard, 20% hard) within every question type alike, rounded
+symmetrically, so the hidden difficulty says nothing about a question's type or hop count (assumption: no
+source gives the corpus-side difficulty of a question by its type; that more hops are harder comes from the
+search, which has to find one more page per hop)."""
+COMPARISONS = {
+    ("person", "birth_year"): "Who was born earlier, {} or {}?",
+    ("company", "founded"): "Which company was founded earlier, {} or {}?",
+    ("university", "founded"): "Which university was founded earlier, {} or {}?",
+}
+"""HotpotQA's comparison questions ask which of two named entities has the larger or earlier value of one
+property; here of a year (the answer is the entity's name)."""
+CORPUS_V1 = 17
+"""Documents in every v1 corpus, whatever the question's difficulty (the v0 corpora grow with it, 7 to
+17): the benchmarks give every question the same number of paragraphs, its supporting ones plus
+distractors (MuSiQue 20, Trivedi et al. 2022; HotpotQA's distractor setting 10, Yang et al. 2018). 17, the
+largest v0 corpus, is an assumption: it holds the hardest question's structure (four gold pages, four
+near-misses, superseded pages, decoys) plus unrelated pages, and a task world's invented first names run
+out above it. Unrelated pages fill what the question's structure leaves, so the size of the collection
+says nothing about the hidden difficulty."""
+MAX_CITATIONS_V1 = 4
+"""The longest chain of the v1 tasks, which the CHECK states as the most documents an answer may cite."""
+
+
+def _v1_chains(hops: int) -> list[tuple[str, ...]]:
+    """Every chain of ``hops`` distinct relations in which each hop leads to the next, in a seeded order."""
+    rels = list(RELATIONS.values())
+    chains = [
+        tuple(r.attr for r in combo)
+        for combo in itertools.product(rels, repeat=hops)
+        if len({r.attr for r in combo}) == hops
+        and all(a.object in b.subjects for a, b in itertools.pairwise(combo))
+    ]
+    random.Random(f"research-v1/chains/{hops}").shuffle(chains)
+    return chains
+
+
+def _families_v1() -> tuple[Family, ...]:
+    """Bridge families of one task each (two each for 2-hop, which has fewer distinct chains), then
+    comparison families of two or four tasks, difficulties by ``V1_DIFFICULTIES`` within each type."""
+    out: list[Family] = []
+    for hops in (2, 3, 4):
+        per = 2 if hops == 2 else 1
+        chains = iter(_v1_chains(hops))
+        for difficulty, n in V1_DIFFICULTIES[hops].items():
+            for _ in range(n // per):
+                out.append(Family(difficulty, next(chains), per))
+    kinds = list(COMPARISONS)
+    for difficulty, n in V1_DIFFICULTIES["comparison"].items():
+        size = 4 if n >= 12 else 2
+        for k in range(n // size):
+            subject, attr = kinds[k % len(kinds)]
+            out.append(Family(difficulty, (attr,), size, compare=subject))
+    if sum(f.count for f in out) != sum(V1_TYPE_COUNTS.values()) or any(
+        sum(V1_DIFFICULTIES[kind].values()) != n for kind, n in V1_TYPE_COUNTS.items()
+    ):
+        raise AssertionError("v1 families do not add up to the type counts")
+    return tuple(out)
+
+
+FAMILIES_V1 = _families_v1()
 EXTRA_DOCS = {"easy": (4, 0), "standard": (6, 1), "hard": (7, 2)}
 """(unrelated pages, decoy mentions) per difficulty."""
 
@@ -221,7 +314,7 @@ def _twin(world: TaskWorld, entity: Entity, need: tuple[str, ...], differ: str |
     raise Reject("near-miss kept the same value")
 
 
-def build_world(family: Family, bank: NameBank, rng: random.Random) -> Draft:
+def build_world(family: Family, bank: NameBank, rng: random.Random, corpus_size: int | None = None) -> Draft:
     world = TaskWorld(bank, rng)
     chain = [RELATIONS[r] for r in family.chain]
     n = len(chain)
@@ -282,6 +375,8 @@ def build_world(family: Family, bank: NameBank, rng: random.Random) -> Draft:
     for entity in ents[:decoys]:
         add(decoy_doc(entity, world), "decoy")
     chain_types = [e.type for e in ents]
+    if corpus_size is not None:
+        unrelated = corpus_size - len(docs)
     for _ in range(unrelated):
         kind = rng.choice(chain_types) if rng.random() < 0.6 else rng.choice(ENTITY_TYPES)
         other = world.new(kind)
@@ -314,6 +409,57 @@ def build_world(family: Family, bank: NameBank, rng: random.Random) -> Draft:
         final_twin_answer=value_text(final_twin, last),
         superseded=superseded,
         old_answer=old_answer,
+    )
+
+
+def build_comparison(family: Family, bank: NameBank, rng: random.Random, corpus_size: int) -> Draft:
+    """Two entities of one type, compared on one year: which comes first. Every difficulty adds a
+    near-miss of the answer entity (whose year would reverse the comparison, so confusing the two flips
+    the answer); from standard on, a near-miss of the other one too; decoys as for a bridge question;
+    unrelated pages up to ``corpus_size``."""
+    assert family.compare is not None
+    world = TaskWorld(bank, rng)
+    attr = family.chain[0]
+    pair = [world.new(family.compare, need=(attr,)) for _ in range(2)]
+    if pair[0].attrs[attr] == pair[1].attrs[attr]:
+        raise Reject("the two values coincide")
+    first, other = sorted(pair, key=lambda e: e.attrs[attr])
+    docs: list[dict[str, str]] = []
+
+    def add(entity_or_doc: Entity | tuple[str, str], role: str) -> int:
+        title, text = entity_doc(entity_or_doc, rng) if isinstance(entity_or_doc, Entity) else entity_or_doc
+        docs.append({"title": title, "text": text, "role": role})
+        return len(docs) - 1
+
+    gold = [add(e, "gold") for e in pair]
+    twin = _twin(world, first, (attr,), attr)
+    twin.attrs[attr] = other.attrs[attr] + rng.randint(1, 9)
+    twins = {pair.index(first): add(twin, "near_miss")}
+    if family.difficulty != "easy":
+        second = _twin(world, other, (attr,), attr)
+        second.attrs[attr] = first.attrs[attr] - rng.randint(1, 9)
+        twins[pair.index(other)] = add(second, "near_miss")
+    decoys = EXTRA_DOCS[family.difficulty][1]
+    for entity in pair[:decoys]:
+        add(decoy_doc(entity, world), "decoy")
+    for _ in range(corpus_size - len(docs)):
+        kind = family.compare if rng.random() < 0.6 else rng.choice(ENTITY_TYPES)
+        add(world.new(kind), "unrelated")
+    hops = [{"subject": e.name, "relation": attr, "object": value_text(e, attr)} for e in pair]
+    return Draft(
+        question=COMPARISONS[(family.compare, attr)].format(pair[0].name, pair[1].name),
+        docs=docs,
+        gold=gold,
+        hops=hops,
+        answer=first.name,
+        aliases=[],
+        chain_entities=pair,
+        twins=twins,
+        distractor_chain=[],
+        distractor_answer=other.name,
+        final_twin_answer=twin.name,
+        superseded={},
+        old_answer=None,
     )
 
 
@@ -407,8 +553,8 @@ def build_pool(
         candidates["distractor_answer"].append(fmt.render(draft.distractor_answer, chain_ids))
     ents = draft.chain_entities
     candidates["wrong_hop"].append(fmt.render(ents[-1].name, gold[:-1]))
-    if n == 3:
-        candidates["wrong_hop"].append(fmt.render(ents[1].name, gold[:1]))
+    for k in range(n - 2, 0, -1):
+        candidates["wrong_hop"].append(fmt.render(ents[k].name, gold[:k]))
     dropped = rng.randrange(n - 1)
     candidates["missing_citation"] += [
         fmt.render(answer, gold[-1:]),
@@ -431,6 +577,40 @@ def build_pool(
     if draft.old_answer is not None:
         stale = ids[draft.superseded[n - 1]]
         candidates["outdated"].append(fmt.render(draft.old_answer, [*gold[:-1], stale]))
+    return _keep(candidates, payload)
+
+
+def build_comparison_pool(
+    draft: Draft, ids: list[str], payload: dict[str, Any], rng: random.Random
+) -> list[dict[str, str]]:
+    """What goes wrong in a comparison: the other entity (or the answer's near-miss) picked, the year
+    given instead of the name, one of the two pages not cited or a near-miss page cited, a format slip."""
+    fmt = FORMATS[payload["format"]]
+    gold = [ids[i] for i in draft.gold]
+    answer, k = draft.answer, [e.name for e in draft.chain_entities].index(draft.answer)
+    candidates: dict[str, list[str]] = {flaw: [] for flaw in FLAWS}
+    assert draft.distractor_answer is not None
+    twin = ids[draft.twins[k]]
+    candidates["distractor_answer"] += [
+        fmt.render(draft.distractor_answer, gold),
+        fmt.render(draft.final_twin_answer, [twin if i == k else g for i, g in enumerate(gold)]),
+        fmt.render(draft.final_twin_answer, [twin]),
+    ]
+    candidates["wrong_hop"].append(fmt.render(payload["hops"][k]["object"], gold))
+    candidates["missing_citation"] += [fmt.render(answer, [gold[k]]), fmt.render(answer, [gold[1 - k]])]
+    if rng.random() < 0.4:
+        candidates["missing_citation"].append(fmt.render(answer, []))
+    unrelated = [ids[i] for i, doc in enumerate(draft.docs) if doc["role"] in ("unrelated", "decoy")]
+    for j in rng.sample(range(2), 2):
+        swap = ids[draft.twins[j]] if j in draft.twins else rng.choice(unrelated)
+        cited = [swap if i == j else g for i, g in enumerate(gold)]
+        candidates["cite_distractor"].append(fmt.render(answer, cited))
+    candidates["malformed"] = rng.sample(_malformed(fmt, answer, gold), 3)
+    return _keep(candidates, payload)
+
+
+def _keep(candidates: dict[str, list[str]], payload: dict[str, Any]) -> list[dict[str, str]]:
+    """Up to ``PER_FLAW`` new candidates of each flaw kind that lose points as their label says."""
     reference = payload["reference"]
     seen = {reference}
     pool: list[dict[str, str]] = []
@@ -465,9 +645,18 @@ def prompt_text(question: str, n_docs: int, fmt: AnswerFormat) -> str:
 
 
 def build_task(
-    family: Family, fmt_key: str, bank: NameBank, rng: random.Random
+    family: Family, fmt_key: str, bank: NameBank, rng: random.Random, version: str = VERSION
 ) -> tuple[str, dict[str, Any]]:
-    draft = build_world(family, bank, rng)
+    compare = family.compare is not None
+    try:
+        if compare:
+            draft = build_comparison(family, bank, rng, CORPUS_V1)
+        else:
+            draft = build_world(family, bank, rng, None if version == VERSION else CORPUS_V1)
+    except RuntimeError as error:  # a task world ran out of invented first names: draw again
+        if not str(error).startswith("could not find a fresh"):
+            raise
+        raise Reject(str(error)) from None
     ids = assign_ids(draft, rng)
     docs = [{"id": ids[i], **doc} for i, doc in enumerate(draft.docs)]
     for k, hop in enumerate(draft.hops):
@@ -477,7 +666,7 @@ def build_task(
     ordered = [docs[i] for i in order]
     gold = [ids[i] for i in draft.gold]
     searches, first_has_last = searches_to_cover(ordered, draft.question, gold)
-    if first_has_last:
+    if first_has_last and not compare:
         raise Reject("the last hop is findable from the question alone")
     if searches > MAX_SEARCHES:
         raise Reject("some gold document is not reachable within the search cap")
@@ -494,36 +683,47 @@ def build_task(
         "searches_needed": searches,
         "reference": fmt.render(draft.answer, gold),
     }
+    if version != VERSION:
+        payload["max_citations"] = MAX_CITATIONS_V1
     rubric = grade(payload, payload["reference"]).rubric
     if any(score != top for score, top in rubric.values()) or set(rubric) != set(CRITERIA):
         raise AssertionError(f"reference does not score the maximum: {rubric}")
-    payload["pool"] = build_pool(draft, ids, payload, rng)
+    payload["pool"] = (build_comparison_pool if compare else build_pool)(draft, ids, payload, rng)
     return prompt_text(draft.question, len(ordered), fmt), payload
 
 
-def generate_records() -> list[dict[str, Any]]:
-    """All task records in id order, with splits assigned; deterministic for a given code version.
+def generate_records(version: str = VERSION) -> list[dict[str, Any]]:
+    """All task records of the task set ``version`` in id order (v0: ``FAMILIES``, the paper's; v1:
+    ``FAMILIES_V1``, MDP v2's), with splits assigned; deterministic for a given code version.
 
     Each split's families take its answer formats in turn; each split draws names from its own bank."""
-    splits = family_splits("research", FAMILIES)
+    families = FAMILIES if version == VERSION else FAMILIES_V1
+    splits = family_splits("research", families)
     used: set[str] = set()
     banks = {name: NameBank(name, used) for name in ("train", "eval")}
     counters = {"train": 0, "eval": 0}
     fmt_keys: dict[str, str] = {}
-    for family in FAMILIES:
+    for family in families:
         split = splits[family.template]
         formats = TRAIN_FORMATS if split == "train" else EVAL_FORMATS
         fmt_keys[family.template] = formats[counters[split] % len(formats)]
         counters[split] += 1
 
     def build(family: Family, rng: random.Random) -> tuple[str, dict[str, Any]]:
-        return build_task(family, fmt_keys[family.template], banks[splits[family.template]], rng)
+        return build_task(family, fmt_keys[family.template], banks[splits[family.template]], rng, version)
 
-    return family_records("research", FAMILIES, build, MAX_ATTEMPTS)
+    return family_records("research", families, build, MAX_ATTEMPTS, version=version)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return write_generated(generate_records, OUTPUT, argv)
+    """``[--version v1] [path]``: write the v0 task set (default) or MDP v2's."""
+    args = list(argv or ())
+    version = VERSION
+    if args[:1] == ["--version"]:
+        if len(args) < 2 or args[1] not in (VERSION, MDP2_VERSION):
+            raise SystemExit(f"--version must be {VERSION} or {MDP2_VERSION}")
+        version, args = args[1], args[2:]
+    return write_generated(partial(generate_records, version), task_file("research", version), args)
 
 
 if __name__ == "__main__":

@@ -56,7 +56,8 @@ _LOOSE_ID = re.compile(r"(?<![\w-])doc-\d+(?![\w-])", re.IGNORECASE)
 _ID_SPLIT = re.compile(r"[\s,;\[\]\"'()]+")
 _UNITS = frozenset({"people", "inhabitants", "residents"})
 MAX_HOPS = 3
-"""The longest question chain: a CHECK flags drafts citing more documents than that."""
+"""The longest question chain of the v0 tasks: a CHECK flags drafts citing more documents than that (a task
+set with longer chains states its own limit, ``max_citations`` in every payload)."""
 
 
 @dataclass(frozen=True)
@@ -338,13 +339,14 @@ def structural_check(payload: Mapping[str, Any], text: str, gathered: Collection
         Finding("unknown_citation", f"citations: {t!r} is not the id of a document in the corpus")
         for t in bad
     ]
-    padded = len(set(tokens)) > MAX_HOPS
+    limit = payload.get("max_citations", MAX_HOPS)
+    padded = len(set(tokens)) > limit
     if padded:
         issues.append(
             Finding(
                 "too_many_citations",
                 f"citations: {len(set(tokens))} documents cited; cite only the documents that state the "
-                f"facts of the answer's chain (at most {MAX_HOPS})",
+                f"facts of the answer's chain (at most {limit})",
             )
         )
     unread = [t for t in tokens if t in docs and t not in gathered]
