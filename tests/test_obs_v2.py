@@ -124,7 +124,8 @@ def _auc(features, labels, text: bool) -> float:
 # v2 observation / from the rendered prompt text (TF-IDF of words and word pairs), mean of three fold
 # splits, as measured when written: knowledge work 1.000 / 1.000, coding 0.749 / 0.984 (v1 tasks),
 # research 0.208 / 0.453 (its v1 tasks: every corpus has 17 documents, so nothing visible tells the
-# difficulty), multi-tool 1.000 / 1.000, long memory 0.996 / 0.997 (v1 tasks), planning 0.998 / 0.992, tau-retail
+# difficulty), multi-tool 1.000 / 1.000, long memory 0.996 / 0.997 (v1 tasks), planning 0.998 / 0.992,
+# tau-retail
 # 1.000 / 0.970, DB-Bench 0.972 / 0.309. The difficulty follows the task template and is as visible in
 # the text as in the observation everywhere but DB-Bench. There it is the upstream statement type, which
 # the question states, and the observation's counts (statement type, conditions) carry across the two
