@@ -824,6 +824,9 @@ def test_the_mdp2_task_set_regenerates_and_keeps_the_v0_structure(records, tmp_p
     same = ("task_id", "difficulty", "split", "template")
     assert [tuple(r[k] for k in same) for r in v1] == [tuple(r[k] for k in same) for r in records]
     assert sum(a["prompt"] != b["prompt"] for a, b in zip(v1, records, strict=True)) >= 95
+    # the mix the generator's docstring states: 20 one-source and 80 two-source tasks, 20 with a correction
+    assert Counter(len(r["payload"]["gold"]["sources"]) for r in v1) == {1: 20, 2: 80}
+    assert sum("if sources disagree" in r["prompt"] for r in v1) == 20
 
 
 def test_mdp2_plays_the_v1_tasks_and_mdp1_the_v0_tasks() -> None:
