@@ -75,16 +75,17 @@ split matters for G: wrong-figure reports score about 0.3-0.4, right-figure slip
 
 
 NOISE_COST = 0.2
-"""MDP v2 only (the ``knowledge_work-v1`` tasks): informedness lost per opened source that does not
-answer the question (another office's memo, last quarter's budget, a forecast, a snapshot, a superseded
-export, an unrelated table), so a harness that opens more than the question needs pays for it. Passages
-on the question's topic that do not hold the answer lower an LLM's answer accuracy when they are put in
-its context, and more of them lower it more (Cuconasu et al. 2024, "The Power of Noise", SIGIR: its
-"distracting" documents; Shi et al. 2023, GSM-IC, for one irrelevant sentence); here most wrong reports
-already come from such a source (``flaw_weights``). The size is an assumption: 0.2 informedness is 0.1
-of first-draft accuracy at ``informed_gain`` 0.5, a sixth of what reading every gold source gives, the
-same as multi-tool's ``NOISE_COST``. Without it (MDP v1) opening every source costs nothing but steps,
-so one string that opens four to six sources is best on every task whatever the question asks."""
+"""MDP v2 only (the ``knowledge_work-v1`` tasks): informedness lost per opened source that does not answer
+the question (another office's memo, last quarter's budget, a forecast, a snapshot, a superseded export,
+an unrelated table), so a harness that opens more than the question needs pays for it (in first drafts
+and in fixes of content flaws, which both read informedness). Passages on the question's topic that do
+not hold the answer lower an LLM's answer accuracy when they are put in its context, and more of them
+lower it more (Cuconasu et al. 2024, "The Power of Noise", SIGIR: its "distracting" documents; Shi et al.
+2023, GSM-IC, for one irrelevant sentence); here most wrong reports already come from such a source
+(``flaw_weights``). The size is an assumption: 0.2 informedness is 0.1 of first-draft accuracy at
+``informed_gain`` 0.5, a sixth of the accuracy reached once every gold source is read (0.52-0.60), the
+same as multi-tool's ``NOISE_COST``. Without it (MDP v1) opening every source costs nothing but steps, so
+one string that opens four to six sources is best on every task whatever the question asks."""
 
 
 FLAWS = {

@@ -80,15 +80,16 @@ the whole chain first drafts the right answer about 62% of the time, one that dr
 NOISE_COST = 0.2
 """MDP v2 only (the ``multi_tool-v1`` tasks): informedness lost per tool result in the context that
 accomplished no step of the gold chain (a surplus call after the chain is complete, a repeated, refused
-or wrong call), so a harness that calls more tools than the question needs pays for it. Such output
-is context the answer does not need, and irrelevant context lowers LLM accuracy: one irrelevant sentence
-added to a GSM8K problem lowers it markedly (Shi et al. 2023, "Large Language Models Can Be Easily
-Distracted by Irrelevant Context", GSM-IC), and padding the input with irrelevant or repeated text lowers
-reasoning accuracy as the input grows (Levy et al. 2024, "Same Task, More Tokens"). The size is an
-assumption: 0.2 informedness is about 0.1 of first-draft accuracy at ``informed_gain`` 0.52, i.e. about
-a sixth of what the whole chain gives (0.62), chosen below the drop GSM-IC shows for one added
-sentence. Without it (MDP v1) an extra call costs nothing but a step, so one long string of tool calls
-is best on every task whatever the question implies."""
+or wrong call), so a harness that calls more tools than the question needs pays for it (in first drafts
+and in fixes of content flaws, which both read informedness). Such output is context the answer does not
+need, and irrelevant context lowers LLM accuracy: one irrelevant sentence added to a GSM8K problem lowers
+it markedly (Shi et al. 2023, "Large Language Models Can Be Easily Distracted by Irrelevant Context",
+GSM-IC), and padding the input with irrelevant or repeated text lowers reasoning accuracy as the input
+grows (Levy et al. 2024, "Same Task, More Tokens"). The size is an assumption: 0.2 informedness is about
+0.1 of first-draft accuracy at ``informed_gain`` 0.52, i.e. about a sixth of what the whole chain gives
+(0.62), chosen below the drop GSM-IC shows for one added sentence. Without it (MDP v1) an extra call
+costs nothing but a step, so one long string of tool calls is best on every task whatever the question
+implies."""
 
 
 FLAWS = {
