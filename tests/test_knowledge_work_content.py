@@ -28,6 +28,7 @@ from harness_gym.domains.knowledge_work import (
     KnowledgeWorkDomain,
 )
 from harness_gym.domains.knowledge_work import generate as gen
+from harness_gym.domains.knowledge_work import generate_mdp2 as gen_mdp2
 from harness_gym.domains.knowledge_work.verifier import (
     BASE_CRITERIA,
     CRITERIA,
@@ -816,9 +817,9 @@ def test_padding_citations_costs_evidence_and_empty_sources_keep_the_format() ->
 
 def test_the_mdp2_task_set_regenerates_and_keeps_the_v0_structure(records, tmp_path) -> None:
     out = tmp_path / "knowledge_work-v1.jsonl"
-    assert gen.main(["--version", MDP2_VERSION, str(out)]) == 0
-    shipped = gen.task_file(gen.DOMAIN, MDP2_VERSION)
-    assert out.read_bytes() == shipped.read_bytes()
+    assert gen_mdp2.main([str(out)]) == 0
+    shipped = gen_mdp2.OUTPUT
+    assert shipped.name == f"knowledge_work-{MDP2_VERSION}.jsonl" and out.read_bytes() == shipped.read_bytes()
     v1 = [task.to_record() for task in read_jsonl(shipped)]
     assert {r["version"] for r in v1} == {MDP2_VERSION}
     same = ("task_id", "difficulty", "split", "template")

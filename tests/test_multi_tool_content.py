@@ -25,6 +25,7 @@ from harness_gym.domains.multi_tool import (
     MultiToolDomain,
 )
 from harness_gym.domains.multi_tool import generate as gen
+from harness_gym.domains.multi_tool import generate_mdp2 as gen_mdp2
 from harness_gym.domains.multi_tool.tools import (
     RunError,
     Seen,
@@ -743,9 +744,9 @@ def test_unconnected_matches_closer_than_a_billionth_and_within_a_millionth() ->
 
 def test_the_mdp2_task_set_regenerates_and_keeps_the_v0_structure(records, tmp_path) -> None:
     out = tmp_path / "multi_tool-v1.jsonl"
-    assert gen.main(["--version", MDP2_VERSION, str(out)]) == 0
-    shipped = gen.task_file("multi_tool", MDP2_VERSION)
-    assert out.read_bytes() == shipped.read_bytes()
+    assert gen_mdp2.main([str(out)]) == 0
+    shipped = gen_mdp2.OUTPUT
+    assert shipped.name == f"multi_tool-{MDP2_VERSION}.jsonl" and out.read_bytes() == shipped.read_bytes()
     v1 = [task.to_record() for task in read_jsonl(shipped)]
     assert {r["version"] for r in v1} == {MDP2_VERSION}
     # the same families, ids, difficulties, splits and chain lengths (2/3/4 tools: 20/60/20 tasks)...

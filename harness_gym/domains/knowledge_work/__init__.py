@@ -317,10 +317,10 @@ class HarnessKnowledgeWorkEnv(HarnessEnv):
     the rubric's keys differ between tasks. Default ``max_steps`` 12.
     Base harness: OBSERVE, RETRIEVE (once), DRAFT, SUBMIT.
 
-    MDP v2 (``obs_layout="v2"``) plays the ``knowledge_work-v1`` tasks (the same families drawn apart),
-    where each opened source that does not answer the question lowers informedness by ``NOISE_COST``
-    (0.2, an assumption; on-topic passages without the answer lower LLM accuracy: Cuconasu et al. 2024),
-    so how many sources a question needs matters.
+    MDP v2 (``obs_layout="v2"``) plays the ``knowledge_work-v1`` tasks (``generate_mdp2.py``: the same
+    families drawn apart), where each opened source that does not answer the question lowers informedness
+    by ``NOISE_COST`` (0.2, an assumption; on-topic passages without the answer lower LLM accuracy:
+    Cuconasu et al. 2024), so how many sources a question needs matters.
     """
 
     domain_cls = KnowledgeWorkDomain

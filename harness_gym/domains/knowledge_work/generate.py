@@ -14,23 +14,10 @@ people, topic, vendors) and a report format (style and field labels) no other fa
 train/eval split keeps families whole, so held-out tasks differ in template, entities, distractor
 content and required format. The flawed pool imitates what a frozen LLM gets wrong; every variant is
 scored by the real verifier and kept only if it loses points.
-
-``--version v1`` writes ``knowledge_work-v1.jsonl``, the task set of MDP v2 (``obs_layout="v2"``): the
-same families, splits and report formats drawn from generators seeded apart. What a good harness must do
-differs by task along what the prompt shows (``features.py``: sources, tables and emails listed, titles
-that read as a correction, wording that asks for the latest figure, an aggregate): one source to open (a
-memo look-up, a table total) or two (a memo and its approval email, a table and the memo naming its
-owner, a source and the one correcting it), with the table computation for table questions; in MDP v2
-an opened source that does not answer the question costs draft accuracy (``knowledge_work.NOISE_COST``).
-The mix of question kinds (20 one-source, 80 two-source tasks, 20 of them with a correction) is v0's, an
-assumption. The closest published office-work mix, OfficeBench (Wang et al. 2024: 93 single-app, 95
-two-app and 112 three-app tasks of 300), counts applications rather than sources, so no share is taken
-from it. The hidden difficulty stays the kind's (easy: one source; hard: a correction), as in v0.
 """
 
 from __future__ import annotations
 
-import argparse
 import calendar
 import itertools
 import random
@@ -38,19 +25,11 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
-from functools import partial
 from typing import Any
 
 from harness_gym.core.rubric import g_norm
 from harness_gym.core.task import write_generated
-from harness_gym.domains.generation import (
-    MDP2_VERSION,
-    VERSION,
-    Reject,
-    family_records,
-    flawed_pool,
-    task_file,
-)
+from harness_gym.domains.generation import VERSION, Reject, family_records, flawed_pool, task_file
 from harness_gym.domains.knowledge_work.entities import (
     CITIES,
     COMPANIES,
@@ -1003,21 +982,14 @@ def build_task(family: Family, rng: random.Random) -> tuple[str, dict[str, Any]]
     return build_prompt(built.question, sources, fmt, ctx.cur), payload
 
 
-def generate_records(version: str = VERSION) -> list[dict[str, Any]]:
-    """All task records of a task-set ``version`` in id order, with splits assigned; deterministic for a
-    given code version. ``MDP2_VERSION`` draws the same families from generators seeded apart."""
+def generate_records() -> list[dict[str, Any]]:
+    """All task records in id order, with splits assigned; deterministic for a given code version."""
     check_pools()
-    return family_records(DOMAIN, FAMILIES, build_task, MAX_ATTEMPTS, version=version)
+    return family_records(DOMAIN, FAMILIES, build_task, MAX_ATTEMPTS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``[output] [--version v0|v1]``: write a task set (default: the shipped file of that version)."""
-    parser = argparse.ArgumentParser(prog="knowledge_work.generate")
-    parser.add_argument("output", nargs="?")
-    parser.add_argument("--version", choices=(VERSION, MDP2_VERSION), default=VERSION)
-    args = parser.parse_args(argv)
-    out = [args.output] if args.output else None
-    return write_generated(partial(generate_records, args.version), task_file(DOMAIN, args.version), out)
+    return write_generated(generate_records, OUTPUT, argv)
 
 
 if __name__ == "__main__":

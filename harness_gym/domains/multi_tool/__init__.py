@@ -378,10 +378,11 @@ class HarnessMultiToolEnv(HarnessEnv):
     required form, a TOOLS line containing the required chain, nothing else). Default ``max_steps`` 12.
     Base harness: OBSERVE, CALL_TOOL, DRAFT, SUBMIT.
 
-    MDP v2 (``obs_layout="v2"``) plays the ``multi_tool-v1`` tasks (the same families drawn apart), where
-    each tool result that accomplishes no step of the required chain (a call after the chain is complete,
-    a repeated, refused or wrong call) lowers informedness by ``NOISE_COST`` (0.2, an assumption; irrelevant
-    context lowers LLM accuracy: Shi et al. 2023), so the number of calls a task needs matters.
+    MDP v2 (``obs_layout="v2"``) plays the ``multi_tool-v1`` tasks (``generate_mdp2.py``: the same
+    families drawn apart), where each tool result that accomplishes no step of the required chain (a call
+    after the chain is complete, a repeated, refused or wrong call) lowers informedness by ``NOISE_COST``
+    (0.2, an assumption; irrelevant context lowers LLM accuracy: Shi et al. 2023), so the number of calls
+    a task needs matters.
     """
 
     domain_cls = MultiToolDomain

@@ -23,34 +23,21 @@ successful result of that step looks like, and wrong candidate calls the executo
 wrong tool, invalid arguments, wrong-but-valid arguments), the answer spec, the reference artifact and
 the flawed artifact pool. Every candidate call and every flawed artifact is run through the real tools
 and verifier here, and kept only if it behaves as its label says.
-
-``--version v1`` writes ``multi_tool-v1.jsonl``, the task set of MDP v2 (``obs_layout="v2"``): the same
-families, splits and answer formats drawn from generators seeded apart. What a good harness must do
-differs by task along what the prompt shows (``features.py``: the required chain's length, a conversion,
-a notes read, figures in force): two, three or four tool steps, and in MDP v2 a tool result beyond them
-costs draft accuracy (``multi_tool.NOISE_COST``), so calling more tools than the question implies is no
-longer free. The shares of 2-, 3- and 4-tool chains (20/60/20 tasks) are v0's, an assumption: published
-tool-use sets put most tasks at the longer end of their range (m&m's, Ma et al. 2024: of its 882
-evaluation tasks 70 need one tool, 159 two and 653 three; ToolHop, Ye et al. 2025: 3 to 7 calls per
-query, 428 of 995 queries exactly 3), but their tools are not these, so no share is taken from them.
-The hidden difficulty stays the chain's length (easy 2, standard 3, hard 4 tools), as in v0.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import random
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import cache
 from typing import Any
 
 from harness_gym.core.task import write_generated
 from harness_gym.domains.base import read_toml
 from harness_gym.domains.generation import (
-    MDP2_VERSION,
     VERSION,
     Reject,
     family_records,
@@ -995,23 +982,13 @@ def _decimals_of(table: dict[str, Any], scenario: Scenario, family: Family) -> i
 # Records
 
 
-def generate_records(version: str = VERSION) -> list[dict[str, Any]]:
-    """All task records of a task-set ``version`` in id order, with splits assigned; deterministic for a
-    given code version. ``MDP2_VERSION`` draws the same families from generators seeded apart."""
-    return family_records(
-        "multi_tool", FAMILIES, build_task, MAX_ATTEMPTS, lambda family: family.code, version=version
-    )
+def generate_records() -> list[dict[str, Any]]:
+    """All task records in id order, with splits assigned; deterministic for a given code version."""
+    return family_records("multi_tool", FAMILIES, build_task, MAX_ATTEMPTS, lambda family: family.code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``[output] [--version v0|v1]``: write a task set (default: the shipped file of that version)."""
-    parser = argparse.ArgumentParser(prog="multi_tool.generate")
-    parser.add_argument("output", nargs="?")
-    parser.add_argument("--version", choices=(VERSION, MDP2_VERSION), default=VERSION)
-    args = parser.parse_args(argv)
-    out = [args.output] if args.output else None
-    default = task_file("multi_tool", args.version)
-    return write_generated(partial(generate_records, args.version), default, out)
+    return write_generated(generate_records, OUTPUT, argv)
 
 
 if __name__ == "__main__":
