@@ -19,13 +19,16 @@ from harness_gym.core.actions import Action
 from harness_gym.core.rubric import g_norm
 from harness_gym.core.task import read_jsonl, write_jsonl
 from harness_gym.domains.base import GROUNDING_WEIGHT
-from harness_gym.domains.generation import POOL_MAX, POOL_MIN
+from harness_gym.domains.generation import MDP2_VERSION, POOL_MAX, POOL_MIN
 from harness_gym.domains.knowledge_work import (
+    DRAFT_PARAMS,
+    NOISE_COST,
     RETRIEVE_CAP,
     HarnessKnowledgeWorkEnv,
     KnowledgeWorkDomain,
 )
 from harness_gym.domains.knowledge_work import generate as gen
+from harness_gym.domains.knowledge_work import generate_mdp2 as gen_mdp2
 from harness_gym.domains.knowledge_work.verifier import (
     BASE_CRITERIA,
     CRITERIA,
@@ -807,3 +810,74 @@ def test_padding_citations_costs_evidence_and_empty_sources_keep_the_format() ->
     assert padded["evidence_support"] == (pytest.approx(2 / 3), 1.0)
     bare = rubric(lookup_payload(), colon(sources=""))
     assert bare["evidence_support"] == (0.0, 1.0) and bare["output_format"] == (1.0, 1.0)
+
+
+# ---- MDP v2: the knowledge_work-v1 task set and the cost of opened distractors -------------------------
+
+
+def test_the_mdp2_task_set_regenerates_and_keeps_the_v0_structure(records, tmp_path) -> None:
+    out = tmp_path / "knowledge_work-v1.jsonl"
+    assert gen_mdp2.main([str(out)]) == 0
+    shipped = gen_mdp2.OUTPUT
+    assert shipped.name == f"knowledge_work-{MDP2_VERSION}.jsonl" and out.read_bytes() == shipped.read_bytes()
+    v1 = [task.to_record() for task in read_jsonl(shipped)]
+    assert {r["version"] for r in v1} == {MDP2_VERSION}
+    same = ("task_id", "difficulty", "split", "template")
+    assert [tuple(r[k] for k in same) for r in v1] == [tuple(r[k] for k in same) for r in records]
+    assert sum(a["prompt"] != b["prompt"] for a, b in zip(v1, records, strict=True)) >= 95
+    # the mix the generator's docstring states: 20 one-source and 80 two-source tasks, 20 with a correction
+    assert Counter(len(r["payload"]["gold"]["sources"]) for r in v1) == {1: 20, 2: 80}
+    assert sum("if sources disagree" in r["prompt"] for r in v1) == 20
+
+
+def test_mdp2_plays_the_v1_tasks_and_mdp1_the_v0_tasks() -> None:
+    v2 = HarnessKnowledgeWorkEnv(split="all", obs_layout="v2")
+    v1 = HarnessKnowledgeWorkEnv(split="all")
+    assert {t.version for t in v2.tasks} == {MDP2_VERSION} and {t.version for t in v1.tasks} == {"v0"}
+
+
+@pytest.mark.parametrize("layout", ["v1", "v2"])
+def test_opened_distractors_cost_informedness_in_mdp2_only(layout: str) -> None:
+    """Each opened source that is not a gold one takes ``NOISE_COST`` off informedness on the MDP v2
+    tasks (down to 0) and nothing on the paper's."""
+    env = HarnessKnowledgeWorkEnv(split="all", obs_layout=layout)
+    domain = env.domain
+    for task in env.tasks:
+        env.reset(seed=0, options={"task_id": task.task_id})
+        context = env._ep.context
+        gold = list(task.payload["gold"]["sources"])
+        others = [src["id"] for src in task.payload["sources"] if src["id"] not in gold]
+        context.evidence = gold
+        clean = domain.informedness(task, context)
+        assert clean == len(gold) / (len(gold) + (task.payload["calc"]["op"] != "filter"))
+        for n in (1, 2):
+            context.evidence = gold + others[:n]
+            cost = NOISE_COST * n if layout == "v2" else 0.0
+            assert domain.informedness(task, context) == pytest.approx(max(0.0, clean - cost))
+
+
+def test_opened_distractors_lower_first_drafts_in_mdp2() -> None:
+    """Over many draws the first report after opening two more sources than the one a look-up needs
+    (ranked first) is right less often, by about ``informed_gain * 2 * NOISE_COST``."""
+    env = HarnessKnowledgeWorkEnv(split="train", obs_layout="v2")
+    domain = env.domain
+    tasks = [
+        t
+        for t in env.tasks
+        if t.payload["calc"]["op"] == "filter"
+        and len(t.payload["gold"]["sources"]) == 1
+        and domain.task_info(t).ranking[0] in t.payload["gold"]["sources"]
+    ]
+    assert len(tasks) >= 4
+    right = {}
+    for opened in (1, 3):
+        hits = []
+        for task in tasks:
+            for seed in range(60):
+                env.reset(seed=seed, options={"task_id": task.task_id})
+                for action in (Action.OBSERVE, *[Action.RETRIEVE] * opened, Action.DRAFT):
+                    env.step(int(action))
+                hits.append(env._ep.draft == domain.pool(task).reference)
+        right[opened] = float(np.mean(hits))
+    assert DRAFT_PARAMS.informed_gain * 2 * NOISE_COST == pytest.approx(0.2)
+    assert 0.12 < right[1] - right[3] < 0.28, right

@@ -17,9 +17,15 @@ from upstream import one_localised_rate
 from harness_gym.core.actions import Action
 from harness_gym.core.state import FEATURE_INDEX
 from harness_gym.core.task import read_jsonl, write_jsonl
-from harness_gym.domains.generation import POOL_MAX, POOL_MIN
-from harness_gym.domains.multi_tool import HarnessMultiToolEnv, MultiToolDomain
+from harness_gym.domains.generation import MDP2_VERSION, POOL_MAX, POOL_MIN
+from harness_gym.domains.multi_tool import (
+    DRAFT_PARAMS,
+    NOISE_COST,
+    HarnessMultiToolEnv,
+    MultiToolDomain,
+)
 from harness_gym.domains.multi_tool import generate as gen
+from harness_gym.domains.multi_tool import generate_mdp2 as gen_mdp2
 from harness_gym.domains.multi_tool.tools import (
     RunError,
     Seen,
@@ -731,3 +737,73 @@ def test_unconnected_matches_closer_than_a_billionth_and_within_a_millionth() ->
     for value, connected in ((0.000001, True), (0.0000015, False)):
         conv = _result("convert", "0 lb", {"value": value, "from_unit": "kg", "to_unit": "lb"})
         assert unconnected(["convert"], [zero, conv]) == ([] if connected else ["convert"]), value
+
+
+# ---- MDP v2: the multi_tool-v1 task set and the cost of surplus tool results ---------------------------
+
+
+def test_the_mdp2_task_set_regenerates_and_keeps_the_v0_structure(records, tmp_path) -> None:
+    out = tmp_path / "multi_tool-v1.jsonl"
+    assert gen_mdp2.main([str(out)]) == 0
+    shipped = gen_mdp2.OUTPUT
+    assert shipped.name == f"multi_tool-{MDP2_VERSION}.jsonl" and out.read_bytes() == shipped.read_bytes()
+    v1 = [task.to_record() for task in read_jsonl(shipped)]
+    assert {r["version"] for r in v1} == {MDP2_VERSION}
+    # the same families, ids, difficulties, splits and chain lengths (2/3/4 tools: 20/60/20 tasks)...
+    same = ("task_id", "difficulty", "split", "template")
+    assert [tuple(r[k] for k in same) for r in v1] == [tuple(r[k] for k in same) for r in records]
+    assert Counter(len(r["payload"]["chain"]) for r in v1) == {2: 20, 3: 60, 4: 20}
+    # ... drawn apart: other tables, figures and prompts
+    assert sum(a["prompt"] != b["prompt"] for a, b in zip(v1, records, strict=True)) >= 95
+
+
+def test_mdp2_plays_the_v1_tasks_and_mdp1_the_v0_tasks() -> None:
+    import gymnasium as gym
+
+    v2 = gym.make("HarnessMultiTool-v0", obs_layout="v2", split="all").unwrapped
+    v1 = gym.make("HarnessMultiTool-v0", split="all").unwrapped
+    assert {t.version for t in v2.tasks} == {MDP2_VERSION} and {t.version for t in v1.tasks} == {"v0"}
+
+
+@pytest.mark.parametrize("version", ["v0", MDP2_VERSION])
+def test_surplus_tool_results_cost_informedness_in_mdp2_only(version: str) -> None:
+    """Each tool result that accomplishes no gold step (here: calls after the chain is complete) takes
+    ``NOISE_COST`` off informedness on the MDP v2 tasks and nothing on the paper's."""
+    env = scripted_env()
+    if version == MDP2_VERSION:
+        env = HarnessMultiToolEnv(split="all", executor="simulated", obs_layout="v2")
+        env.executor = Scripted(env.domain)
+    task_id = next(t.task_id for t in env.tasks if len(t.payload["chain"]) == 2)
+    env.reset(seed=0, options={"task_id": task_id})
+    ep = env._ep
+    assert ep.task.version == version
+    for _ in range(2):
+        env.step(Action.CALL_TOOL)
+    assert env.domain.informedness(ep.task, ep.context) == 1.0
+    for surplus in (1, 2, 3):
+        env.step(Action.CALL_TOOL)
+        cost = NOISE_COST * surplus if version == MDP2_VERSION else 0.0
+        assert env.domain.informedness(ep.task, ep.context) == pytest.approx(1.0 - cost)
+
+
+def test_surplus_tool_calls_lower_first_drafts_in_mdp2() -> None:
+    """Over many draws the simulated executor's first draft after two surplus calls on a two-tool task is
+    right less often, by about ``informed_gain * 2 * NOISE_COST``."""
+    import gymnasium as gym
+
+    env = gym.make("HarnessMultiTool-v0", obs_layout="v2", split="train").unwrapped
+    tasks = [t.task_id for t in env.tasks if len(t.payload["chain"]) == 2]
+    right = {}
+    for calls in (2, 4):
+        hits = []
+        for task_id in tasks:
+            for seed in range(40):
+                env.reset(seed=seed, options={"task_id": task_id})
+                for _ in range(calls):
+                    env.step(Action.CALL_TOOL)
+                env.step(Action.DRAFT)
+                hits.append(env._ep.draft == env.domain.pool(env._ep.task).reference)
+        right[calls] = float(np.mean(hits))
+    drop = right[2] - right[4]
+    assert DRAFT_PARAMS.informed_gain * 2 * NOISE_COST == pytest.approx(0.208)
+    assert 0.13 < drop < 0.29, right

@@ -17,6 +17,7 @@ from harness_gym.domains.base import (
     grounding,
     with_judge,
 )
+from harness_gym.domains.generation import MDP2_VERSION
 from harness_gym.domains.knowledge_work import features as task_features
 from harness_gym.domains.knowledge_work.prompts import KnowledgeWorkPrompts
 from harness_gym.domains.knowledge_work.verifier import (
@@ -71,6 +72,20 @@ superseded export, another office) or aggregate the table wrongly; broken format
 and a report with the right figure but a missing field, citation or the wrong person is rare. The
 split matters for G: wrong-figure reports score about 0.3-0.4, right-figure slips 0.8-0.9.
 """
+
+
+NOISE_COST = 0.2
+"""MDP v2 only (the ``knowledge_work-v1`` tasks): informedness lost per opened source that does not answer
+the question (another office's memo, last quarter's budget, a forecast, a snapshot, a superseded export,
+an unrelated table), so a harness that opens more than the question needs pays for it (in first drafts
+and in fixes of content flaws, which both read informedness). Passages on the question's topic that do
+not hold the answer lower an LLM's answer accuracy when they are put in its context, and more of them
+lower it more (Cuconasu et al. 2024, "The Power of Noise", SIGIR: its "distracting" documents; Shi et al.
+2023, GSM-IC, for one irrelevant sentence); here most wrong reports already come from such a source
+(``flaw_weights``). The size is an assumption: 0.2 informedness is 0.1 of first-draft accuracy at
+``informed_gain`` 0.5, a sixth of the accuracy reached once every gold source is read (0.52-0.60), the
+same as multi-tool's ``NOISE_COST``. Without it (MDP v1) opening every source costs nothing but steps, so
+one string that opens four to six sources is best on every task whatever the question asks."""
 
 
 FLAWS = {
@@ -163,6 +178,7 @@ class KnowledgeWorkDomain(EvidenceSetting):
     flaws = FLAWS
     criteria: Mapping[str, float] = {**CRITERIA, "grounding": GROUNDING_WEIGHT}
     supported = EvidenceSetting.supported | {Action.CALL_TOOL}
+    mdp2_task_file = f"knowledge_work-{MDP2_VERSION}.jsonl"
 
     def task_info(self, task: Task) -> _TaskInfo:
         return self.per_task("info", task, lambda: _task_info(task.payload))
@@ -170,7 +186,8 @@ class KnowledgeWorkDomain(EvidenceSetting):
     # -- action semantics ----------------------------------------------------------------------
     def informedness(self, task: Task, context: Context) -> float:
         """Fraction of the gold sources opened, counting the table computation as one more item when
-        the question needs it (done when a tool result holds the computation over the gold table)."""
+        the question needs it (done when a tool result holds the computation over the gold table); on
+        the tasks of MDP v2, less ``NOISE_COST`` per opened source that is not a gold one."""
         info = self.task_info(task)
         opened = set(context.evidence)
         hits = len(info.gold & opened)
@@ -178,7 +195,9 @@ class KnowledgeWorkDomain(EvidenceSetting):
         if info.calc_marker is not None:
             total += 1
             hits += any(info.calc_marker in text for text in context.tool_results)
-        return hits / total
+        if task.version != MDP2_VERSION:
+            return hits / total
+        return max(0.0, hits / total - NOISE_COST * len(opened - info.gold))
 
     def evidence(self, task: Task, context: Context, needs: str) -> float:
         """``table_calc``: whether a tool result holds the computation over the gold table (1 when the
@@ -297,6 +316,11 @@ class HarnessKnowledgeWorkEnv(HarnessEnv):
     ``source_conflict`` (1, the superseding value used and the superseded source or figure named), so
     the rubric's keys differ between tasks. Default ``max_steps`` 12.
     Base harness: OBSERVE, RETRIEVE (once), DRAFT, SUBMIT.
+
+    MDP v2 (``obs_layout="v2"``) plays the ``knowledge_work-v1`` tasks (``generate_mdp2.py``: the same
+    families drawn apart), where each opened source that does not answer the question lowers informedness
+    by ``NOISE_COST`` (0.2, an assumption; on-topic passages without the answer lower LLM accuracy:
+    Cuconasu et al. 2024), so how many sources a question needs matters.
     """
 
     domain_cls = KnowledgeWorkDomain

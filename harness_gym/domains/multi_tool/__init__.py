@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from harness_gym.core.actions import Action
 from harness_gym.core.task import Task
 from harness_gym.domains.base import EVIDENCE_EVENTS, JUDGED_CALLS, ToolSetting, check_outcome, content, form
+from harness_gym.domains.generation import MDP2_VERSION
 from harness_gym.domains.multi_tool import features as task_features
 from harness_gym.domains.multi_tool.prompts import MultiToolPrompts
 from harness_gym.domains.multi_tool.tools import (
@@ -76,6 +77,21 @@ the whole chain first drafts the right answer about 62% of the time, one that dr
 """
 
 
+NOISE_COST = 0.2
+"""MDP v2 only (the ``multi_tool-v1`` tasks): informedness lost per tool result in the context that
+accomplished no step of the gold chain (a surplus call after the chain is complete, a repeated, refused
+or wrong call), so a harness that calls more tools than the question needs pays for it (in first drafts
+and in fixes of content flaws, which both read informedness). Such output is context the answer does not
+need, and irrelevant context lowers LLM accuracy: one irrelevant sentence added to a GSM8K problem lowers
+it markedly (Shi et al. 2023, "Large Language Models Can Be Easily Distracted by Irrelevant Context",
+GSM-IC), and padding the input with irrelevant or repeated text lowers reasoning accuracy as the input
+grows (Levy et al. 2024, "Same Task, More Tokens"). The size is an assumption: 0.2 informedness is about
+0.1 of first-draft accuracy at ``informed_gain`` 0.52, i.e. about a sixth of what the whole chain gives
+(0.62), chosen below the drop GSM-IC shows for one added sentence. Without it (MDP v1) an extra call
+costs nothing but a step, so one long string of tool calls is best on every task whatever the question
+implies."""
+
+
 FLAWS = {
     "wrong_unit": content("unit", "format", "differs_from_tool"),
     "missing_conversion": content("unit", "differs_from_tool"),
@@ -136,6 +152,7 @@ class MultiToolDomain(ToolSetting):
     cost_budget = 20.0
     events = ToolSetting.events | EVIDENCE_EVENTS
     evidence_required = True
+    mdp2_task_file = f"multi_tool-{MDP2_VERSION}.jsonl"
 
     # -- the gold chain ------------------------------------------------------------------------
     def _results(self, task: Task, texts: Sequence[str]) -> Results:
@@ -168,9 +185,14 @@ class MultiToolDomain(ToolSetting):
         return None
 
     def informedness(self, task: Task, context: Context) -> float:
-        """Fraction of the gold tool chain whose results are in the context."""
+        """Fraction of the gold tool chain whose results are in the context; on the tasks of MDP v2, less
+        ``NOISE_COST`` per tool result that accomplished no gold step (``NOISE_COST``)."""
         done = self._done(task, context)
-        return sum(done) / len(done)
+        gathered = sum(done) / len(done)
+        if task.version != MDP2_VERSION:
+            return gathered
+        noise = len(context.tool_results) - sum(done)
+        return max(0.0, gathered - NOISE_COST * noise)
 
     def tool_pool(self, task: Task, context: Context) -> ArtifactPool:
         """The next gold call (first step not yet accomplished; the last one once all are) and wrong calls."""
@@ -355,6 +377,12 @@ class HarnessMultiToolEnv(HarnessEnv):
     half the fraction of the required tools that ran successfully), ``format`` (1; the answer line in the
     required form, a TOOLS line containing the required chain, nothing else). Default ``max_steps`` 12.
     Base harness: OBSERVE, CALL_TOOL, DRAFT, SUBMIT.
+
+    MDP v2 (``obs_layout="v2"``) plays the ``multi_tool-v1`` tasks (``generate_mdp2.py``: the same
+    families drawn apart), where each tool result that accomplishes no step of the required chain (a call
+    after the chain is complete, a repeated, refused or wrong call) lowers informedness by ``NOISE_COST``
+    (0.2, an assumption; irrelevant context lowers LLM accuracy: Shi et al. 2023), so the number of calls
+    a task needs matters.
     """
 
     domain_cls = MultiToolDomain
