@@ -5,10 +5,12 @@ the state has nothing to gain; if the best string differs by task, and the diffe
 what the controller sees, it has. This script measures both on the train split:
 
 1. Candidates: the ``--strings`` best strings of a beam search (``open_loop.beam_strings``, width 24,
-   screened on train tasks x seed 0 x one rollout).
+   screened on train tasks x seed 0 x one rollout), plus a family of strings that differ in how much they
+   gather: ``O`` + k x (RETRIEVE or CALL_TOOL) + one of ``D``, ``DCV``, ``DCVCV``, k = 0..5 (the beam's
+   strings are near-copies of one compromise string, which hides a per-task choice of how much to gather).
 2. Two independent episode sets, A (seeds 0-2) and B (seeds 3-5), each train tasks x 3 seeds x 3 rollouts.
    ``G[string, task]`` is a task's mean G under the string in each set.
-3. Reported, on the 10 strings best on A:
+3. Reported (the SDs over the 10 strings best on A, the gains over every candidate):
    - ``main_sd``: the SD of the strings' mean G (how much the choice of string matters);
    - ``interaction_sd``: the SD of the string x task interaction, sqrt(mean(rA * rB)) over the residuals
      r = G - string mean - task mean + grand mean of A and of B. Sampling noise is independent between A
@@ -16,9 +18,10 @@ what the controller sees, it has. This script measures both on the train split:
    - ``per_task_gain``: each task plays the string best for it on A, scored on B, minus the one string
      best on A, scored on B; a 95% interval over tasks (``scipy.stats.bootstrap``). An oracle bound: it
      knows the task's identity;
-   - ``per_view_gain``: the same, with tasks grouped by their step-0 observation in layout v2 (the task
-     features a controller reads off the prompt): one string per distinct view. What a state-reading
-     controller could gain before its first action.
+   - ``per_view_gain``: the same, with tasks grouped by the task features of their step-0 observation in
+     layout v2 (``task_0`` ... ``task_5``, read off the prompt; the continuous ``prompt_length`` is left
+     out, or almost every task would be its own group and this would be ``per_task_gain`` again): one
+     string per group. What a controller reading the task could gain before its first action.
 
     python benchmarks/task_need.py --env HarnessResearch-v0 [--obs-layout v2] [--strings 40] [--json out]
 """
@@ -39,6 +42,7 @@ from scipy.stats import bootstrap
 
 import harness_gym
 from harness_gym.core.actions import Action
+from harness_gym.core.state import FEATURES_V2, TASK_SLOTS
 from harness_gym.evaluation.open_loop import Scorer, beam_strings, play_string
 from harness_gym.evaluation.rollout import protocol_episodes
 from harness_gym.policies.open_loop import LETTERS
@@ -46,6 +50,8 @@ from harness_gym.policies.open_loop import LETTERS
 SEEDS_A, SEEDS_B, ROLLOUTS = (0, 1, 2), (3, 4, 5), 3
 TOP = 10
 """Strings (best on A) the interaction and the gains are measured over."""
+GATHER_COUNTS = range(6)
+TAILS = ("D", "DCV", "DCVCV")
 WIDTH = 24
 
 
@@ -90,12 +96,26 @@ def selection_gain(ga: np.ndarray, gb: np.ndarray, groups: Sequence[Any]) -> dic
 
 
 def views(env_id: str, task_ids: Sequence[str], **env_kwargs: Any) -> list[bytes]:
-    """Each task's step-0 observation in layout v2 (what a controller sees before acting)."""
+    """Each task's task features in its step-0 observation of layout v2 (what a controller reads off the
+    task before acting)."""
     env = gym.make(env_id, split="train", **{**env_kwargs, "obs_layout": "v2"}).unwrapped
+    slots = [FEATURES_V2.index(f"task_{i}") for i in range(TASK_SLOTS)]
     out = []
     for task_id in task_ids:
         obs, _ = env.reset(seed=0, options={"task_id": task_id})
-        out.append(np.asarray(obs, dtype=np.float32).tobytes())
+        out.append(np.asarray(obs, dtype=np.float32)[slots].tobytes())
+    return out
+
+
+def gathering_strings(alphabet: Sequence[str], max_len: int) -> list[str]:
+    """``O`` + k gathers + a tail, for each gathering action of the setting (module docstring, step 1)."""
+    out = []
+    for gather in (c for c in "RT" if c in alphabet):
+        for k in GATHER_COUNTS:
+            for tail in TAILS:
+                string = ("O" if "O" in alphabet else "") + gather * k + tail
+                if len(string) <= max_len and all(c in alphabet for c in string):
+                    out.append(string)
     return out
 
 
@@ -108,11 +128,13 @@ def measure(env_id: str, n_strings: int, **env_kwargs: Any) -> dict[str, Any]:
     screen = Scorer(env, protocol_episodes(task_ids, (0,), 1))
     ranked = beam_strings(screen, alphabet, bool(domain.tool_needs_draft), int(env.max_steps), WIDTH)
     strings = [s for s, _ in ranked[:n_strings]]
+    strings += [s for s in gathering_strings(alphabet, int(env.max_steps)) if s not in strings]
     ga = task_matrix(env, strings, task_ids, SEEDS_A)
     gb = task_matrix(env, strings, task_ids, SEEDS_B)
-    top = np.argsort(-ga.mean(axis=1), kind="stable")[:TOP]
-    ga, gb, strings = ga[top], gb[top], [strings[i] for i in top]
-    cross = float(np.mean(residuals(ga) * residuals(gb)))
+    order = np.argsort(-ga.mean(axis=1), kind="stable")
+    ga, gb, strings = ga[order], gb[order], [strings[i] for i in order]
+    top_a, top_b = ga[:TOP], gb[:TOP]
+    cross = float(np.mean(residuals(top_a) * residuals(top_b)))
     step0 = views(env_id, task_ids, **env_kwargs)
     return {
         "env_id": env_id,
@@ -121,11 +143,11 @@ def measure(env_id: str, n_strings: int, **env_kwargs: Any) -> dict[str, Any]:
         "strings": strings,
         "best_on_A": strings[0],
         "best_G_on_B": round(float(gb[0].mean()), 4),
-        "main_sd": round(float(np.concatenate([ga, gb], axis=1).mean(axis=1).std(ddof=1)), 4),
+        "main_sd": round(float(np.concatenate([top_a, top_b], axis=1).mean(axis=1).std(ddof=1)), 4),
         "interaction_sd": round(float(np.sqrt(max(cross, 0.0))), 4),
         "per_task_gain": selection_gain(ga, gb, task_ids),
         "per_view_gain": selection_gain(ga, gb, step0),
-        "distinct_step0_views": len(set(step0)),
+        "task_feature_views": len(set(step0)),
         "seconds": round(time.perf_counter() - started, 1),
     }
 
