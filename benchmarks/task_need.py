@@ -23,7 +23,11 @@ what the controller sees, it has. This script measures both on the train split:
      out, or almost every task would be its own group and this would be ``per_task_gain`` again): one
      string per group. What a controller reading the task could gain before its first action.
 
-    python benchmarks/task_need.py --env HarnessResearch-v0 [--obs-layout v2] [--strings 40] [--json out]
+At a ``--token-price`` (the priced track: reward G minus the price of the executor's tokens) the same
+measurements are of the return instead of G.
+
+    python benchmarks/task_need.py --env HarnessResearch-v0 [--obs-layout v2] [--token-price 0.05]
+        [--strings 40] [--json out]
 """
 
 from __future__ import annotations
@@ -155,7 +159,7 @@ def measure(env_id: str, n_strings: int, **env_kwargs: Any) -> dict[str, Any]:
 def line(r: dict[str, Any]) -> str:
     task, view = r["per_task_gain"], r["per_view_gain"]
     return (
-        f"| {r['env_id']} | {r['env_kwargs'].get('obs_layout', 'v1')} "
+        f"| {r['env_id']} | {r['env_kwargs'].get('obs_layout', 'v1')} {r['env_kwargs'].get('token_price', 0)} "
         f"| `{r['best_on_A']}` {r['best_G_on_B']:.3f} "
         f"| {r['main_sd']:.3f} | {r['interaction_sd']:.3f} "
         f"| {task['gain']:+.3f} [{task['ci95'][0]:+.3f}, {task['ci95'][1]:+.3f}] "
@@ -165,7 +169,7 @@ def line(r: dict[str, Any]) -> str:
 
 
 HEADER = (
-    "| setting | MDP layout | best string on A, G on B | main SD | interaction SD | per-task gain [95%] "
+    "| setting | MDP layout, token price | best string on A, return on B | main SD | interaction SD | per-task gain [95%] "
     "| per-view gain [95%] (views) | s |\n|---|---|---|---|---|---|---|---|"
 )
 
@@ -184,6 +188,8 @@ def main() -> int:
     parser.add_argument("--json", help="also write the measurements to this file")
     args = parser.parse_args()
     env_kwargs = {} if args.obs_layout is None else {"obs_layout": args.obs_layout}
+    if args.token_price:
+        env_kwargs["token_price"] = args.token_price
     print(HEADER)
     out = []
     for env_id in args.env:

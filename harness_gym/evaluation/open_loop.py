@@ -49,18 +49,19 @@ _SUBMIT = int(Action.SUBMIT)
 
 
 def play_string(env: Any, string: str, episodes: Sequence[tuple]) -> np.ndarray:
-    """G of every protocol episode under the string (a tight loop, no policy object)."""
+    """The return of every protocol episode under the string (a tight loop, no policy object): G at
+    ``token_price`` 0, where every reward before the last is 0; G minus the tokens' price otherwise."""
     actions = [LETTERS.index(c) for c in string]
     out = np.empty(len(episodes))
     for i, (_, task_id, _, seed) in enumerate(episodes):
         _, info = env.reset(seed=seed, options={"task_id": task_id})
-        mask, t = info["action_mask"], 0
+        mask, t, total = info["action_mask"], 0, 0.0
         while True:
             a = actions[t] if t < len(actions) and mask[actions[t]] else _SUBMIT
             _, reward, terminated, truncated, info = env.step(a)
-            t += 1
+            t, total = t + 1, total + reward
             if terminated or truncated:
-                out[i] = reward
+                out[i] = total
                 break
             mask = info["action_mask"]
     return out
