@@ -157,9 +157,9 @@ def measure(env_id: str, n_strings: int, **env_kwargs: Any) -> dict[str, Any]:
 
 
 def line(r: dict[str, Any]) -> str:
-    task, view = r["per_task_gain"], r["per_view_gain"]
+    task, view, kwargs = r["per_task_gain"], r["per_view_gain"], r["env_kwargs"]
     return (
-        f"| {r['env_id']} | {r['env_kwargs'].get('obs_layout', 'v1')} {r['env_kwargs'].get('token_price', 0)} "
+        f"| {r['env_id']} | {kwargs.get('obs_layout', 'v1')} {kwargs.get('token_price', 0)} "
         f"| `{r['best_on_A']}` {r['best_G_on_B']:.3f} "
         f"| {r['main_sd']:.3f} | {r['interaction_sd']:.3f} "
         f"| {task['gain']:+.3f} [{task['ci95'][0]:+.3f}, {task['ci95'][1]:+.3f}] "
@@ -169,8 +169,8 @@ def line(r: dict[str, Any]) -> str:
 
 
 HEADER = (
-    "| setting | MDP layout, token price | best string on A, return on B | main SD | interaction SD | per-task gain [95%] "
-    "| per-view gain [95%] (views) | s |\n|---|---|---|---|---|---|---|---|"
+    "| setting | MDP layout, token price | best string on A, return on B | main SD | interaction SD "
+    "| per-task gain [95%] | per-view gain [95%] (views) | s |\n|---|---|---|---|---|---|---|---|"
 )
 
 
