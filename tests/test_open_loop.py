@@ -79,3 +79,42 @@ def test_the_search_keeps_the_best_of_its_beam_searches_and_repeats_itself():
     episodes = protocol_episodes(task_ids, EVAL_SEEDS, EVAL_ROLLOUTS)
     assert play_string(small, found["string"], episodes).mean() == pytest.approx(found["train_G"], abs=1e-4)
     assert search(PLANNING, task_ids=task_ids, max_steps=5) == found
+
+
+def test_open_loop_plays_the_string_of_the_env_layout_and_never_v1s_on_v2(tmp_path, monkeypatch):
+    import json
+
+    import harness_gym.policies.open_loop as ol
+    from harness_gym.evaluation.open_loop import _write
+
+    path = tmp_path / "open_loop.json"
+    _write(path, {PLANNING: {"string": "ODCV"}}, "v1")
+    assert "strings" in json.loads(path.read_text())  # v1 alone: the one-table file as shipped before v2
+    monkeypatch.setattr(ol, "OPEN_LOOP_FILE", path)
+    ol.open_loop_table.cache_clear()
+    try:
+        v1_env, v2_env = (gym.make(PLANNING, split="eval", obs_layout=layout) for layout in ("v1", "v2"))
+        # no v2 string: a clear error, up front when the layout is named, else at the first v2 observation
+        with pytest.raises(
+            ValueError, match="no open-loop string shipped for 'HarnessPlanning-v0' on obs_layout 'v2'"
+        ):
+            OpenLoopPolicy(PLANNING, obs_layout="v2")
+        with pytest.raises(ValueError, match="on obs_layout 'v2'"):
+            run_episode(v2_env, OpenLoopPolicy(PLANNING), seed=0)
+        _write(path, {PLANNING: {"string": "OD"}}, "v2")
+        ol.open_loop_table.cache_clear()
+        assert ol.read_layouts(path)["v1"]["strings"] == {PLANNING: {"string": "ODCV"}}  # kept as it was
+        played = {
+            name: [s["action"] for s in run_episode(env, policy, seed=0)["trajectory"]["steps"]]
+            for name, env, policy in (
+                ("v1", v1_env, OpenLoopPolicy(PLANNING)),
+                ("v2", v2_env, OpenLoopPolicy(PLANNING, obs_layout="v2")),
+                ("v2 by width", v2_env, OpenLoopPolicy(PLANNING)),
+            )
+        }
+        assert played["v1"] == ["OBSERVE", "DRAFT", "CHECK", "REVISE", "SUBMIT"]
+        assert played["v2"] == played["v2 by width"] == ["OBSERVE", "DRAFT", "SUBMIT"]
+        with pytest.raises(ValueError, match="built for obs_layout 'v2' but is shown a 'v1' observation"):
+            run_episode(v1_env, OpenLoopPolicy(PLANNING, obs_layout="v2"), seed=0)
+    finally:
+        ol.open_loop_table.cache_clear()

@@ -95,8 +95,13 @@ def test_check_revise_revises_exactly_after_a_failing_check(env_id: str) -> None
 def test_expert_is_a_function_of_the_observation_alone(env_id: str) -> None:
     env = small_env(env_id)
     expert = ExpertPolicy(env_id)
-    # it holds no environment, episode or task: only its id, its plan and the domain's public constants
-    assert all(isinstance(v, (str, int, float, bool, type(expert.plan))) for v in vars(expert).values())
+    # it holds no environment, episode or task: only its id, its plans and the domain's public constants
+    plans = (type(expert.plan), type(expert.plan_v2))
+    assert all(
+        isinstance(v, (str, int, float, bool, *plans))
+        or (isinstance(v, tuple) and all(map(str.__instancecheck__, v)))
+        for v in vars(expert).values()
+    )
     fresh = ExpertPolicy(env_id)
     for seed in range(3):
         obs, info = env.reset(seed=seed, options={"task_id": env.unwrapped.tasks[seed % 2].task_id})

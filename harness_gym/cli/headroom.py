@@ -36,7 +36,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--search-open-loop",
         action="store_true",
-        help="rerun the open-loop search on the train split and rewrite harness_gym/data/open_loop.json",
+        help="rerun the open-loop search on the train split and rewrite harness_gym/data/open_loop.json "
+        "(the --obs-layout table)",
     )
     parser.add_argument(
         "--no-check-rates", action="store_true", help="skip CHECK's false-alarm / detection measurement"
@@ -112,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         from harness_gym.evaluation.open_loop import write_open_loop
         from harness_gym.policies.open_loop import open_loop_table
 
-        print(f"wrote {write_open_loop(env_ids, log=print)}")
+        print(f"wrote {write_open_loop(env_ids, log=print, obs_layout=args.obs_layout or 'v1')}")
         open_loop_table.cache_clear()
     try:
         chosen = tuple(args.policies) if args.policies else None  # None: open-loop where a string is shipped

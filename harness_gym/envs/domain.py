@@ -213,6 +213,7 @@ DEFAULT_STEP_COSTS: Mapping[Action, float] = {
 
 class VerifierCache:
     """Verifier results keyed by (what, task, artifact hash): a verifier runs once per distinct artifact.
+    A task is its task set's version and its id: MDP v2's task sets reuse v1's ids for other tasks.
 
     Bounded (oldest entries are dropped first) so a long run with a real LLM cannot grow it without
     limit. One instance per process, shared by every environment of that process.
@@ -220,13 +221,18 @@ class VerifierCache:
 
     def __init__(self, max_entries: int = 50_000) -> None:
         self.max_entries = max_entries
-        self._store: dict[tuple[str, str, str | tuple[str, ...]], Any] = {}
+        self._store: dict[tuple[str, str, str, str | tuple[str, ...]], Any] = {}
         self.hits = self.misses = 0
 
     def get(self, what: str, task: Task, artifact: str | tuple[str, ...], compute: Callable[[], Any]) -> Any:
         """``compute()``, or what it returned before for this (what, task, artifact). A tuple of texts (the
         tool results so far, say) is a key as it is: cheaper than hashing one text joined from them."""
-        key = (what, task.task_id, artifact if type(artifact) is tuple else artifact_hash(artifact))
+        key = (
+            what,
+            task.version,
+            task.task_id,
+            artifact if type(artifact) is tuple else artifact_hash(artifact),
+        )
         try:
             value = self._store[key]
         except KeyError:

@@ -104,7 +104,7 @@ def build_policy(name: str, env_id: str, env: Any, env_kwargs: Mapping[str, Any]
     if name == OPEN_LOOP:
         from harness_gym.policies.open_loop import OpenLoopPolicy
 
-        return OpenLoopPolicy(env_id)
+        return OpenLoopPolicy(env_id, obs_layout=env_kwargs.get("obs_layout", "v1"))
     if name not in OPTIONAL_POLICIES:
         known = ", ".join((*SCRIPTED, OPEN_LOOP, *OPTIONAL_POLICIES))
         raise ValueError(f"unknown reference policy {name!r}; known: {known}")
@@ -129,7 +129,8 @@ def measure(
     from harness_gym.evaluation.online import ONLINE, online_records, read_online
 
     names = tuple(policies) if policies is not None else policy_names()
-    if policies is None and env_id not in _shipped_open_loop():  # a default run measures it where shipped
+    layout = env_kwargs.get("obs_layout", "v1")
+    if policies is None and env_id not in _shipped_open_loop(layout):  # a default run: where shipped
         names = tuple(name for name in names if name != OPEN_LOOP)
     if policies is None and env_id in read_online(online_file)["settings"]:
         names = (*names, ONLINE)
@@ -140,7 +141,7 @@ def measure(
         results: dict[str, list[dict[str, Any]]] = {}
         for name in names:
             if name == ONLINE:
-                layout, profile = env_kwargs.get("obs_layout", "v1"), env_kwargs.get("executor_profile")
+                profile = env_kwargs.get("executor_profile")
                 results[name] = online_records(
                     env_id, episodes, online_file, layout, "default" if profile is None else str(profile)
                 )
@@ -162,10 +163,10 @@ def measure(
         env.close()
 
 
-def _shipped_open_loop() -> set[str]:
+def _shipped_open_loop(layout: str = "v1") -> set[str]:
     from harness_gym.policies.open_loop import open_loop_table
 
-    return set(open_loop_table()["strings"])
+    return set(open_loop_table(layout)["strings"])
 
 
 def paired_gap(

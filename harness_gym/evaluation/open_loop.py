@@ -20,7 +20,9 @@ Deterministic (fixed episode seeds, deterministic tie-breaks), so rerunning it r
    string in some setting and missed it in another.
 
 ``write_open_loop`` runs it per env id and writes ``harness_gym/data/open_loop.json`` with this
-provenance (``harness-gym headroom --search-open-loop``).
+provenance (``harness-gym headroom --search-open-loop``), one table per observation layout
+(``--obs-layout v2`` searches on MDP v2, whose tasks and revision risk differ, and writes the v2 table;
+the other layouts' tables are kept as they are).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import numpy as np
 from harness_gym.core.actions import Action
 from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
 from harness_gym.evaluation.rollout import protocol_episodes
-from harness_gym.policies.open_loop import LETTERS, OPEN_LOOP_FILE
+from harness_gym.policies.open_loop import LETTERS, OPEN_LOOP_FILE, read_layouts
 
 SEARCHES: tuple[tuple[int, int], ...] = ((8, 1), (24, 1), (12, 3))
 """(beam width, screen rollouts per train task) of each beam search (module docstring, step 4)."""
@@ -174,20 +176,25 @@ def _beam_and_climb(
 
 
 def write_open_loop(
-    env_ids: Sequence[str], path: str | Path = OPEN_LOOP_FILE, log: Callable[[str], None] | None = None
+    env_ids: Sequence[str],
+    path: str | Path = OPEN_LOOP_FILE,
+    log: Callable[[str], None] | None = None,
+    obs_layout: str = "v1",
 ) -> Path:
-    """Search every env id (default simulated executor) and write the table the policy reads (after each
-    env id, so an interrupted run keeps what it found)."""
+    """Search every env id on ``obs_layout`` (default simulated executor) and write its strings into that
+    layout's table, after each env id, so an interrupted run keeps what it found. Other env ids' strings
+    and other layouts' tables are kept."""
     path = Path(path)
-    strings: dict[str, Any] = {}
+    strings = dict(read_layouts(path).get(obs_layout, {}).get("strings", {}))
     for env_id in env_ids:
-        strings[env_id] = search(env_id, log)
-        _write(path, strings)
+        strings[env_id] = search(env_id, log, obs_layout=obs_layout)
+        _write(path, strings, obs_layout)
     return path
 
 
-def _write(path: Path, strings: dict[str, Any]) -> None:
-    data = {
+def _write(path: Path, strings: dict[str, Any], obs_layout: str) -> None:
+    command = "harness-gym headroom --search-open-loop"
+    table = {
         "search": {
             "method": "harness_gym.evaluation.open_loop (beam searches + hill climb, train split)",
             "searches": [{"beam": b, "screen_rollouts": r} for b, r in SEARCHES],
@@ -196,8 +203,11 @@ def _write(path: Path, strings: dict[str, Any]) -> None:
             "seeds": list(EVAL_SEEDS),
             "rollouts": EVAL_ROLLOUTS,
             "executor_profile": "default",
-            "command": "harness-gym headroom --search-open-loop",
+            "command": command if obs_layout == "v1" else f"{command} --obs-layout {obs_layout}",
+            **({} if obs_layout == "v1" else {"obs_layout": obs_layout}),
         },
-        "strings": strings,
+        "strings": dict(sorted(strings.items())),
     }
+    layouts = {**read_layouts(path), obs_layout: table}
+    data = layouts["v1"] if set(layouts) == {"v1"} else layouts  # v1 alone: the one-table file as before
     path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")

@@ -36,8 +36,9 @@ import numpy as np
 
 from harness_gym.core.actions import N_ACTIONS, Action
 from harness_gym.core.rubric import g_norm
-from harness_gym.core.state import COUNT_CAPS, FEATURE_INDEX
+from harness_gym.core.state import COUNT_CAPS, FEATURE_INDEX, N_FEATURES_V2
 from harness_gym.envs.registry import env_class
+from harness_gym.policies.expert_v2 import EXPERT_PLANS_V2, gather_targets, judge_only_failure, task_features
 
 if TYPE_CHECKING:
     import gymnasium as gym
@@ -243,28 +244,64 @@ class ExpertPolicy(_Deterministic):
        spent. (Coding's rubric charges cost over the budget, but a further fix is worth more than the
        cost criterion loses, so the expert does not stop for cost.)
 
+    On a v2-width observation (``obs_layout="v2"``) steps 2 and 5 follow the v2 rules of
+    ``harness_gym.policies.expert_v2``: the gathering plan is a function of the task features and a
+    failure only the LLM judge reported may be left unrevised (``EXPERT_PLANS_V2``).
+
     It reads only the observation and the action mask, holds no episode state and never looks at the
     environment, the task's reference, hidden tests or the draft's score.
     """
 
     name = "expert"
     version = 1
-    """Bumped with any change of the expert's choices (``EXPERT_PLANS`` or this loop); datasets built from it
-    (the ``expert`` and ``medium-expert`` tiers) record it."""
+    """Bumped with any change of the expert's choices on layout v1 (``EXPERT_PLANS`` or this loop); datasets
+    built from it (the ``expert`` and ``medium-expert`` tiers) record it."""
+    version_v2 = 1
+    """Version of the v2 rules (``expert_v2``: ``EXPERT_PLANS_V2``, ``NEEDS`` and the judge-only rule), kept
+    apart so that a change of them leaves ``version`` and the v1 datasets as they are."""
 
     def __init__(self, env_id: str) -> None:
         domain = env_class(env_id).domain_cls
         self.env_id = env_id
+        self.domain = domain.name
         self.plan = EXPERT_PLANS[domain.name]
+        self.plan_v2 = EXPERT_PLANS_V2[domain.name]
+        self.feature_names = tuple(name for name, _ in domain.features.names) if domain.features else ()
         self.max_steps = int(domain.max_steps)
 
+    def _targets(self, obs: np.ndarray) -> tuple[int, int]:
+        """(evidence items, tool calls) to hold before the first draft."""
+        if len(obs) != N_FEATURES_V2:
+            return self.plan.retrieve, self.plan.tools
+        return gather_targets(self.plan_v2, self.domain, task_features(obs, self.feature_names))
+
     def _gather(self, obs: np.ndarray, mask: np.ndarray) -> int | None:
-        plan = self.plan
-        if plan.retrieve and mask[Action.RETRIEVE] and _count(obs, "evidence") < plan.retrieve:
+        retrieve, tools = self._targets(obs)
+        if retrieve and mask[Action.RETRIEVE] and self._retrieved(obs) < retrieve:
             return int(Action.RETRIEVE)
-        if plan.tools and mask[Action.CALL_TOOL] and _count(obs, "tool_calls") < plan.tools:
+        if tools and mask[Action.CALL_TOOL] and _count(obs, "tool_calls") < tools:
             return int(Action.CALL_TOOL)
         return None
+
+    def _retrieved(self, obs: np.ndarray) -> int:
+        """v1: evidence items held. v2: RETRIEVEs made (one per search, source or record the task names,
+        however many items each returns): before the first draft the expert's steps are its OBSERVE, its
+        RETRIEVEs and its tool calls, so the steps taken tell them apart."""
+        if len(obs) != N_FEATURES_V2:
+            return _count(obs, "evidence")
+        taken = self.max_steps - steps_left(obs, self.max_steps)
+        return max(taken - int(obs[_F["observed"]] > 0) - _count(obs, "tool_calls"), 0)
+
+    def _revise(self, obs: np.ndarray) -> bool:
+        """The last check failed, and (v2) its failure is one this plan revises."""
+        if not last_check_failed(obs):
+            return False
+        if len(obs) != N_FEATURES_V2:
+            return _count(obs, "revisions") < self.plan.max_revisions
+        plan = self.plan_v2
+        if not plan.revise_judge_only and judge_only_failure(obs):
+            return False
+        return _count(obs, "revisions") < plan.max_revisions
 
     def choose(self, obs: np.ndarray, mask: np.ndarray) -> int:
         if mask[Action.OBSERVE] and obs[_F["observed"]] <= 0:
@@ -279,12 +316,7 @@ class ExpertPolicy(_Deterministic):
             if left >= 2 and mask[Action.CHECK]:
                 return int(Action.CHECK)
             return int(Action.SUBMIT)
-        if (
-            last_check_failed(obs)
-            and _count(obs, "revisions") < self.plan.max_revisions
-            and left >= 2
-            and mask[Action.REVISE]
-        ):
+        if self._revise(obs) and left >= 2 and mask[Action.REVISE]:
             return int(Action.REVISE)
         return int(Action.SUBMIT)
 
