@@ -185,6 +185,9 @@ def main() -> int:
     parser.add_argument(
         "--strings", type=int, default=40, help="candidate strings from the beam (default 40)"
     )
+    parser.add_argument(
+        "--token-price", type=float, default=0.0, help="G per thousand executor tokens (default 0: the paper)"
+    )
     parser.add_argument("--json", help="also write the measurements to this file")
     args = parser.parse_args()
     env_kwargs = {} if args.obs_layout is None else {"obs_layout": args.obs_layout}
