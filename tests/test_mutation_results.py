@@ -291,6 +291,17 @@ def test_the_markdown_table_states_the_ranking_and_its_provenance(tmp_path) -> N
     assert "Left out" not in text and "smoke" not in text
 
 
+def test_the_markdown_leaves_an_undescribed_kind_empty_and_names_a_missing_interval(tmp_path) -> None:
+    """A policy without a description has an empty Kind cell; one without an interval reads "none"."""
+    from harness_gym.bench.leaderboard import markdown
+
+    doc = _board(tmp_path)
+    doc["policies"].pop("base")
+    doc["aggregate"]["metrics"]["base"]["interval"] = None
+    row = next(line for line in markdown(doc).splitlines() if line.startswith("| 3 | base |"))
+    assert row.startswith("| 3 | base |  | 0.0 ") and "° | none | — |" in row
+
+
 def test_the_markdown_marks_a_smoke_run_and_what_was_left_out(tmp_path) -> None:
     from harness_gym.bench.leaderboard import _cell, markdown
     from harness_gym.bench.report import SMOKE_NOTE

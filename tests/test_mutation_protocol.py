@@ -1,0 +1,124 @@
+"""The protocol's buffer statistics and task-clustered interval: what each input decides, each on a
+hand-built buffer (no episode is played)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from harness_gym.core.hms import EVENTS, hms_norm
+from harness_gym.evaluation.protocol import (
+    HMS,
+    buffer_arrays,
+    buffer_stats,
+    clustered_mean_ci,
+    finite_buffer_check,
+    mean_ci,
+    per_task_advantages,
+)
+
+N = 12
+G = np.linspace(0.0, 1.0, N)
+TASK = np.repeat([0, 1, 2], 4)
+FIRED = np.arange(N * len(EVENTS)).reshape(N, len(EVENTS)) % 3 == 0
+APPLICABLE = np.arange(N * len(EVENTS)).reshape(N, len(EVENTS)) % 5 != 1
+CLIP = (0.8, 1.25)
+
+
+def test_buffer_stats_recomputes_hms_from_the_applicable_events_and_passes_beta_and_clip() -> None:
+    """HMS recomputed per episode from fired and applicable (given flat: reshaped to the fired table);
+    every check uses the default beta 0.2 and the given clip, and the summary says so."""
+    stats = buffer_stats(G, TASK, FIRED, hms_applicable=APPLICABLE.ravel(), clip=CLIP)
+    adv = per_task_advantages(G, TASK)
+    hms = [
+        hms_norm({e: {"fired": bool(f[j]), "applicable": bool(a[j])} for j, e in enumerate(EVENTS)})
+        for f, a in zip(FIRED, APPLICABLE, strict=True)
+    ]
+    assert stats["checks"][HMS] == finite_buffer_check(G, adv, hms, 0.2, CLIP)
+    for j, event in enumerate(EVENTS):
+        assert stats["checks"][event] == finite_buffer_check(G, adv, FIRED[:, j], 0.2, CLIP)
+    assert stats["checks"][HMS] != finite_buffer_check(G, adv, hms, 0.2)  # the clip binds here
+    assert {k: v for k, v in stats.items() if k != "checks"} == {
+        "N": N,
+        "tasks": 3,
+        "mean_G": pytest.approx(0.5),
+        "max_G": 1.0,
+        "sigma_D": pytest.approx(0.5),
+        "beta": 0.2,
+        "clip": [0.8, 1.25],
+        "hms_source": "recomputed",
+    }
+
+
+def test_buffer_stats_takes_every_event_as_applicable_or_a_given_hms() -> None:
+    adv = per_task_advantages(G, TASK)
+    every = buffer_stats(G, TASK, FIRED)
+    hms = [
+        hms_norm({e: {"fired": bool(f[j]), "applicable": True} for j, e in enumerate(EVENTS)}) for f in FIRED
+    ]
+    assert every["hms_source"] == "all-applicable" and every["clip"] is None
+    assert every["checks"][HMS] == finite_buffer_check(G, adv, hms, 0.2)
+    given = np.linspace(-1.0, 1.0, N)
+    stats = buffer_stats(G, TASK, FIRED, hms_norm=given, hms_applicable=APPLICABLE, beta=0.5)
+    assert stats["hms_source"] == "given" and stats["beta"] == 0.5
+    assert stats["checks"][HMS] == finite_buffer_check(G, adv, given, 0.5)
+
+
+def test_per_task_advantages_refuses_unequal_shapes_in_one_line() -> None:
+    with pytest.raises(ValueError, match=r"^G and task_index differ in shape: \(2,\) vs \(3,\)$"):
+        per_task_advantages([0.1, 0.2], [0, 0, 1])
+
+
+def test_buffer_arrays_gives_fixed_dtypes_whatever_the_info_rows_hold() -> None:
+    """Integer G, float task indices and integer flags still come out as float, int and bool arrays."""
+
+    def episode(g: int, task: float, fire: int, applicable: int, hms: int) -> SimpleNamespace:
+        return SimpleNamespace(
+            infos={
+                "G": np.array([0, g]),
+                "task_index": np.array([task, task]),
+                "hms_fired": np.full((2, 7), fire, dtype=np.int8),
+                "hms_applicable": np.full((2, 7), applicable, dtype=np.int8),
+                "hms_norm": np.array([0, hms]),
+            }
+        )
+
+    arrays = buffer_arrays([episode(1, 2.0, 1, 0, 1), episode(0, 5.0, 0, 1, -1)])
+    assert {k: v.dtype.kind for k, v in arrays.items()} == {
+        "G": "f",
+        "task_index": "i",
+        "hms_fired": "b",
+        "hms_applicable": "b",
+        "hms_norm": "f",
+    }
+    assert arrays["hms_applicable"].tolist() == [[False] * 7, [True] * 7]
+    assert arrays["hms_norm"].tolist() == [1.0, -1.0]
+    with pytest.raises(ValueError, match=r"^no episodes$"):
+        buffer_arrays([])
+
+
+def test_clustered_mean_ci_resamples_whole_tasks_at_95_percent_with_10000_draws() -> None:
+    """The estimate is the mean of every value; copies within a task widen the interval against the
+    episode-level one; the defaults are 10,000 resamples at 95%, and a seed repeats the interval."""
+    values = np.repeat(np.random.default_rng(0).random(20), 3)
+    tasks = np.repeat([f"t{i}" for i in range(20)], 3)
+    got = clustered_mean_ci(values, tasks, rng=1)
+    assert got.estimate == pytest.approx(values.mean())
+    assert got == clustered_mean_ci(values, list(tasks), n_boot=10_000, level=0.95, rng=1)
+    assert got != clustered_mean_ci(values, tasks, n_boot=10_001, rng=1)
+    narrower = clustered_mean_ci(values, tasks, level=0.5, rng=1)
+    assert got.low < narrower.low < narrower.high < got.high
+    episodes = mean_ci(values, rng=1)
+    assert got.high - got.low > episodes.high - episodes.low
+    unequal = clustered_mean_ci([0.0, 0.0, 0.0, 1.0], ["a", "a", "a", "b"], rng=1)
+    assert unequal.estimate == pytest.approx(0.25)  # per value, not per task
+
+
+def test_clustered_mean_ci_is_a_point_only_when_every_task_has_one_mean() -> None:
+    """Tasks of unequal size are compared by their means, not their sums: [1, 1] against [4] differ."""
+    spread = clustered_mean_ci([1.0, 1.0, 4.0], ["a", "a", "b"], rng=0)
+    assert spread.estimate == pytest.approx(2.0) and spread.low < spread.high
+    same = clustered_mean_ci([0.5, 0.5, 0.5], ["a", "a", "b"], rng=0)
+    assert same == (0.5, 0.5, 0.5)
