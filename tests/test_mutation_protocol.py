@@ -122,3 +122,24 @@ def test_clustered_mean_ci_is_a_point_only_when_every_task_has_one_mean() -> Non
     assert spread.estimate == pytest.approx(2.0) and spread.low < spread.high
     same = clustered_mean_ci([0.5, 0.5, 0.5], ["a", "a", "b"], rng=0)
     assert same == (0.5, 0.5, 0.5)
+
+
+def test_a_profile_is_recorded_by_name_and_the_digest_the_shipped_results_carry(tmp_path) -> None:
+    """The default profile's record is the one the bench's shipped results carry (a resume or a merge
+    compares digests written by earlier runs), and a profile of the same name with other content has
+    another digest."""
+    import json
+
+    from harness_gym.envs.registry import executor_profile
+    from harness_gym.evaluation.protocol import profile_record
+    from harness_gym.evaluation.results import simulator
+    from harness_gym.evaluation.scoring import REFERENCE_RESULTS
+
+    shipped = json.loads(REFERENCE_RESULTS.read_text())["simulator"]["profile"]
+    assert profile_record("default") == shipped == simulator(profile="default")["profile"]
+    changed = executor_profile("default").to_dict()
+    changed["domains"]["coding"]["draft"]["informed_gain"] += 0.01
+    path = tmp_path / "default.json"
+    path.write_text(json.dumps(changed))
+    record = profile_record(str(path))
+    assert record["name"] == "default" and record["sha256"] != shipped["sha256"]

@@ -192,3 +192,13 @@ def test_a_policy_per_setting_names_what_is_missing_and_what_is_unknown() -> Non
         scoring._evaluate_all(
             {e: policy for e in ENV_IDS if e != "HarnessCoding-v0"}, name=None, checkpoint=None
         )
+
+
+def test_the_protocol_episodes_are_those_of_the_env_keywords_given() -> None:
+    """``protocol_seeds`` lists the tasks of the MDP the keywords select: MDP v2 plays its own task set."""
+    from harness_gym.evaluation.scoring import protocol_seeds
+
+    env_id = "HarnessResearch-v0"
+    v1 = {ep.task_id for ep in protocol_seeds(env_id, seeds=(0,), rollouts=1)}
+    v2 = {ep.task_id for ep in protocol_seeds(env_id, seeds=(0,), rollouts=1, obs_layout="v2")}
+    assert v1 != v2
