@@ -143,3 +143,34 @@ def test_a_profile_is_recorded_by_name_and_the_digest_the_shipped_results_carry(
     path.write_text(json.dumps(changed))
     record = profile_record(str(path))
     assert record["name"] == "default" and record["sha256"] != shipped["sha256"]
+
+
+def _result(fired: tuple[bool, ...], applicable: tuple[bool, ...]):
+    from harness_gym.evaluation.protocol import EpisodeResult
+
+    return EpisodeResult("HarnessPlanning-v0", "p", 0, "t", 0, 1, 0.5, 0.0, fired, applicable, 3, "submit")
+
+
+def test_event_rates_of_one_episode_and_of_none() -> None:
+    """One episode is a sample (rates 0 or 1, with counts); no episode at all is refused."""
+    from harness_gym.evaluation.protocol import event_rates
+
+    fired = (True,) + (False,) * (len(EVENTS) - 1)
+    applicable = (True, True) + (False,) * (len(EVENTS) - 2)
+    rates = event_rates([_result(fired, applicable)])
+    assert rates[EVENTS[0]] == {
+        "fired": 1.0,
+        "applicable": 1.0,
+        "fired_count": 1,
+        "applicable_count": 1,
+        "episodes": 1,
+    }
+    assert rates[EVENTS[1]] == {
+        "fired": 0.0,
+        "applicable": 1.0,
+        "fired_count": 0,
+        "applicable_count": 1,
+        "episodes": 1,
+    }
+    with pytest.raises(ValueError, match=r"^no episodes$"):
+        event_rates([])
