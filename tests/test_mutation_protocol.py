@@ -174,3 +174,42 @@ def test_event_rates_of_one_episode_and_of_none() -> None:
     }
     with pytest.raises(ValueError, match=r"^no episodes$"):
         event_rates([])
+
+
+def test_an_episode_record_keeps_the_result_usage_trace_and_audit_trail() -> None:
+    """What a checkpoint stores per episode: the result (named by env and trace), the usage keys only,
+    the episode id, the rubric and the compacted steps."""
+    from harness_gym.evaluation.protocol import USAGE_KEYS, EpisodeResult, _episode_result
+    from harness_gym.evaluation.spend import compact_steps, episode_trace
+
+    steps = [{"action": 3, "executor_io": {"cache_key": "k1"}}, {"action": 6}]
+    final = {
+        "G": 0.5,
+        "hms_norm": 0.25,
+        "hms": {e: {"fired": e == EVENTS[0], "applicable": True} for e in EVENTS},
+        "termination_reason": "submit",
+        "trajectory": {"steps": steps, "episode_id": "ep-7"},
+        "usage": {key: i for i, key in enumerate(USAGE_KEYS)} | {"other": 9},
+        "rubric": {"r": (1, 2)},
+    }
+    record = _episode_result("HarnessPlanning-v0", "p", (11, "t", 2, 1), final)
+    result = EpisodeResult.from_dict(record)
+    assert result.env_id == "HarnessPlanning-v0" and result.trace == episode_trace(steps) is not None
+    assert (result.episode_seed, result.task_id, result.seed, result.rollout, result.steps) == (
+        11,
+        "t",
+        2,
+        1,
+        2,
+    )
+    assert record["usage"] == {key: i for i, key in enumerate(USAGE_KEYS)}
+    assert record["episode_id"] == "ep-7" and record["rubric"] == {"r": [1, 2]}
+    assert record["step_records"] == compact_steps(steps)
+
+
+def test_compare_refuses_a_policy_without_episodes_by_name() -> None:
+    from harness_gym.evaluation.protocol import PairingError, compare
+
+    one = _result((False,) * len(EVENTS), (True,) * len(EVENTS))
+    with pytest.raises(PairingError, match=r"^policy 'late' has no results$"):
+        compare({"base": [one], "late": []}, base="base")
