@@ -213,3 +213,24 @@ def test_compare_refuses_a_policy_without_episodes_by_name() -> None:
     one = _result((False,) * len(EVENTS), (True,) * len(EVENTS))
     with pytest.raises(PairingError, match=r"^policy 'late' has no results$"):
         compare({"base": [one], "late": []}, base="base")
+
+
+def test_unpaired_episodes_are_named_five_at_most_per_side() -> None:
+    """Five unmatched keys are shown whole; a sixth is left to "...", and the sides are split by "; "."""
+    import dataclasses
+
+    from harness_gym.evaluation.protocol import PairingError, _pair
+
+    one = _result((False,) * len(EVENTS), (True,) * len(EVENTS))
+
+    def table(rollouts) -> dict:
+        return {(r := dataclasses.replace(one, rollout=i)).key: r for i in rollouts}
+
+    with pytest.raises(PairingError) as refused:
+        _pair("base", table(range(6)), "p", table(range(6, 11)))
+    shown_a = ", ".join(str(("t", 0, i)) for i in range(5))
+    shown_b = ", ".join(str(("t", 0, i)) for i in range(6, 11))
+    assert str(refused.value) == (
+        "results of 'base' and 'p' do not pair on (task_id, seed, rollout): "
+        f"6 only in 'base': {shown_a} ...; 5 only in 'p': {shown_b}"
+    )
