@@ -234,3 +234,34 @@ def test_unpaired_episodes_are_named_five_at_most_per_side() -> None:
         "results of 'base' and 'p' do not pair on (task_id, seed, rollout): "
         f"6 only in 'base': {shown_a} ...; 5 only in 'p': {shown_b}"
     )
+
+
+def test_a_paired_effect_uses_the_given_generator_draws_level_and_task_clusters() -> None:
+    """The interval and p-value come from the caller's generator (interval first), with its resample
+    counts and level; whole tasks are resampled only when asked."""
+    import dataclasses
+
+    from harness_gym.evaluation.protocol import _paired_effect, paired_bootstrap_ci, paired_permutation_p
+
+    one = _result((False,) * len(EVENTS), (True,) * len(EVENTS))
+    g_base = np.random.default_rng(1).random(12)
+    g_other = g_base + np.random.default_rng(2).normal(0.1, 0.2, 12)
+    tasks = [f"t{i // 3}" for i in range(12)]
+    base = [
+        dataclasses.replace(one, G=g, task_id=t, rollout=i)
+        for i, (g, t) in enumerate(zip(g_base, tasks, strict=True))
+    ]
+    other = [dataclasses.replace(r, G=g) for r, g in zip(base, g_other, strict=True)]
+
+    def expected(clusters) -> tuple:
+        rng = np.random.default_rng(5)
+        ci = paired_bootstrap_ci(g_base, g_other, n_boot=500, level=0.8, rng=rng, clusters=clusters)
+        return tuple(ci), paired_permutation_p(g_base, g_other, n_perm=300, rng=rng, clusters=clusters)
+
+    for by_task, clusters in ((False, None), (True, tasks)):
+        args = (base, other, np.random.default_rng(5), 500, 300, 0.8)
+        effect = _paired_effect(*args, by_task=True) if by_task else _paired_effect(*args)
+        assert ((effect["delta_G"], effect["ci_low"], effect["ci_high"]), effect["p_value"]) == expected(
+            clusters
+        )
+    assert expected(None) != expected(tasks)
