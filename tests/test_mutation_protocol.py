@@ -265,3 +265,24 @@ def test_a_paired_effect_uses_the_given_generator_draws_level_and_task_clusters(
             clusters
         )
     assert expected(None) != expected(tasks)
+
+
+def test_adding_a_policy_never_changes_another_policys_interval() -> None:
+    """Each comparison draws from its own stream, seeded by the rng seed and the two names."""
+    import dataclasses
+
+    from harness_gym.evaluation.protocol import compare
+
+    one = _result((False,) * len(EVENTS), (True,) * len(EVENTS))
+    g = np.random.default_rng(3).random((3, 10))
+    runs = {
+        name: [dataclasses.replace(one, G=x, rollout=i) for i, x in enumerate(row)]
+        for name, row in zip(("base", "a", "b"), g, strict=True)
+    }
+    alone = compare({"base": runs["base"], "a": runs["a"]}, n_boot=300, n_perm=300)["policies"]["a"]
+    beside = compare(runs, n_boot=300, n_perm=300)["policies"]["a"]
+    assert (alone["ci_low"], alone["ci_high"], alone["p_value"]) == (
+        beside["ci_low"],
+        beside["ci_high"],
+        beside["p_value"],
+    )
