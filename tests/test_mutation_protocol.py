@@ -286,3 +286,10 @@ def test_adding_a_policy_never_changes_another_policys_interval() -> None:
         beside["ci_high"],
         beside["p_value"],
     )
+
+
+def test_aw_weights_refuse_a_zero_temperature_by_name() -> None:
+    from harness_gym.evaluation.protocol import aw_weights
+
+    with pytest.raises(ValueError, match=r"^beta must be positive, got 0\.0$"):
+        aw_weights([1.0], beta=0.0)
