@@ -293,3 +293,17 @@ def test_aw_weights_refuse_a_zero_temperature_by_name() -> None:
 
     with pytest.raises(ValueError, match=r"^beta must be positive, got 0\.0$"):
         aw_weights([1.0], beta=0.0)
+
+
+def test_aw_weights_default_to_beta_0_2_and_refuse_an_overflow_in_one_error() -> None:
+    """An overflow is one ValueError, with no numpy warning before it."""
+    import math
+    import warnings
+
+    from harness_gym.evaluation.protocol import aw_weights
+
+    assert aw_weights([0.2]) == pytest.approx([math.e])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"^AW weights overflow: advantages / beta too large$"):
+            aw_weights([1000.0])
