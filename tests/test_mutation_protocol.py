@@ -307,3 +307,29 @@ def test_aw_weights_default_to_beta_0_2_and_refuse_an_overflow_in_one_error() ->
         warnings.simplefilter("error")
         with pytest.raises(ValueError, match=r"^AW weights overflow: advantages / beta too large$"):
             aw_weights([1000.0])
+
+
+def test_an_empty_buffer_is_refused_by_name() -> None:
+    from harness_gym.evaluation.protocol import buffer_slack
+
+    with pytest.raises(ValueError, match=r"^empty buffer$"):
+        buffer_slack([])
+
+
+def test_compare_reports_the_aw_lifts_over_bc_and_forced_check_by_default() -> None:
+    import dataclasses
+
+    from harness_gym.evaluation.protocol import compare
+
+    one = _result((False,) * len(EVENTS), (True,) * len(EVENTS))
+    g = np.random.default_rng(4).random((4, 8))
+    names = ("base", "awr", "bc", "forced-check")
+    runs = {
+        n: [dataclasses.replace(one, G=x, rollout=i) for i, x in enumerate(row)]
+        for n, row in zip(names, g, strict=True)
+    }
+    lifts = compare(runs, n_boot=200, n_perm=200)["lifts"]
+    assert {label: (lift["aw"], lift["other"]) for label, lift in lifts.items()} == {
+        "aw_minus_bc": ("awr", "bc"),
+        "aw_minus_fc": ("awr", "forced-check"),
+    }
