@@ -333,3 +333,19 @@ def test_compare_reports_the_aw_lifts_over_bc_and_forced_check_by_default() -> N
         "aw_minus_bc": ("awr", "bc"),
         "aw_minus_fc": ("awr", "forced-check"),
     }
+
+
+def test_compare_defaults_are_recorded_and_a_missing_base_is_named() -> None:
+    import dataclasses
+
+    from harness_gym.evaluation.protocol import compare
+
+    one = _result((False,) * len(EVENTS), (True,) * len(EVENTS))
+    runs = {
+        n: [dataclasses.replace(one, G=0.1 * i + k, rollout=i) for i in range(4)]
+        for k, n in enumerate(("base", "a"))
+    }
+    table = compare(runs)
+    assert (table["rng_seed"], table["n_boot"], table["n_perm"], table["level"]) == (0, 10_000, 10_000, 0.95)
+    with pytest.raises(KeyError, match=r"base policy 'base' not among \['a'\]"):
+        compare({"a": runs["a"]})
