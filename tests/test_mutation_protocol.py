@@ -349,3 +349,15 @@ def test_compare_defaults_are_recorded_and_a_missing_base_is_named() -> None:
     assert (table["rng_seed"], table["n_boot"], table["n_perm"], table["level"]) == (0, 10_000, 10_000, 0.95)
     with pytest.raises(KeyError, match=r"base policy 'base' not among \['a'\]"):
         compare({"a": runs["a"]})
+
+
+def test_compare_refuses_results_of_two_environments() -> None:
+    import dataclasses
+
+    from harness_gym.evaluation.protocol import PairingError, compare
+
+    one = _result((False,) * len(EVENTS), (True,) * len(EVENTS))
+    other = dataclasses.replace(one, env_id="HarnessCoding-v0")
+    message = r"^results come from several environments: \['HarnessCoding-v0', 'HarnessPlanning-v0'\]$"
+    with pytest.raises(PairingError, match=message):
+        compare({"base": [one], "a": [other]})
