@@ -241,3 +241,19 @@ def test_an_evaluation_resumed_with_another_model_or_profile_is_refused(tmp_path
         run()
     monkeypatch.delenv(PROFILE_ENV)
     assert run() == first  # the same settings resume
+
+
+def test_a_refused_collection_resume_names_every_change_and_the_ways_out(tmp_path):
+    """The refusal is one line: every changed setting, then what to do."""
+    before = CollectConfig(PLANNING, "mixed", 8, DATASET, root=str(tmp_path), show_progress=False)
+    after = dataclasses.replace(before, seed=1, epsilon=0.25)
+    directory = checkpoint_dir(after)
+    directory.mkdir(parents=True)
+    (directory / "config.json").write_text(json.dumps(before.content_key(), sort_keys=True))
+    with pytest.raises(CollectError) as refused:
+        collect_module._open_checkpoints(after)
+    assert str(refused.value) == (
+        f"an interrupted collection of {DATASET!r} with different settings is at {directory} "
+        "(epsilon: 0.3 -> 0.25; seed: 0 -> 1); rerun with the same settings, delete it or pass overwrite "
+        "to start again"
+    )

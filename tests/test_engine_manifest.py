@@ -92,3 +92,49 @@ def test_checkpoints_keep_episodes_behind_the_manifest(tmp_path):
     cp.remove()
     assert not (tmp_path / "c").exists()
     cp.remove()  # removing what is gone already is no error
+
+
+def test_a_resume_key_refuses_to_leave_out_a_field_the_config_does_not_have():
+    """A neutral or added name that is no field (a typo, a renamed field) is an error naming the config,
+    never a silently larger key."""
+    import dataclasses
+
+    from harness_gym.evaluation.engine import config_key
+
+    @dataclasses.dataclass
+    class Settings:
+        k: int = 1
+
+    with pytest.raises(TypeError, match=r"^Settings has no field\(s\) \['typo'\]$"):
+        config_key(Settings(), neutral=("typo",))
+    with pytest.raises(TypeError, match=r"^Settings has no field\(s\) \['late'\]$"):
+        config_key(Settings(), added=("late",))
+
+
+def test_a_nested_config_enters_the_key_by_its_own_resume_key():
+    """Its neutral fields stay out (a nested config's scheduling never refuses the outer resume); another
+    dataclass enters as a dict, a class as itself."""
+    import dataclasses
+
+    from harness_gym.evaluation.engine import config_key
+
+    @dataclasses.dataclass
+    class Inner:
+        seed: int = 0
+        workers: int = 1
+
+        def content_key(self):
+            return config_key(self, neutral=("workers",))
+
+    @dataclasses.dataclass
+    class Plain:
+        x: int = 1
+
+    @dataclasses.dataclass
+    class Outer:
+        inner: Inner
+        plain: Plain
+        kind: type = Plain
+
+    key = config_key(Outer(Inner(3, 8), Plain(2)))
+    assert key == {"inner": {"seed": 3}, "plain": {"x": 2}, "kind": Plain}  # another dataclass as a dict

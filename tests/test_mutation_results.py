@@ -31,10 +31,12 @@ def test_merge_refuses_a_policy_that_played_other_episodes() -> None:
     env = next(iter(doc["scores"]))
     other["scores"][env]["policies"]["base"]["episode_G"][0] += 1.0
     with pytest.raises(
-        results.ResultsError, match=r"^'base' on .* played other episodes in b\.json than in a\.json"
+        results.ResultsError,
+        match=r"^'base' on .* played other episodes in b\.json than in a\.json; the runs are not comparable "
+        r"\(another executor, profile or code\?\)$",
     ):
         results.merge([("a.json", doc), ("b.json", other)])
-    with pytest.raises(results.ResultsError, match="no results to merge"):
+    with pytest.raises(results.ResultsError, match=r"^no results to merge$"):
         results.merge([])
 
 
@@ -291,6 +293,17 @@ def test_the_markdown_table_states_the_ranking_and_its_provenance(tmp_path) -> N
     assert "Left out" not in text and "smoke" not in text
 
 
+def test_the_markdown_leaves_an_undescribed_kind_empty_and_names_a_missing_interval(tmp_path) -> None:
+    """A policy without a description has an empty Kind cell; one without an interval reads "none"."""
+    from harness_gym.bench.leaderboard import markdown
+
+    doc = _board(tmp_path)
+    doc["policies"].pop("base")
+    doc["aggregate"]["metrics"]["base"]["interval"] = None
+    row = next(line for line in markdown(doc).splitlines() if line.startswith("| 3 | base |"))
+    assert row.startswith("| 3 | base |  | 0.0 ") and "° | none | — |" in row
+
+
 def test_the_markdown_marks_a_smoke_run_and_what_was_left_out(tmp_path) -> None:
     from harness_gym.bench.leaderboard import _cell, markdown
     from harness_gym.bench.report import SMOKE_NOTE
@@ -374,3 +387,89 @@ def test_write_leaderboard_links_its_figures_by_default_and_rewrites_in_place(tm
     links = "\n".join(f"![{key}]({path.name})" for key, path in figures.items())
     assert paths["leaderboard"].read_text() == markdown(doc) + "\n" + links + "\n"
     assert write_leaderboard(doc, out) == paths  # an existing directory is written again
+
+
+def test_the_default_protocol_is_the_papers_and_a_document_keeps_its_smoke_mark() -> None:
+    from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
+
+    assert results.protocol() == {
+        "version": results.PROTOCOL_VERSION,
+        "split": "eval",
+        "seeds": list(EVAL_SEEDS),
+        "rollouts": EVAL_ROLLOUTS,
+    }
+    doc = hand_built(MEAN_AND_IQM_DISAGREE)
+    smoke = results.document(doc["protocol"], doc["simulator"], doc["policies"], doc["scores"], smoke=True)
+    assert smoke["smoke"] is True and doc["smoke"] is False
+
+
+def test_runs_refuses_an_episode_of_another_seed_in_place_of_a_missing_one() -> None:
+    """As many episodes as the protocol has, one of them outside it: a missing triple is named."""
+    episodes = _episodes({0: [0.5, 0.7], 1: [0.1, 0.3]})[:-1] + _episodes({2: [0.0]}, tasks=("t0",))
+    with pytest.raises(results.ResultsError, match=r"missing e\.g\. \[\(1, 't1', 0\)\]\)$"):
+        results.runs(ENV, episodes, ("t0", "t1"), (0, 1), 1)
+
+
+def test_runs_names_at_most_three_missing_triples() -> None:
+    with pytest.raises(results.ResultsError) as refused:
+        results.runs(ENV, _episodes({0: [0.5, 0.7]}), ("t0", "t1"), (0, 1, 2), 1)
+    assert str(refused.value).endswith("missing e.g. [(1, 't0', 0), (1, 't1', 0), (2, 't0', 0)])")
+
+
+@pytest.mark.parametrize("length", (200, 201))
+def test_a_schema_message_is_cut_after_200_characters(length: int) -> None:
+    doc = hand_built(MEAN_AND_IQM_DISAGREE)
+    doc["protocol"]["rollouts"] = "x" * (length - len(" is not of type 'integer'") - 2)
+    message = f"{doc['protocol']['rollouts']!r} is not of type 'integer'"
+    assert len(message) == length
+    with pytest.raises(results.ResultsError) as refused:
+        results.validate(doc, "f.json")
+    shown = message if length <= 200 else message[:200] + " ..."
+    assert str(refused.value) == f"f.json does not follow {results.SCHEMA} at protocol/rollouts: {shown}"
+
+
+def test_seeds_are_compared_as_numbers_not_as_text() -> None:
+    """Seeds 10 and 2 are checked as numbers (2 before 10) in the protocol and in every run alike."""
+    from test_leaderboard import TASKS
+
+    entry = results.setting(ENV, TASKS)
+    entry["policies"]["base"] = results.runs(
+        ENV, _episodes({10: [0.1, 0.2], 2: [0.3, 0.4]}), TASKS, (10, 2), 1
+    )
+    policies = {"base": results.policy_meta("scripted")}
+    doc = results.document(results.protocol("eval", (10, 2), 1), results.simulator(), policies, {ENV: entry})
+    assert results.validate(doc) is doc
+
+
+def test_a_seed_score_may_lie_exactly_the_tolerance_from_its_episodes() -> None:
+    from harness_gym.evaluation.reference_scores import reference_scores
+
+    random, _ = reference_scores(ENV)
+    entry = results.setting(ENV, ("t0", "t1"))
+    run = results.runs(ENV, _episodes({0: [random, random]}), ("t0", "t1"), (0,), 1)
+    assert run["seed_scores"] == {"0": 0.0}
+    run["seed_scores"]["0"] = results.SCORE_TOLERANCE
+    entry["policies"]["base"] = run
+    policies = {"base": results.policy_meta("scripted")}
+    doc = results.document(results.protocol("eval", (0,), 1), results.simulator(), policies, {ENV: entry})
+    assert doc["scores"][ENV]["policies"]["base"]["seed_scores"] == {"0": results.SCORE_TOLERANCE}
+
+
+def test_write_turns_numpy_values_into_json(tmp_path) -> None:
+    import json
+
+    import numpy as np
+
+    path = results.write({"n": np.int64(3), "a": np.arange(2), "p": tmp_path}, tmp_path / "x.json")
+    assert json.loads(path.read_text()) == {"n": 3, "a": [0, 1], "p": str(tmp_path)}
+
+
+def test_merge_names_the_merged_document_where_it_breaks_the_schema() -> None:
+    """merge checks its result, not its parts: a part that breaks the schema is named as the merged one."""
+    doc = hand_built(MEAN_AND_IQM_DISAGREE)
+    doc["protocol"]["rollouts"] = "one"
+    with pytest.raises(
+        results.ResultsError,
+        match=r"^merged results does not follow harness-gym-results-v1 at protocol/rollouts",
+    ):
+        results.merge([("a.json", doc)])

@@ -19,7 +19,6 @@ episodes they summarise (``validate`` checks both); ``SCHEMA`` changes only with
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -88,16 +87,9 @@ def simulator(executor: Any = None, profile: Any = None) -> dict[str, Any]:
         return {"version": SIMULATOR_VERSION, "executor": config.content_key(), "profile": None}
     if config not in (None, "simulated"):
         raise ResultsError(f"cannot record executor {executor!r}: only the simulated executor or a chat LLM")
-    from harness_gym.envs.registry import executor_profile
+    from harness_gym.evaluation.protocol import profile_record
 
-    resolved = executor_profile(profile)
-    text = json.dumps(resolved.to_dict(), sort_keys=True)
-    digest = hashlib.sha256(text.encode()).hexdigest()
-    return {
-        "version": SIMULATOR_VERSION,
-        "executor": "simulated",
-        "profile": {"name": resolved.name, "sha256": digest},
-    }
+    return {"version": SIMULATOR_VERSION, "executor": "simulated", "profile": profile_record(profile)}
 
 
 def policy_meta(kind: str, per_seed_models: bool = False, act: str | None = None) -> dict[str, Any]:

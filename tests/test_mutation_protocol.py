@@ -1,0 +1,363 @@
+"""The protocol's buffer statistics and task-clustered interval: what each input decides, each on a
+hand-built buffer (no episode is played)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from harness_gym.core.hms import EVENTS, hms_norm
+from harness_gym.evaluation.protocol import (
+    HMS,
+    buffer_arrays,
+    buffer_stats,
+    clustered_mean_ci,
+    finite_buffer_check,
+    mean_ci,
+    per_task_advantages,
+)
+
+N = 12
+G = np.linspace(0.0, 1.0, N)
+TASK = np.repeat([0, 1, 2], 4)
+FIRED = np.arange(N * len(EVENTS)).reshape(N, len(EVENTS)) % 3 == 0
+APPLICABLE = np.arange(N * len(EVENTS)).reshape(N, len(EVENTS)) % 5 != 1
+CLIP = (0.8, 1.25)
+
+
+def test_buffer_stats_recomputes_hms_from_the_applicable_events_and_passes_beta_and_clip() -> None:
+    """HMS recomputed per episode from fired and applicable (given flat: reshaped to the fired table);
+    every check uses the default beta 0.2 and the given clip, and the summary says so."""
+    stats = buffer_stats(G, TASK, FIRED, hms_applicable=APPLICABLE.ravel(), clip=CLIP)
+    adv = per_task_advantages(G, TASK)
+    hms = [
+        hms_norm({e: {"fired": bool(f[j]), "applicable": bool(a[j])} for j, e in enumerate(EVENTS)})
+        for f, a in zip(FIRED, APPLICABLE, strict=True)
+    ]
+    assert stats["checks"][HMS] == finite_buffer_check(G, adv, hms, 0.2, CLIP)
+    for j, event in enumerate(EVENTS):
+        assert stats["checks"][event] == finite_buffer_check(G, adv, FIRED[:, j], 0.2, CLIP)
+    assert stats["checks"][HMS] != finite_buffer_check(G, adv, hms, 0.2)  # the clip binds here
+    assert {k: v for k, v in stats.items() if k != "checks"} == {
+        "N": N,
+        "tasks": 3,
+        "mean_G": pytest.approx(0.5),
+        "max_G": 1.0,
+        "sigma_D": pytest.approx(0.5),
+        "beta": 0.2,
+        "clip": [0.8, 1.25],
+        "hms_source": "recomputed",
+    }
+
+
+def test_buffer_stats_takes_every_event_as_applicable_or_a_given_hms() -> None:
+    adv = per_task_advantages(G, TASK)
+    every = buffer_stats(G, TASK, FIRED)
+    hms = [
+        hms_norm({e: {"fired": bool(f[j]), "applicable": True} for j, e in enumerate(EVENTS)}) for f in FIRED
+    ]
+    assert every["hms_source"] == "all-applicable" and every["clip"] is None
+    assert every["checks"][HMS] == finite_buffer_check(G, adv, hms, 0.2)
+    given = np.linspace(-1.0, 1.0, N)
+    stats = buffer_stats(G, TASK, FIRED, hms_norm=given, hms_applicable=APPLICABLE, beta=0.5)
+    assert stats["hms_source"] == "given" and stats["beta"] == 0.5
+    assert stats["checks"][HMS] == finite_buffer_check(G, adv, given, 0.5)
+
+
+def test_per_task_advantages_refuses_unequal_shapes_in_one_line() -> None:
+    with pytest.raises(ValueError, match=r"^G and task_index differ in shape: \(2,\) vs \(3,\)$"):
+        per_task_advantages([0.1, 0.2], [0, 0, 1])
+
+
+def test_buffer_arrays_gives_fixed_dtypes_whatever_the_info_rows_hold() -> None:
+    """Integer G, float task indices and integer flags still come out as float, int and bool arrays."""
+
+    def episode(g: int, task: float, fire: int, applicable: int, hms: int) -> SimpleNamespace:
+        return SimpleNamespace(
+            infos={
+                "G": np.array([0, g]),
+                "task_index": np.array([task, task]),
+                "hms_fired": np.full((2, 7), fire, dtype=np.int8),
+                "hms_applicable": np.full((2, 7), applicable, dtype=np.int8),
+                "hms_norm": np.array([0, hms]),
+            }
+        )
+
+    arrays = buffer_arrays([episode(1, 2.0, 1, 0, 1), episode(0, 5.0, 0, 1, -1)])
+    assert {k: v.dtype.kind for k, v in arrays.items()} == {
+        "G": "f",
+        "task_index": "i",
+        "hms_fired": "b",
+        "hms_applicable": "b",
+        "hms_norm": "f",
+    }
+    assert arrays["hms_applicable"].tolist() == [[False] * 7, [True] * 7]
+    assert arrays["hms_norm"].tolist() == [1.0, -1.0]
+    with pytest.raises(ValueError, match=r"^no episodes$"):
+        buffer_arrays([])
+
+
+def test_clustered_mean_ci_resamples_whole_tasks_at_95_percent_with_10000_draws() -> None:
+    """The estimate is the mean of every value; copies within a task widen the interval against the
+    episode-level one; the defaults are 10,000 resamples at 95%, and a seed repeats the interval."""
+    values = np.repeat(np.random.default_rng(0).random(20), 3)
+    tasks = np.repeat([f"t{i}" for i in range(20)], 3)
+    got = clustered_mean_ci(values, tasks, rng=1)
+    assert got.estimate == pytest.approx(values.mean())
+    assert got == clustered_mean_ci(values, list(tasks), n_boot=10_000, level=0.95, rng=1)
+    assert got != clustered_mean_ci(values, tasks, n_boot=10_001, rng=1)
+    narrower = clustered_mean_ci(values, tasks, level=0.5, rng=1)
+    assert got.low < narrower.low < narrower.high < got.high
+    episodes = mean_ci(values, rng=1)
+    assert got.high - got.low > episodes.high - episodes.low
+    unequal = clustered_mean_ci([0.0, 0.0, 0.0, 1.0], ["a", "a", "a", "b"], rng=1)
+    assert unequal.estimate == pytest.approx(0.25)  # per value, not per task
+
+
+def test_clustered_mean_ci_is_a_point_only_when_every_task_has_one_mean() -> None:
+    """Tasks of unequal size are compared by their means, not their sums: [1, 1] against [4] differ."""
+    spread = clustered_mean_ci([1.0, 1.0, 4.0], ["a", "a", "b"], rng=0)
+    assert spread.estimate == pytest.approx(2.0) and spread.low < spread.high
+    same = clustered_mean_ci([0.5, 0.5, 0.5], ["a", "a", "b"], rng=0)
+    assert same == (0.5, 0.5, 0.5)
+
+
+def test_a_profile_is_recorded_by_name_and_the_digest_the_shipped_results_carry(tmp_path) -> None:
+    """The default profile's record is the one the bench's shipped results carry (a resume or a merge
+    compares digests written by earlier runs), and a profile of the same name with other content has
+    another digest."""
+    import json
+
+    from harness_gym.envs.registry import executor_profile
+    from harness_gym.evaluation.protocol import profile_record
+    from harness_gym.evaluation.results import simulator
+    from harness_gym.evaluation.scoring import REFERENCE_RESULTS
+
+    shipped = json.loads(REFERENCE_RESULTS.read_text())["simulator"]["profile"]
+    assert profile_record("default") == shipped == simulator(profile="default")["profile"]
+    changed = executor_profile("default").to_dict()
+    changed["domains"]["coding"]["draft"]["informed_gain"] += 0.01
+    path = tmp_path / "default.json"
+    path.write_text(json.dumps(changed))
+    record = profile_record(str(path))
+    assert record["name"] == "default" and record["sha256"] != shipped["sha256"]
+
+
+def _result(fired: tuple[bool, ...], applicable: tuple[bool, ...]):
+    from harness_gym.evaluation.protocol import EpisodeResult
+
+    return EpisodeResult("HarnessPlanning-v0", "p", 0, "t", 0, 1, 0.5, 0.0, fired, applicable, 3, "submit")
+
+
+def test_event_rates_of_one_episode_and_of_none() -> None:
+    """One episode is a sample (rates 0 or 1, with counts); no episode at all is refused."""
+    from harness_gym.evaluation.protocol import event_rates
+
+    fired = (True,) + (False,) * (len(EVENTS) - 1)
+    applicable = (True, True) + (False,) * (len(EVENTS) - 2)
+    rates = event_rates([_result(fired, applicable)])
+    assert rates[EVENTS[0]] == {
+        "fired": 1.0,
+        "applicable": 1.0,
+        "fired_count": 1,
+        "applicable_count": 1,
+        "episodes": 1,
+    }
+    assert rates[EVENTS[1]] == {
+        "fired": 0.0,
+        "applicable": 1.0,
+        "fired_count": 0,
+        "applicable_count": 1,
+        "episodes": 1,
+    }
+    with pytest.raises(ValueError, match=r"^no episodes$"):
+        event_rates([])
+
+
+def test_an_episode_record_keeps_the_result_usage_trace_and_audit_trail() -> None:
+    """What a checkpoint stores per episode: the result (named by env and trace), the usage keys only,
+    the episode id, the rubric and the compacted steps."""
+    from harness_gym.evaluation.protocol import USAGE_KEYS, EpisodeResult, _episode_result
+    from harness_gym.evaluation.spend import compact_steps, episode_trace
+
+    steps = [{"action": 3, "executor_io": {"cache_key": "k1"}}, {"action": 6}]
+    final = {
+        "G": 0.5,
+        "hms_norm": 0.25,
+        "hms": {e: {"fired": e == EVENTS[0], "applicable": True} for e in EVENTS},
+        "termination_reason": "submit",
+        "trajectory": {"steps": steps, "episode_id": "ep-7"},
+        "usage": {key: i for i, key in enumerate(USAGE_KEYS)} | {"other": 9},
+        "rubric": {"r": (1, 2)},
+    }
+    record = _episode_result("HarnessPlanning-v0", "p", (11, "t", 2, 1), final)
+    result = EpisodeResult.from_dict(record)
+    assert result.env_id == "HarnessPlanning-v0" and result.trace == episode_trace(steps) is not None
+    assert (result.episode_seed, result.task_id, result.seed, result.rollout, result.steps) == (
+        11,
+        "t",
+        2,
+        1,
+        2,
+    )
+    assert record["usage"] == {key: i for i, key in enumerate(USAGE_KEYS)}
+    assert record["episode_id"] == "ep-7" and record["rubric"] == {"r": [1, 2]}
+    assert record["step_records"] == compact_steps(steps)
+
+
+def test_compare_refuses_a_policy_without_episodes_by_name() -> None:
+    from harness_gym.evaluation.protocol import PairingError, compare
+
+    one = _result((False,) * len(EVENTS), (True,) * len(EVENTS))
+    with pytest.raises(PairingError, match=r"^policy 'late' has no results$"):
+        compare({"base": [one], "late": []}, base="base")
+
+
+def test_unpaired_episodes_are_named_five_at_most_per_side() -> None:
+    """Five unmatched keys are shown whole; a sixth is left to "...", and the sides are split by "; "."""
+    import dataclasses
+
+    from harness_gym.evaluation.protocol import PairingError, _pair
+
+    one = _result((False,) * len(EVENTS), (True,) * len(EVENTS))
+
+    def table(rollouts) -> dict:
+        return {(r := dataclasses.replace(one, rollout=i)).key: r for i in rollouts}
+
+    with pytest.raises(PairingError) as refused:
+        _pair("base", table(range(6)), "p", table(range(6, 11)))
+    shown_a = ", ".join(str(("t", 0, i)) for i in range(5))
+    shown_b = ", ".join(str(("t", 0, i)) for i in range(6, 11))
+    assert str(refused.value) == (
+        "results of 'base' and 'p' do not pair on (task_id, seed, rollout): "
+        f"6 only in 'base': {shown_a} ...; 5 only in 'p': {shown_b}"
+    )
+
+
+def test_a_paired_effect_uses_the_given_generator_draws_level_and_task_clusters() -> None:
+    """The interval and p-value come from the caller's generator (interval first), with its resample
+    counts and level; whole tasks are resampled only when asked."""
+    import dataclasses
+
+    from harness_gym.evaluation.protocol import _paired_effect, paired_bootstrap_ci, paired_permutation_p
+
+    one = _result((False,) * len(EVENTS), (True,) * len(EVENTS))
+    g_base = np.random.default_rng(1).random(12)
+    g_other = g_base + np.random.default_rng(2).normal(0.1, 0.2, 12)
+    tasks = [f"t{i // 3}" for i in range(12)]
+    base = [
+        dataclasses.replace(one, G=g, task_id=t, rollout=i)
+        for i, (g, t) in enumerate(zip(g_base, tasks, strict=True))
+    ]
+    other = [dataclasses.replace(r, G=g) for r, g in zip(base, g_other, strict=True)]
+
+    def expected(clusters) -> tuple:
+        rng = np.random.default_rng(5)
+        ci = paired_bootstrap_ci(g_base, g_other, n_boot=500, level=0.8, rng=rng, clusters=clusters)
+        return tuple(ci), paired_permutation_p(g_base, g_other, n_perm=300, rng=rng, clusters=clusters)
+
+    for by_task, clusters in ((False, None), (True, tasks)):
+        args = (base, other, np.random.default_rng(5), 500, 300, 0.8)
+        effect = _paired_effect(*args, by_task=True) if by_task else _paired_effect(*args)
+        assert ((effect["delta_G"], effect["ci_low"], effect["ci_high"]), effect["p_value"]) == expected(
+            clusters
+        )
+    assert expected(None) != expected(tasks)
+
+
+def test_adding_a_policy_never_changes_another_policys_interval() -> None:
+    """Each comparison draws from its own stream, seeded by the rng seed and the two names."""
+    import dataclasses
+
+    from harness_gym.evaluation.protocol import compare
+
+    one = _result((False,) * len(EVENTS), (True,) * len(EVENTS))
+    g = np.random.default_rng(3).random((3, 10))
+    runs = {
+        name: [dataclasses.replace(one, G=x, rollout=i) for i, x in enumerate(row)]
+        for name, row in zip(("base", "a", "b"), g, strict=True)
+    }
+    alone = compare({"base": runs["base"], "a": runs["a"]}, n_boot=300, n_perm=300)["policies"]["a"]
+    beside = compare(runs, n_boot=300, n_perm=300)["policies"]["a"]
+    assert (alone["ci_low"], alone["ci_high"], alone["p_value"]) == (
+        beside["ci_low"],
+        beside["ci_high"],
+        beside["p_value"],
+    )
+
+
+def test_aw_weights_refuse_a_zero_temperature_by_name() -> None:
+    from harness_gym.evaluation.protocol import aw_weights
+
+    with pytest.raises(ValueError, match=r"^beta must be positive, got 0\.0$"):
+        aw_weights([1.0], beta=0.0)
+
+
+def test_aw_weights_default_to_beta_0_2_and_refuse_an_overflow_in_one_error() -> None:
+    """An overflow is one ValueError, with no numpy warning before it."""
+    import math
+    import warnings
+
+    from harness_gym.evaluation.protocol import aw_weights
+
+    assert aw_weights([0.2]) == pytest.approx([math.e])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"^AW weights overflow: advantages / beta too large$"):
+            aw_weights([1000.0])
+
+
+def test_an_empty_buffer_is_refused_by_name() -> None:
+    from harness_gym.evaluation.protocol import buffer_slack
+
+    with pytest.raises(ValueError, match=r"^empty buffer$"):
+        buffer_slack([])
+
+
+def test_compare_reports_the_aw_lifts_over_bc_and_forced_check_by_default() -> None:
+    import dataclasses
+
+    from harness_gym.evaluation.protocol import compare
+
+    one = _result((False,) * len(EVENTS), (True,) * len(EVENTS))
+    g = np.random.default_rng(4).random((4, 8))
+    names = ("base", "awr", "bc", "forced-check")
+    runs = {
+        n: [dataclasses.replace(one, G=x, rollout=i) for i, x in enumerate(row)]
+        for n, row in zip(names, g, strict=True)
+    }
+    lifts = compare(runs, n_boot=200, n_perm=200)["lifts"]
+    assert {label: (lift["aw"], lift["other"]) for label, lift in lifts.items()} == {
+        "aw_minus_bc": ("awr", "bc"),
+        "aw_minus_fc": ("awr", "forced-check"),
+    }
+
+
+def test_compare_defaults_are_recorded_and_a_missing_base_is_named() -> None:
+    import dataclasses
+
+    from harness_gym.evaluation.protocol import compare
+
+    one = _result((False,) * len(EVENTS), (True,) * len(EVENTS))
+    runs = {
+        n: [dataclasses.replace(one, G=0.1 * i + k, rollout=i) for i in range(4)]
+        for k, n in enumerate(("base", "a"))
+    }
+    table = compare(runs)
+    assert (table["rng_seed"], table["n_boot"], table["n_perm"], table["level"]) == (0, 10_000, 10_000, 0.95)
+    with pytest.raises(KeyError, match=r"base policy 'base' not among \['a'\]"):
+        compare({"a": runs["a"]})
+
+
+def test_compare_refuses_results_of_two_environments() -> None:
+    import dataclasses
+
+    from harness_gym.evaluation.protocol import PairingError, compare
+
+    one = _result((False,) * len(EVENTS), (True,) * len(EVENTS))
+    other = dataclasses.replace(one, env_id="HarnessCoding-v0")
+    message = r"^results come from several environments: \['HarnessCoding-v0', 'HarnessPlanning-v0'\]$"
+    with pytest.raises(PairingError, match=message):
+        compare({"base": [one], "a": [other]})

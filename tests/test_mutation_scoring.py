@@ -1,0 +1,204 @@
+"""``evaluate_policy``'s glue: factories, failures that name the policy, and the suite of every setting,
+each on stand-in policies and scores (no episode is played)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from harness_gym.envs.registry import ENV_IDS
+from harness_gym.evaluation import results, scoring
+from harness_gym.evaluation.protocol import Interval
+from harness_gym.evaluation.scoring import (
+    CheckedPolicy,
+    FactoryError,
+    PolicyError,
+    PolicyScore,
+    SuiteScore,
+    from_factory,
+    results_document,
+)
+
+
+def policy(obs: Any, mask: Any) -> int:
+    return 6
+
+
+def test_a_factory_with_an_env_id_parameter_is_told_the_setting() -> None:
+    seen: list[tuple[int, str | None]] = []
+    made = from_factory(
+        lambda seed, env_id=None: seen.append((seed, env_id)) or policy, (3, 4), "HarnessPlanning-v0"
+    )
+    assert made is policy and seen == [(3, "HarnessPlanning-v0"), (4, "HarnessPlanning-v0")]
+
+
+def test_a_factory_without_a_signature_is_called_with_the_seed_only() -> None:
+    """A builtin has no signature to read: it gets the seed alone, and different objects are one per seed."""
+    assert from_factory(str, (0, 1), "HarnessPlanning-v0") == ["0", "1"]
+
+
+def test_one_seed_gives_the_object_itself_not_a_list() -> None:
+    assert from_factory(lambda seed: policy, (7,)) is policy
+    assert from_factory(lambda seed: [seed], (7,)) == [7]
+
+
+def test_a_failing_factory_names_the_seed_and_keeps_the_cause() -> None:
+    cause = RuntimeError("no weights")
+
+    def factory(seed: int) -> Any:
+        if seed == 2:
+            raise cause
+        return policy
+
+    with pytest.raises(FactoryError) as failed:
+        from_factory(factory, (1, 2))
+    assert failed.value.seed == 2 and failed.value.cause is cause and failed.value.__cause__ is cause
+    assert str(failed.value) == "the policy factory failed for seed 2: RuntimeError: no weights"
+
+
+def test_a_failing_policy_is_named_with_its_error_on_one_line() -> None:
+    class Broken:
+        def act(self, obs: Any, mask: Any, rng: Any) -> int:
+            raise ValueError("bad\n   input  here")
+
+    with pytest.raises(PolicyError) as failed:
+        CheckedPolicy(Broken(), "mine").act(None, None, None)
+    assert str(failed.value) == "policy 'mine': act raised ValueError: bad input here"
+
+
+ENV = "HarnessPlanning-v0"
+
+
+def _score(env_id: str, delta: Interval | None = None, name: str = "mine") -> PolicyScore:
+    """A stand-in score over two tasks and one seed, Base beside it."""
+    episodes = tuple(SimpleNamespace(seed=0, task_id=t, rollout=0, G=g) for t, g in (("a", 0.25), ("b", 0.5)))
+    base = tuple(SimpleNamespace(seed=0, task_id=t, rollout=0, G=0.125) for t in ("a", "b"))
+    return PolicyScore(
+        name=name,
+        env_id=env_id,
+        split="eval",
+        seeds=(0,),
+        rollouts=1,
+        act=None,
+        per_seed_models=False,
+        G=0.375,
+        score=Interval(12.34, 10.0, 15.0),
+        seed_scores={0: 12.34},
+        hms_norm=0.0,
+        base_G=0.125,
+        delta_G=delta,
+        p_value=None if delta is None else 0.0312,
+        delta_hms=None,
+        episodes=episodes,
+        base_episodes=base,
+        simulator=results.simulator(),
+    )
+
+
+def test_the_suite_finds_each_setting_by_its_env_id() -> None:
+    first, second = _score(ENV), _score("HarnessCoding-v0")
+    suite = SuiteScore((first, second))
+    assert suite[ENV] is first and suite["HarnessCoding-v0"] is second and suite.name == "mine"
+    with pytest.raises(KeyError) as missing:
+        suite["HarnessDBBench-v0"]
+    assert missing.value.args == ("HarnessDBBench-v0",)
+
+
+def test_the_suite_summary_is_one_line_per_setting_with_the_change_against_base() -> None:
+    suite = SuiteScore((_score(ENV, Interval(0.25, -0.125, 0.5)), _score("HarnessCoding-v0")))
+    assert suite.summary().split("\n") == [
+        "mine on 2 settings (normalised score: random = 0, expert = 100)",
+        f"{ENV:<24} G 0.375  score   12.3  ΔG vs Base +0.250 [-0.125, +0.500] p = 0.031",
+        f"{'HarnessCoding-v0':<24} G 0.375  score   12.3",
+    ]
+
+
+def test_the_suite_writes_one_results_document_of_every_setting(tmp_path: Path) -> None:
+    scores = (_score(ENV), _score("HarnessCoding-v0"))
+    suite = SuiteScore(scores)
+    assert suite.to_results() == results_document(scores)
+    path = suite.write_results(tmp_path / "suite.json")
+    assert path == tmp_path / "suite.json"
+    assert json.loads(path.read_text()) == json.loads(json.dumps(results_document(scores)))
+    assert set(results.load(path)["scores"]) == {ENV, "HarnessCoding-v0"}
+
+
+def _recorded(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """``evaluate_policy`` per setting replaced by a recorder of its arguments."""
+    calls: list[dict[str, Any]] = []
+
+    def record(policy: Any, env_id: str, **kwargs: Any) -> PolicyScore:
+        calls.append({"policy": policy, "env_id": env_id, **kwargs})
+        return _score(env_id, name=kwargs["name"])
+
+    monkeypatch.setattr(scoring, "evaluate_policy", record)
+    return calls
+
+
+def test_every_setting_is_played_in_order_under_one_name_with_its_own_checkpoint(
+    monkeypatch, tmp_path
+) -> None:
+    calls = _recorded(monkeypatch)
+    suite = scoring._evaluate_all(policy, name=None, checkpoint=tmp_path, seeds=(0,), act="greedy")
+    assert [c["env_id"] for c in calls] == list(ENV_IDS)
+    assert all(c["policy"] is policy and c["name"] == "policy" for c in calls)
+    assert [c["checkpoint"] for c in calls] == [tmp_path / env_id for env_id in ENV_IDS]
+    assert all(c["seeds"] == (0,) and c["act"] == "greedy" for c in calls)
+    assert isinstance(suite, SuiteScore) and [s.env_id for s in suite.scores] == list(ENV_IDS)
+    calls.clear()
+    scoring._evaluate_all(policy, name="given", checkpoint=None)
+    assert all(c["checkpoint"] is None and c["name"] == "given" for c in calls)
+
+
+def test_a_policy_per_setting_plays_its_own_setting_named_after_the_first_model(monkeypatch) -> None:
+    """One policy (or one model per seed) per setting: each setting gets its own; the name comes from the
+    first setting's first model."""
+    calls = _recorded(monkeypatch)
+
+    def first(obs: Any, mask: Any) -> int:
+        return 6
+
+    def other(obs: Any, mask: Any) -> int:
+        return 6
+
+    per_setting = {env_id: other for env_id in ENV_IDS} | {ENV_IDS[0]: [first, other]}
+    scoring._evaluate_all(per_setting, name=None, checkpoint=None)
+    assert [c["policy"] for c in calls] == [per_setting[env_id] for env_id in ENV_IDS]
+    assert {c["name"] for c in calls} == {"first"}
+    calls.clear()
+    scoring._evaluate_all([other, first], name=None, checkpoint=None)  # one model per seed
+    assert {c["name"] for c in calls} == {"other"}
+    calls.clear()
+    scoring._evaluate_all(first, name=None, checkpoint=None)
+    assert {c["name"] for c in calls} == {"first"}
+
+
+def test_a_policy_per_setting_names_what_is_missing_and_what_is_unknown() -> None:
+    some = {env_id: policy for env_id in ENV_IDS[2:]} | {"HarnessNothing-v9": policy}
+    missing = ", ".join(sorted(ENV_IDS[:2]))
+    with pytest.raises(PolicyError) as refused:
+        scoring._evaluate_all(some, name=None, checkpoint=None)
+    assert str(refused.value) == (
+        f"a policy per setting needs every setting: missing {missing}; unknown HarnessNothing-v9"
+    )
+    extra = {env_id: policy for env_id in ENV_IDS} | {"HarnessNothing-v9": policy}
+    with pytest.raises(PolicyError, match=r"missing none; unknown HarnessNothing-v9$"):
+        scoring._evaluate_all(extra, name=None, checkpoint=None)
+    with pytest.raises(PolicyError, match=r"missing HarnessCoding-v0; unknown none$"):
+        scoring._evaluate_all(
+            {e: policy for e in ENV_IDS if e != "HarnessCoding-v0"}, name=None, checkpoint=None
+        )
+
+
+def test_the_protocol_episodes_are_those_of_the_env_keywords_given() -> None:
+    """``protocol_seeds`` lists the tasks of the MDP the keywords select: MDP v2 plays its own task set."""
+    from harness_gym.evaluation.scoring import protocol_seeds
+
+    env_id = "HarnessResearch-v0"
+    v1 = {ep.task_id for ep in protocol_seeds(env_id, seeds=(0,), rollouts=1)}
+    v2 = {ep.task_id for ep in protocol_seeds(env_id, seeds=(0,), rollouts=1, obs_layout="v2")}
+    assert v1 != v2
