@@ -169,7 +169,7 @@ def test_a_check_that_prints_the_candidate_value_cannot_be_forged(
         task_id=f"{task.task_id}-printing-check",
         payload={**task.payload, "hidden_tests": [printing]},
     )
-    monkeypatch.setattr(HarnessCodingEnv.domain_cls, "tasks", lambda self: [forged_task])
+    monkeypatch.setattr(HarnessCodingEnv.domain_cls, "tasks", lambda self, obs_layout="v1": [forged_task])
     lines = "\n".join(f'[{i}, true, ""]' for i in range(8))
     starter, body = task.payload["starter_code"], "    raise NotImplementedError\n"
     forged = starter.replace(body, f"    return {lines!r}\n")
