@@ -376,6 +376,8 @@ def test_code_tests_are_judged_in_their_own_run(child) -> None:
     }
     assert [run["limits"] for run in child] == [verifier._CHECK_LIMITS]
     assert child[0]["trusted_source"] is True
+    nonce = json.loads(child[0]["stdin"])["nonce"]
+    assert len(nonce) == 32 and int(nonce, 16) >= 0  # 128 random bits
     assert verifier._judge_code([]) == {} and len(child) == 1  # nothing to check: no run
 
 
