@@ -492,3 +492,21 @@ def test_structural_check_and_artifact_scores_state_each_criterion(child) -> Non
         "parseability": (0.0, 1.0),
         "safety": (0.0, 1.0),
     }
+
+
+def test_allowed_calls_let_a_tasks_own_builtin_run_and_pass_the_scan(child) -> None:
+    payload = {
+        "function_name": "f",
+        "signature": "def f(x):",
+        "visible_tests": [_data([1], 2)],
+        "hidden_tests": [_data([5], 6)],
+        "allowed_calls": ["eval"],
+    }
+    uses_eval = "def f(x):\n    return eval('x + 1')\n"
+    assert verifier.artifact_scores(payload, uses_eval) == {
+        "unit_tests": (3.0, 3.0),
+        "parseability": (1.0, 1.0),
+        "safety": (1.0, 1.0),
+    }
+    check = verifier.structural_check(payload, uses_eval)
+    assert (check.safe, check.issues, check.coverage) == (True, (), 1.0)

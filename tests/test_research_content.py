@@ -721,3 +721,7 @@ def test_json_is_read_whole_or_from_the_first_brace_to_the_last(text: str, parse
     from harness_gym.domains.research.verifier import _parse_json
 
     assert _parse_json(text) == parsed
+
+
+def test_a_json_reply_is_rendered_with_its_characters_unescaped() -> None:
+    assert FORMATS["json"].render("Zürich", ["doc-001"]) == '{"answer": "Zürich", "sources": ["doc-001"]}'
