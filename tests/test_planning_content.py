@@ -692,3 +692,8 @@ def test_valid_payloads_pass_the_check() -> None:
     check_payload(
         _valid(logistics([{"kind": "deliver_before", "first": "p1", "second": "p2"}]), LOGISTICS_PLAN)
     )
+
+
+def test_a_constraint_bound_of_one_is_valid() -> None:
+    two = blocks(blocks=["a", "b"], stacks=[["a"], ["b"]], goal=[["on", "a", "b"]])
+    check_payload(_valid({**two, "constraints": [{"kind": "max_steps", "n": 1}]}, "move(a, b)"))

@@ -725,3 +725,20 @@ def test_json_is_read_whole_or_from_the_first_brace_to_the_last(text: str, parse
 
 def test_a_json_reply_is_rendered_with_its_characters_unescaped() -> None:
     assert FORMATS["json"].render("Zürich", ["doc-001"]) == '{"answer": "Zürich", "sources": ["doc-001"]}'
+
+
+def test_a_payload_may_allow_more_citations_than_the_v0_chains_need() -> None:
+    docs = [{"id": f"doc-00{i}", "text": f"Fact {i}."} for i in range(1, 6)]
+    payload = {"format": "caps-comma", "docs": docs}
+    text = "ANSWER: x\nSOURCES: doc-001, doc-002, doc-003, doc-004"
+    gathered = [d["id"] for d in docs]
+
+    def too_many(payload: dict[str, Any]) -> list[str]:
+        found = structural_check(payload, text, gathered).issues
+        return [str(i) for i in found if i.component == "too_many_citations"]
+
+    assert too_many(payload) == [
+        "citations: 4 documents cited; cite only the documents that state the facts of the answer's chain "
+        "(at most 3)"
+    ]
+    assert too_many({**payload, "max_citations": 4}) == []
