@@ -512,3 +512,12 @@ def test_allowed_calls_let_a_tasks_own_builtin_run_and_pass_the_scan(child) -> N
     }
     check = verifier.structural_check(payload, uses_eval)
     assert (check.safe, check.issues, check.coverage) == (True, (), 1.0)
+
+
+def test_a_run_that_timed_out_before_any_call_names_every_test(reply) -> None:
+    """A timeout is the one error after which each test is still listed: it failed by the time limit."""
+    reply.append(lambda job: _result(returncode=None, timed_out=True))
+    report = verifier.execute_tests(GOOD, "f", [_data([1], 2), _data([2], 3)])
+    assert report == verifier.TestReport(
+        0, 2, ("assert f(1) == 2  -> timeout", "assert f(2) == 3  -> timeout"), "timeout"
+    )
