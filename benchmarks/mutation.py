@@ -18,11 +18,13 @@ Out of reach, and so counted as survivors ("no tests") where no other test calls
 * the sandbox's bootstrap (``_sandbox_hook`` and the other functions inside ``runner._BOOTSTRAP``): it is
   a string run by the child interpreter, which mutmut does not mutate; ``tests/test_sandbox.py`` states
   its decisions (e.g. a sibling directory sharing the scratch directory's prefix is outside);
-* the coding verifier's runs in the sandbox (``execute_tests``, ``run_tests``, ``evaluate_calls``,
-  ``_judge_code``, ``structural_check``, ``artifact_scores``): the child's script embeds ``values.py``'s
-  source, which mutmut rewrites to import mutmut, absent inside the sandbox (bubblewrap, no
-  site-packages). The tests that run candidates are deselected, and ``tests/test_mutation_coding.py``
-  skips its own while ``values.py`` is a mutated copy; they count when ``values.py`` is not mutated.
+* the coding verifier's runs *in the sandbox*: the child's script embeds ``values.py``'s source, which
+  mutmut rewrites to import mutmut, absent inside the sandbox (bubblewrap, no site-packages). The tests
+  that run candidates there are deselected or skip themselves. The verifier's own functions
+  (``execute_tests``, ``run_tests``, ``evaluate_calls``, ``_judge_code``, ``structural_check``,
+  ``artifact_scores``) are still reached: ``tests/test_mutation_coding.py`` runs each of its verdict
+  tests a second time with the child's script run unsandboxed by the test's interpreter, where mutmut
+  can be imported; every verdict is decided on the host side, from the child's plain output.
 
     python benchmarks/mutation.py                 # a fresh run, then the table (an hour or more on 2 cores)
     python benchmarks/mutation.py --report-only   # the table of the last run in mutants/

@@ -625,3 +625,67 @@ def test_review_excuses_a_contradiction_only_for_an_unretrieved_citation_dated_a
     assert review(p, "ANSWER: Tallinn\nSOURCE: s02", ["s03"]).passed == (True, False, False, False)
     same_day = payload(sessions=[*LONG[:3], {**LONG[3], "date": LONG[2]["date"]}, *LONG[4:]])
     assert review(same_day, "ANSWER: Galway\nSOURCE: s04", ["s03"]).passed == (True, False, False, False)
+
+
+# -- the parsing helpers, called directly: ``parse_answer`` keeps its results per text, so a text parsed
+# -- once (e.g. by an earlier test in the same process) would not run them again
+def test_repeated_json_keys_are_refused() -> None:
+    from harness_gym.domains.long_memory.verifier import _unique_keys
+
+    assert _unique_keys([("a", 1), ("b", 2)]) == {"a": 1, "b": 2}
+    with pytest.raises(ValueError, match=r"^repeated key in a JSON object$"):
+        _unique_keys([("a", 1), ("a", 2)])
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "found"),
+    [
+        ("kv", "  ANSWER:  Oslo \nSOURCE: s03\n", ("Oslo", ("s03",))),
+        ("kv", "ANSWER: Oslo\nSOURCE: s03 and more", None),  # the whole text, nothing else
+        ("inline", "Answer: Oslo [s03]", ("Oslo", ("s03",))),
+        ("pipe", "Oslo | source=s03", ("Oslo", ("s03",))),
+        ("json", ' {"answer": " Oslo ", "source": "s03"} ', ("Oslo", ("s03",))),
+        ("json", '{"answer": "Oslo", "source": "s03", "note": 1}', None),
+        ("json", '{"answer": "Oslo"}', None),
+        ("json", '{"answer": "Oslo", "answer": "Rome", "source": "s03"}', None),
+        ("json", '{"answer": "  ", "source": "s03"}', None),
+        ("json", '{"answer": 3, "source": "s03"}', None),
+        ("json", '{"answer": "Oslo", "source": 3}', None),
+        ("json", '{"answer": "Oslo", "source": "session three"}', None),
+        ("json", '["Oslo", "s03"]', None),
+        ("json", "ANSWER: Oslo", None),
+        ("json", "[" * 100_000, None),
+    ],
+)
+def test_the_required_layout_is_read_strictly(name: str, text: str, found: tuple | None) -> None:
+    from harness_gym.domains.long_memory.verifier import _strict
+
+    assert _strict(FORMATS[name], text) == found
+
+
+def test_a_json_reply_may_cite_several_sessions() -> None:
+    from harness_gym.domains.long_memory.verifier import _strict
+
+    text = json.dumps({"answer": "Oslo", "source": "s03, s07"})
+    assert _strict(FORMATS["json"], text) == ("Oslo", ("s03", "s07"))
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("answer: Oslo; from s03", "Oslo"),
+        ("**Final answer** = Oslo [s03]", "Oslo"),
+        ("text <answer> Oslo </answer> more", "Oslo"),
+        ('{"answer": "Oslo"', "Oslo"),
+        ("Oslo | source = s03", "Oslo"),
+        ("ANSWER: Oslo\n<answer>Oslo</answer>", "Oslo"),  # the same value twice
+        ("Answer: Oslo | source=s03", "Oslo"),  # values that contain one another agree
+        ("ANSWER: Oslo\n<answer>Rome</answer>", None),  # two answers are no answer
+        ("answer: ;", None),
+        ("no labelled value", None),
+    ],
+)
+def test_the_lenient_reader_takes_the_one_answer_the_text_gives(text: str, answer: str | None) -> None:
+    from harness_gym.domains.long_memory.verifier import _loose_answer
+
+    assert _loose_answer(text) == answer

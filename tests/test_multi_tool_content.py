@@ -807,3 +807,12 @@ def test_surplus_tool_calls_lower_first_drafts_in_mdp2() -> None:
     drop = right[2] - right[4]
     assert DRAFT_PARAMS.informed_gain * 2 * NOISE_COST == pytest.approx(0.208)
     assert 0.13 < drop < 0.29, right
+
+
+def test_the_answer_line_puts_the_unit_where_the_prompt_says() -> None:
+    from harness_gym.domains.multi_tool.verifier import AnswerSpec
+
+    after = AnswerSpec("Total", 2, False, "EUR", ("convert",), 12.5)
+    before = AnswerSpec("Total", 2, True, "EUR", ("convert",), 12.5)
+    assert after.line(12.5) == "Total: 12.50 EUR" and after.example() == "Total: <number> EUR"
+    assert before.line(12.5) == "Total: EUR 12.50" and before.example() == "Total: EUR <number>"

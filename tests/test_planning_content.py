@@ -617,3 +617,83 @@ def test_goal_atoms_true_at_the_start_earn_nothing_and_cost_one_when_broken() ->
     broken = validate(payload, "move(b, table)\nmove(c, b)")
     assert (broken.goals_needed, broken.goals_gained, broken.goals_lost, broken.progress) == (1, 1, 1, 0.0)
     assert artifact_scores(payload, "move(b, table)\nmove(c, b)")["goal_coverage"] == (0.0, 2.0)
+
+
+def _valid(payload: dict[str, Any], plan: str, **changes: Any) -> dict[str, Any]:
+    return {**payload, "reference": plan, **changes}
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        (
+            _valid(blocks(), BLOCKS_PLAN, extra=1),
+            "payload keys ['constraints', 'extra', 'kind', 'pool', 'problem', 'reference'] != "
+            "['constraints', 'kind', 'pool', 'problem', 'reference']",
+        ),
+        (_valid(blocks(), BLOCKS_PLAN, kind="chess"), "unknown planning kind 'chess'"),
+        (_valid(blocks([{"kind": "fixed"}]), BLOCKS_PLAN), "bad blocks constraint spec {'kind': 'fixed'}"),
+        (_valid(blocks([{"kind": "nope"}]), BLOCKS_PLAN), "bad blocks constraint spec {'kind': 'nope'}"),
+        (
+            _valid(blocks([{"kind": "fixed", "block": "a", "x": 1}]), BLOCKS_PLAN),
+            "bad blocks constraint spec {'kind': 'fixed', 'block': 'a', 'x': 1}",
+        ),
+        (
+            _valid(blocks(), BLOCKS_PLAN, problem={"blocks": ["a"], "goal": []}),
+            "malformed blocks problem: KeyError('stacks')",
+        ),
+        (
+            _valid(blocks(blocks=["A", "b"], stacks=[["A"], ["b"]], goal=[["on", "A", "b"]]), "move(A, b)"),
+            "block name 'A' must be lower-case letters, digits, '_' or '-'",
+        ),
+        (
+            _valid(blocks(), "move(b, table)\nmove(z, table)"),
+            "reference plan is not valid: format: line 2: unknown block 'z' (argument 1 of move); "
+            "goal: on(a, c) not met: a is on the table",
+        ),
+        (
+            _valid(blocks([{"kind": "max_table", "k": 0}]), BLOCKS_PLAN),
+            "max_table(0): k must be a positive integer",
+        ),
+        (
+            _valid(blocks([{"kind": "max_table", "k": "2"}]), BLOCKS_PLAN),
+            "max_table(2): k must be a positive integer",
+        ),
+        (
+            _valid(blocks([{"kind": "never_on", "block": "a", "onto": "z"}]), BLOCKS_PLAN),
+            "never_on(a, z): unknown block 'z'",
+        ),
+        (
+            _valid(logistics([{"kind": "avoid", "truck": "t9", "location": "x-a"}]), LOGISTICS_PLAN),
+            "avoid(t9, x-a): unknown truck 't9'",
+        ),
+        (
+            _valid(logistics([{"kind": "avoid", "truck": "t1", "location": "x-z"}]), LOGISTICS_PLAN),
+            "avoid(t1, x-z): unknown location 'x-z'",
+        ),
+        (
+            _valid(logistics([{"kind": "deliver_before", "first": "p1", "second": "p9"}]), LOGISTICS_PLAN),
+            "deliver_before(p1, p9): unknown package 'p9'",
+        ),
+        (_valid(blocks(), BLOCKS_PLAN, pool=[{"flaw": "x"}]), "bad pool entry {'flaw': 'x'}"),
+    ],
+)
+def test_a_bad_payload_is_one_error_naming_its_fault(payload: dict[str, Any], message: str) -> None:
+    """Constraint arguments are checked before the reference is run, so a bad one is named, not a crash."""
+    with pytest.raises(ValueError) as caught:
+        check_payload(payload)
+    assert str(caught.value) == message
+
+
+def test_valid_payloads_pass_the_check() -> None:
+    check_payload(
+        _valid(blocks([{"kind": "max_table", "k": 3}]), BLOCKS_PLAN, pool=[{"flaw": "f", "source": ""}])
+    )
+    check_payload(
+        _valid(logistics([{"kind": "deliver_before", "first": "p1", "second": "p2"}]), LOGISTICS_PLAN)
+    )
+
+
+def test_a_constraint_bound_of_one_is_valid() -> None:
+    two = blocks(blocks=["a", "b"], stacks=[["a"], ["b"]], goal=[["on", "a", "b"]])
+    check_payload(_valid({**two, "constraints": [{"kind": "max_steps", "n": 1}]}, "move(a, b)"))

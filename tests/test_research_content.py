@@ -654,3 +654,91 @@ def test_structural_check_items_and_findings_in_words(
     assert report.items == tuple(zip(names, items, strict=True))
     assert [str(i) for i in report.issues] == issues
     assert [i.component for i in report.issues] == [_research_component(i) for i in issues]
+
+
+# -- the parsing helpers, called directly: ``parse`` keeps its results per text, so a text parsed once
+# -- (e.g. by an earlier test in the same process) would not run them again
+def test_instructions_state_each_formats_shape_and_example() -> None:
+    rule = "List every document you relied on by its id (doc- followed by three digits). Write nothing else."
+    assert FORMATS["caps-comma"].instructions() == (
+        f"Reply with exactly two lines, in this form:\nANSWER: <answer>\nSOURCES: doc-NNN, doc-NNN\n{rule}"
+    )
+    assert FORMATS["json"].instructions() == (
+        "Reply with a single JSON object with exactly two keys, on its own, in this form:\n"
+        f'{{"answer": "<answer>", "sources": ["doc-NNN", "doc-NNN"]}}\n{rule}'
+    )
+    assert FORMATS["tags"].instructions() == (
+        "Reply with exactly two lines of tags, in this form:\n"
+        f"<answer><answer></answer>\n<sources>doc-NNN doc-NNN</sources>\n{rule}"
+    )
+
+
+def test_a_field_is_the_one_line_with_its_label_in_any_case_and_separator() -> None:
+    from harness_gym.domains.research.verifier import _field
+
+    assert _field("Answer", "intro\n  answer :\tParis  \nSources: doc-001") == "Paris"
+    assert _field("FINAL ANSWER", "final answer = 42") == "42"
+    assert _field("Sources", "Sources - doc-001") == "doc-001"
+    assert _field("Answer", "Answer: a\nAnswer: b") is None  # two lines: which one is meant is unknown
+    assert _field("Answer", "Sources: doc-001") is None
+    assert _field("A.B", "AxB: 1") is None  # the label is literal text, not a pattern
+
+
+def test_repeated_json_keys_are_refused() -> None:
+    from harness_gym.domains.research.verifier import _unique_keys
+
+    assert _unique_keys([("a", 1), ("b", 2)]) == {"a": 1, "b": 2}
+    with pytest.raises(ValueError, match=r"^repeated key in a JSON object$"):
+        _unique_keys([("a", 1), ("a", 2)])
+
+
+def test_id_tokens_split_at_spaces_commas_semicolons_brackets_and_quotes() -> None:
+    from harness_gym.domains.research.verifier import _tokens
+
+    assert _tokens(" [doc-001], 'doc-002';\"doc-003\" (doc-004)  ") == (
+        "doc-001",
+        "doc-002",
+        "doc-003",
+        "doc-004",
+    )
+    assert _tokens("") == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [
+        ('  {"answer": "x", "sources": []}\n', ({"answer": "x", "sources": []}, True)),
+        ("[1, 2]", ([1, 2], True)),
+        ('Here it is: {"a": 1} done', ({"a": 1}, False)),  # an object inside other text: not on its own
+        ('so {\n"a": 1\n} end', ({"a": 1}, False)),  # over several lines
+        ('{"a": 1, "a": 2}', (None, False)),
+        ('x {"a": 1, "a": 2} y', (None, False)),
+        ("no object here", (None, False)),
+        ("x {not json} y", (None, False)),
+    ],
+)
+def test_json_is_read_whole_or_from_the_first_brace_to_the_last(text: str, parsed: tuple) -> None:
+    from harness_gym.domains.research.verifier import _parse_json
+
+    assert _parse_json(text) == parsed
+
+
+def test_a_json_reply_is_rendered_with_its_characters_unescaped() -> None:
+    assert FORMATS["json"].render("Zürich", ["doc-001"]) == '{"answer": "Zürich", "sources": ["doc-001"]}'
+
+
+def test_a_payload_may_allow_more_citations_than_the_v0_chains_need() -> None:
+    docs = [{"id": f"doc-00{i}", "text": f"Fact {i}."} for i in range(1, 6)]
+    payload = {"format": "caps-comma", "docs": docs}
+    text = "ANSWER: x\nSOURCES: doc-001, doc-002, doc-003, doc-004"
+    gathered = [d["id"] for d in docs]
+
+    def too_many(payload: dict[str, Any]) -> list[str]:
+        found = structural_check(payload, text, gathered).issues
+        return [str(i) for i in found if i.component == "too_many_citations"]
+
+    assert too_many(payload) == [
+        "citations: 4 documents cited; cite only the documents that state the facts of the answer's chain "
+        "(at most 3)"
+    ]
+    assert too_many({**payload, "max_citations": 4}) == []

@@ -8,12 +8,17 @@ import pytest
 from harness_gym.core import state as state_module
 from harness_gym.core.actions import N_ACTIONS, Action
 from harness_gym.core.state import (
+    CHECK_GROUPS,
     COUNT_CAPS,
     DOMAINS,
     FEATURE_INDEX,
     FEATURES,
+    FEATURES_V2,
     N_FEATURES,
+    TASK_SLOTS,
+    TOKENS_SCALE,
     HarnessState,
+    HarnessStateV2,
     feature_table,
     with_mask,
 )
@@ -246,3 +251,74 @@ def test_a_full_memo_is_cleared_before_the_next_entry_and_vectors_stay_correct(m
     assert sizes == [1, 2, 1, 2, 1]
     for s in states:  # entries dropped by a clear are rebuilt, equal to before
         assert s.vector()[FEATURE_INDEX["progress"]] == pytest.approx(s.t / 10)
+
+
+# -- layout v2 -------------------------------------------------------------------------------------------
+V2 = {name: i for i, name in enumerate(FEATURES_V2)}
+
+
+def test_a_v2_vector_is_the_v1_vector_then_the_task_the_checks_and_the_tokens():
+    task = tuple(0.1 * (i + 1) for i in range(1 + TASK_SLOTS))  # prompt_length, then the slots
+    checks = tuple(float(i % 2) for i in range(len(CHECK_GROUPS)))
+    v2 = HarnessStateV2(
+        "coding",
+        10,
+        5.0,
+        t=3,
+        has_draft=True,
+        task=task,
+        check_failed=checks,
+        tokens=TOKENS_SCALE // 4,
+        token_budget=8 * TOKENS_SCALE,
+    )
+    v1 = HarnessState("coding", 10, 5.0, t=3, has_draft=True).vector()
+    obs = v2.vector()
+    assert obs.shape == (len(FEATURES_V2),) and obs.dtype == np.float32
+    np.testing.assert_array_equal(obs[:N_FEATURES], v1)
+    expected = np.array((*task, *checks, 0.25, 1.0 - 1 / 32), dtype=np.float32)
+    np.testing.assert_array_equal(obs[N_FEATURES:], expected)
+
+
+def test_a_fresh_v2_state_shows_no_check_no_tokens_and_no_budget():
+    obs = HarnessStateV2("planning", 10, 5.0).vector()
+    assert obs[V2["tokens_spent"]] == 0.0 and obs[V2["tokens_left"]] == -1.0
+    assert all(obs[V2[name]] == -1.0 for name in FEATURES_V2 if name.startswith("check_failed_"))
+    assert obs[V2["prompt_length"]] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("tokens", "budget", "spent", "left"),
+    [
+        (0, 100, 0.0, 1.0),
+        (25, 100, 25 / TOKENS_SCALE, 0.75),
+        (100, 100, 100 / TOKENS_SCALE, 0.0),
+        (150, 100, 150 / TOKENS_SCALE, 0.0),  # past the budget: clipped at 0
+        (2 * TOKENS_SCALE, None, 1.0, -1.0),  # past the scale: capped at 1
+    ],
+)
+def test_tokens_spent_are_capped_and_tokens_left_clipped(tokens, budget, spent, left):
+    obs = HarnessStateV2("coding", 10, 5.0, tokens=tokens, token_budget=budget).vector()
+    assert obs[V2["tokens_spent"]] == pytest.approx(spent) and obs[V2["tokens_left"]] == pytest.approx(left)
+
+
+def test_v2_vectors_share_the_memo_and_each_call_returns_a_new_array(monkeypatch, empty_memo):
+    monkeypatch.setattr(state_module, "_VECTORS_LIMIT", 2)
+    fills: list[int] = []
+    fill = HarnessStateV2._fill_v2
+
+    def counting_fill(self: HarnessStateV2) -> np.ndarray:
+        fills.append(self.tokens)
+        return fill(self)
+
+    monkeypatch.setattr(HarnessStateV2, "_fill_v2", counting_fill)
+    first = HarnessStateV2("coding", 10, 5.0, tokens=7).vector()
+    first[:] = 9.0
+    again = HarnessStateV2("coding", 10, 5.0, tokens=7).vector()
+    assert len(empty_memo) == 1 and again[V2["tokens_spent"]] == pytest.approx(7 / TOKENS_SCALE)
+    assert fills == [7]  # an equal state: read from the memo
+    HarnessStateV2("coding", 10, 5.0, tokens=8).vector()
+    assert len(empty_memo) == 2
+    assert HarnessStateV2("coding", 10, 5.0, tokens=9).vector()[V2["tokens_spent"]] == pytest.approx(
+        9 / TOKENS_SCALE
+    )
+    assert len(empty_memo) == 1  # full: cleared before the third entry

@@ -818,10 +818,8 @@ def check_payload(payload: dict[str, Any]) -> None:
         for name in sorted(names):
             if not _NAME_RE.match(name):
                 raise ValueError(f"{kind_name} name {name!r} must be lower-case letters, digits, '_' or '-'")
-    report = validate_world(world, payload["reference"])
-    if not report.valid:
-        raise ValueError(f"reference plan is not valid: {'; '.join(report.issues)}")
-    arg_types = {"block": "block", "onto": "block", "truck": "truck", "location": "location"}
+    # The other arguments name a block (blocks: block, onto, first, second) or a package (logistics).
+    arg_types = {"truck": "truck", "location": "location"}
     member = "block" if kind == "blocks" else "package"
     for spec in payload["constraints"]:
         for arg in CONSTRAINT_ARGS[kind][spec["kind"]]:
@@ -831,6 +829,9 @@ def check_payload(payload: dict[str, Any]) -> None:
                     raise ValueError(f"{constraint_label(spec)}: {arg} must be a positive integer")
             elif value not in world.objects[arg_types.get(arg, member)]:
                 raise ValueError(f"{constraint_label(spec)}: unknown {arg_types.get(arg, member)} {value!r}")
+    report = validate_world(world, payload["reference"])
+    if not report.valid:
+        raise ValueError(f"reference plan is not valid: {'; '.join(report.issues)}")
     for item in payload["pool"]:
         if set(item) != {"flaw", "source"}:
             raise ValueError(f"bad pool entry {item!r}")
