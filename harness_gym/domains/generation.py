@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from harness_gym.core.task import Task, packaged_task_file, stratified_split
+from harness_gym.core.task import Task, packaged_task_file, stratified_split, write_generated
 
 VERSION = "v0"
 """The version of the paper's generated task sets (the ``-v0`` of the env ids and task files)."""
@@ -52,6 +52,20 @@ F = TypeVar("F", bound=Family)
 def task_file(domain: str, version: str = VERSION) -> Path:
     """The shipped task file of a setting: ``harness_gym/data/<domain>-<version>.jsonl``."""
     return packaged_task_file(f"{domain}-{version}.jsonl")
+
+
+def write_versioned(
+    domain: str, generate: Callable[[str], list[dict[str, Any]]], argv: Sequence[str] | None = None
+) -> int:
+    """A generator's command line ``[--version v1] [path]``: write the v0 task set (default) or MDP v2's
+    (``generate(version)``) to ``path`` or to the shipped file."""
+    args = list(argv or ())
+    version = VERSION
+    if args[:1] == ["--version"]:
+        if len(args) < 2 or args[1] not in (VERSION, MDP2_VERSION):
+            raise SystemExit(f"--version must be {VERSION} or {MDP2_VERSION}")
+        version, args = args[1], args[2:]
+    return write_generated(partial(generate, version), task_file(domain, version), args)
 
 
 def task_record(

@@ -32,9 +32,7 @@ from dataclasses import dataclass
 from functools import cache, partial
 from typing import Any
 
-from harness_gym.core.task import write_generated
 from harness_gym.domains.generation import (
-    MDP2_VERSION,
     POOL_MAX,
     POOL_MIN,
     VERSION,
@@ -43,6 +41,7 @@ from harness_gym.domains.generation import (
     family_splits,
     flawed_pool,
     task_file,
+    write_versioned,
 )
 from harness_gym.domains.long_memory.dates import show_date
 from harness_gym.domains.long_memory.facts import (
@@ -495,13 +494,7 @@ def generate_records(version: str = VERSION) -> list[dict[str, Any]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``[--version v1] [path]``: write the v0 task set (default) or MDP v2's."""
-    args = list(argv or ())
-    version = VERSION
-    if args[:1] == ["--version"]:
-        if len(args) < 2 or args[1] not in (VERSION, MDP2_VERSION):
-            raise SystemExit(f"--version must be {VERSION} or {MDP2_VERSION}")
-        version, args = args[1], args[2:]
-    return write_generated(partial(generate_records, version), task_file(DOMAIN, version), args)
+    return write_versioned(DOMAIN, generate_records, argv)
 
 
 if __name__ == "__main__":

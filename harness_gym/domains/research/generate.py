@@ -29,18 +29,16 @@ import random
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
-from harness_gym.core.task import write_generated
 from harness_gym.domains.generation import (
-    MDP2_VERSION,
     POOL_MIN,
     VERSION,
     Reject,
     family_records,
     family_splits,
     task_file,
+    write_versioned,
 )
 from harness_gym.domains.research.corpus import MAX_SEARCHES, CorpusSearch, contains_phrase, sentences
 from harness_gym.domains.research.verifier import (
@@ -717,13 +715,7 @@ def generate_records(version: str = VERSION) -> list[dict[str, Any]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``[--version v1] [path]``: write the v0 task set (default) or MDP v2's."""
-    args = list(argv or ())
-    version = VERSION
-    if args[:1] == ["--version"]:
-        if len(args) < 2 or args[1] not in (VERSION, MDP2_VERSION):
-            raise SystemExit(f"--version must be {VERSION} or {MDP2_VERSION}")
-        version, args = args[1], args[2:]
-    return write_generated(partial(generate_records, version), task_file("research", version), args)
+    return write_versioned("research", generate_records, argv)
 
 
 if __name__ == "__main__":
