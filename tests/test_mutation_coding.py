@@ -104,6 +104,11 @@ _MUTATED = "mutmut" in verifier._values_source()
 """Under mutation testing the child's script embeds the rewritten ``values.py``, which imports mutmut
 (absent in the sandbox): then only the unsandboxed runs can run."""
 
+_CHILD_MUTANT = {"MUTANT_UNDER_TEST": ""} if os.environ.get("MUTANT_UNDER_TEST") == "stats" else {}
+"""mutmut's call-recording run (``stats``) records in its own process only: in the child, whose cwd has no
+``pyproject.toml`` for mutmut's config, recording a call fails, so the child runs the original code then.
+In a mutant's run the child inherits the mutant's name and runs it."""
+
 GOOD = "def f(x):\n    return x + 1\n"
 
 
@@ -142,7 +147,7 @@ def _unsandboxed(
                 timeout=max(limits.wall_time_s, 60.0),
                 preexec_fn=limit_cpu,
                 cwd=scratch,
-                env={**os.environ, "PYTHONHASHSEED": "0"},
+                env={**os.environ, "PYTHONHASHSEED": "0", **_CHILD_MUTANT},
             )
         except subprocess.TimeoutExpired as exc:
             out = exc.stdout or b""
