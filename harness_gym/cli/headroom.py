@@ -140,13 +140,12 @@ def run(args: argparse.Namespace) -> int:
         raw_path.write_text(json.dumps(raw, indent=1) + "\n")
         print(f"wrote {out} and {raw_path}")
     if args.write_reference_scores:
-        table = reference_table_from(results, protocol)
+        layout = args.obs_layout or "v1"
+        table = reference_table_from(results, protocol, layout)
         if extra_only:
-            table = {
-                **reference_scores.reference_table(),
-                "scores": {**reference_scores.reference_table()["scores"], **table["scores"]},
-            }
-        path = write_reference_scores(table)
+            published = reference_scores.reference_table(layout)
+            table = {**published, "scores": {**published["scores"], **table["scores"]}}
+        path = write_reference_scores(table, obs_layout=layout)
         print(f"wrote {path}")
     return 0
 

@@ -385,10 +385,13 @@ REFERENCE_POLICY_NAMES = ("random", "expert")
 
 
 def reference_table_from(
-    results: Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]], protocol: Protocol
+    results: Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]],
+    protocol: Protocol,
+    obs_layout: str = "v1",
 ) -> dict[str, Any]:
     """The reference-score table (the JSON ``harness_gym.evaluation.reference_scores`` reads) from
-    measurements: ``results[env_id][policy]`` as ``measure`` returns them, with at least random and expert."""
+    measurements: ``results[env_id][policy]`` as ``measure`` returns them, with at least random and expert.
+    A layout other than v1 is recorded in the protocol (v1's table stays as published)."""
     scores = {
         env_id: {
             name: round(float(np.mean([r["G"] for r in by_policy[name]])), 4)
@@ -396,8 +399,11 @@ def reference_table_from(
         }
         for env_id, by_policy in results.items()
     }
+    described = (
+        protocol.describe() if obs_layout == "v1" else {**protocol.describe(), "obs_layout": obs_layout}
+    )
     return {
-        "protocol": protocol.describe(),
+        "protocol": described,
         "policies": {
             "random": "harness_gym.policies.scripted.RandomPolicy",
             "expert": "harness_gym.policies.scripted.ExpertPolicy",
@@ -414,13 +420,16 @@ def reference_table(
     return reference_table_from(results, protocol)
 
 
-def write_reference_scores(table: Mapping[str, Any], path: str | Path | None = None) -> Path:
+def write_reference_scores(
+    table: Mapping[str, Any], path: str | Path | None = None, obs_layout: str = "v1"
+) -> Path:
     """Write a reference table as JSON (sorted keys: a rerun on the same simulator is byte-identical);
-    by default over the packaged table (``harness_gym.evaluation.reference_scores.REFERENCE_FILE``)."""
+    by default over the packaged table of ``obs_layout`` (``reference_scores.REFERENCE_FILES``)."""
     from harness_gym.evaluation import reference_scores
 
-    target = Path(path) if path is not None else reference_scores.REFERENCE_FILE
+    packaged = reference_scores.reference_file(obs_layout)
+    target = Path(path) if path is not None else packaged
     target.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
-    if target == reference_scores.REFERENCE_FILE:
+    if target in reference_scores.REFERENCE_FILES.values():
         reference_scores.reference_table.cache_clear()
     return target
