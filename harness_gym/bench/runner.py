@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from harness_gym.bench.processes import run_each
+from harness_gym.core.state import LAYOUTS
 from harness_gym.envs.env import check_token_price
 from harness_gym.envs.registry import ENV_IDS, env_class
 from harness_gym.evaluation.diagnostics import episode_play, policy_diagnostics
@@ -145,6 +146,9 @@ class BenchConfig:
     token_price: float = 0.0
     """G per thousand executor tokens charged in the buffer's rewards and every evaluation's returns
     (``gym.make``'s ``token_price``); 0: the paper's protocol."""
+    obs_layout: str = "v1"
+    """The MDP every buffer and evaluation plays (``gym.make``'s ``obs_layout``): ``v1``, the paper's, or
+    ``v2`` (``docs/mdp-v2.md``): its observation, task set and reference scores."""
 
     NEUTRAL: ClassVar[frozenset[str]] = frozenset(
         {
@@ -166,6 +170,8 @@ class BenchConfig:
             kwargs["token_budget"] = self.token_budget
         if self.token_price:
             kwargs["token_price"] = self.token_price
+        if self.obs_layout != "v1":
+            kwargs["obs_layout"] = self.obs_layout
         return kwargs
 
     @property
@@ -230,12 +236,12 @@ def results_document(config: BenchConfig, settings: dict[str, dict[str, Any]]) -
 
     scores = {}
     for env_id, setting in settings.items():
-        entry = results.setting(env_id, setting.pop("tasks"))
+        entry = results.setting(env_id, setting.pop("tasks"), config.obs_layout)
         entry["policies"] = setting.pop("runs")
         scores[env_id] = entry
     return results.document(
         results.protocol("eval", config.seeds, config.rollouts),
-        results.simulator(config.executor, config.train_profile or "default"),
+        results.simulator(config.executor, config.train_profile or "default", config.obs_layout),
         policy_metas(config),
         scores,
         smoke=config.smoke,
@@ -253,12 +259,12 @@ def episode_count(env_id: str, config: BenchConfig) -> int:
     from harness_gym.core.task import VALIDATION, select
     from harness_gym.envs.registry import env_class
 
-    tasks = env_class(env_id).domain_cls().tasks()
+    tasks = env_class(env_id).domain_cls().tasks(config.obs_layout)
     n_train = sum(task.split == "train" for task in tasks)
     n_eval = sum(task.split == "eval" for task in tasks)
     modes = sum(len(config.act) if get_algorithm(algo).stochastic else 1 for algo in config.algos)
     per_policy = n_eval * len(config.seeds) * config.rollouts
-    gap_only = len(set(gap_policy_names(env_id)) - set(config.references))
+    gap_only = len(set(gap_policy_names(env_id, config.obs_layout)) - set(config.references))
     evaluated = (2 + len(config.references) + gap_only + modes) * per_policy
     truth = n_train * len(config.seeds) * modes  # ``off_policy_evaluation``'s true values
     curves = curve_episode_count(len(select(tasks, VALIDATION)), config)
@@ -272,23 +278,29 @@ protocol's evaluation episodes beside Base, reported in their own section (absen
 tables unless named in ``BenchConfig.references``)."""
 
 
-def gap_policy_names(env_id: str) -> tuple[str, ...]:
-    """``GAP_POLICIES`` where ``env_id`` has a shipped open-loop string, else none."""
+def gap_policy_names(env_id: str, obs_layout: str = "v1") -> tuple[str, ...]:
+    """``GAP_POLICIES`` where ``env_id`` has an open-loop string shipped for ``obs_layout``, else none."""
     from harness_gym.policies.open_loop import open_loop_table
 
-    return GAP_POLICIES if env_id in open_loop_table()["strings"] else ()
+    return GAP_POLICIES if env_id in open_loop_table(obs_layout)["strings"] else ()
 
 
-def gap_policies(env_id: str) -> dict[str, Any]:
-    """The gap's two policies, by name (empty where no open-loop string is shipped)."""
+def gap_policies(env_id: str, obs_layout: str = "v1") -> dict[str, Any]:
+    """The gap's two policies, by name (empty where no open-loop string is shipped for ``obs_layout``)."""
     from harness_gym.policies.open_loop import OpenLoopPolicy
     from harness_gym.policies.scripted import make_policy
 
-    names = gap_policy_names(env_id)
-    return {"expert": make_policy("expert", env_id), "open-loop": OpenLoopPolicy(env_id)} if names else {}
+    if not gap_policy_names(env_id, obs_layout):
+        return {}
+    return {
+        "expert": make_policy("expert", env_id),
+        "open-loop": OpenLoopPolicy(env_id, obs_layout=obs_layout),
+    }
 
 
-def state_dependence(env_id: str, results: dict[str, list[Any]]) -> dict[str, Any] | None:
+def state_dependence(
+    env_id: str, results: dict[str, list[Any]], obs_layout: str = "v1"
+) -> dict[str, Any] | None:
     """Expert and open-loop mean G and their paired gap with its bootstrap interval
     (``headroom.paired_gap``, over the protocol's episode pairs, resampling whole tasks); None without
     both."""
@@ -309,7 +321,7 @@ def state_dependence(env_id: str, results: dict[str, list[Any]]) -> dict[str, An
         "ci_low": low,
         "ci_high": high,
         "pairs": len(expert),
-        "string": open_loop_table()["strings"][env_id]["string"],
+        "string": open_loop_table(obs_layout)["strings"][env_id]["string"],
     }
 
 
@@ -403,7 +415,8 @@ class LearningCurves:
         from harness_gym.evaluation.protocol import evaluate
 
         points = self.points.setdefault(algorithm.name, {})[str(seed)] = []
-        n_validation = len(gym.make(self.env_id, split=CURVE_SPLIT).unwrapped.tasks)
+        env_kwargs = {k: v for k, v in self.env_kwargs.items() if k != "executor"}
+        n_validation = len(gym.make(self.env_id, split=CURVE_SPLIT, **env_kwargs).unwrapped.tasks)
 
         def on_checkpoint(trained: Trained, step: int) -> None:
             start = time.perf_counter()
@@ -593,7 +606,9 @@ def collect_buffer(setting: SettingRun) -> Buffer:
 
     config, engine = setting.config, setting.engine
     domain = env_class(setting.env_id).domain_cls
-    n_episodes = config.episodes_per_task * sum(task.split == "train" for task in domain().tasks())
+    n_episodes = config.episodes_per_task * sum(
+        task.split == "train" for task in domain().tasks(config.obs_layout)
+    )
     root = str(Path(config.out) / "datasets")
     dataset_id = f"harness/{domain.dataset_domain()}/bench-mixed-v0"
     collect_config = CollectConfig(
@@ -611,6 +626,7 @@ def collect_buffer(setting: SettingRun) -> Buffer:
         executor_profile=config.train_profile,
         token_budget=config.token_budget,
         token_price=config.token_price,
+        obs_layout=config.obs_layout,
     )
     episodes: list[Any] = []  # the written episodes (~30 MB for 1,600): read back only on a resume
     if (dataset_root(root) / dataset_id).exists():  # collected before an interruption: same manifest
@@ -645,7 +661,7 @@ def evaluate_references(setting: SettingRun) -> tuple[dict[str, list[Any]], dict
     gap_refs = {  # with a chat LLM their calls join the audit trail and the spend summary like every other's
         name: results.get(name)
         or setting.evaluate(policy, name, seeds, name, view=setting.executor is not None)
-        for name, policy in gap_policies(env_id).items()
+        for name, policy in gap_policies(env_id, setting.config.obs_layout).items()
     }
     setting.timings["evaluate_s"] = setting.elapsed() - setting.timings["collect_s"]
     return results, gap_refs
@@ -760,13 +776,15 @@ def setting_output(
         "timings": setting.timings,
         "tasks": tasks,
         "runs": {
-            name: results_schema.runs(env_id, episodes, tasks, config.seeds, config.rollouts)
+            name: results_schema.runs(
+                env_id, episodes, tasks, config.seeds, config.rollouts, config.obs_layout
+            )
             for name, episodes in results.items()
         },
         "curves": curves.points,
         "pass_k": pass_k(results, range(1, config.rollouts + 1)),
         "ope": ope,
-        "state_dependence": state_dependence(env_id, gap_refs),
+        "state_dependence": state_dependence(env_id, gap_refs, config.obs_layout),
         "tokens": token_points(results | gap_refs, setting.tokens, references=references),
         "diagnostics": {name: policy_diagnostics(setting.plays[name]) for name in results | gap_refs},
     }
@@ -876,6 +894,8 @@ def run(config: BenchConfig) -> dict[str, Any]:
     if budget is not None and not (isinstance(budget, int) and not isinstance(budget, bool) and budget > 0):
         raise ValueError(f"token_budget must be a positive integer, got {budget!r}")
     check_token_price(config.token_price)
+    if config.obs_layout not in LAYOUTS:
+        raise ValueError(f"unknown obs_layout {config.obs_layout!r}; expected one of {', '.join(LAYOUTS)}")
     if config.ray_tasks < 1:
         raise ValueError(f"ray_tasks must be at least 1, got {config.ray_tasks}")
     config.engine  # noqa: B018  (an EngineError names a bad concurrency, backend or Ray address)

@@ -104,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         eval_profiles=tuple(args.eval_profile or ()),
         token_budget=args.token_budget,
         token_price=args.token_price,
+        obs_layout=args.obs_layout,
     )
     if args.references:
         unknown = [name for name in args.references if name not in scripted_names()]
@@ -172,6 +173,7 @@ def _run_tiers(args: argparse.Namespace) -> int:
             ),
             ("--token-budget", args.token_budget),
             ("--token-price", args.token_price),
+            ("--obs-layout v2 (no v2 tiers are published yet)", args.obs_layout != "v1"),
             ("--eval-profile", args.eval_profile),
             ("--references", args.references),
             ("--executor openai", args.executor != "simulated"),

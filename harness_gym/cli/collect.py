@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
         executor_profile=args.executor_profile,
         token_budget=args.token_budget,
         token_price=args.token_price,
+        obs_layout=args.obs_layout,
     )
     RESUME_HINT[:] = [
         f"finished episodes are checkpointed in {checkpoint_dir(config)}; rerun the same command to resume"

@@ -193,9 +193,11 @@ def add_executor_args(parser: argparse.ArgumentParser) -> None:
 
 def add_simulator_args(parser: argparse.ArgumentParser, profile_flag: str = "--executor-profile") -> None:
     """The simulated executor's profile (default ``$HARNESS_GYM_EXECUTOR_PROFILE``, read here and nowhere
-    deeper, so the run's config names its profile), the per-episode token budget and the token price."""
+    deeper, so the run's config names its profile), the per-episode token budget, the token price and the
+    observation layout."""
     import os
 
+    from harness_gym.core.state import LAYOUTS
     from harness_gym.executors.profiles import PROFILE_ENV
 
     parser.add_argument(
@@ -214,6 +216,12 @@ def add_simulator_args(parser: argparse.ArgumentParser, profile_flag: str = "--e
         type=float,
         default=0.0,
         help="G per thousand executor tokens charged in the rewards (default 0: the paper's protocol)",
+    )
+    parser.add_argument(
+        "--obs-layout",
+        default="v1",
+        choices=tuple(LAYOUTS),
+        help="observation layout and task set: v1, the paper's (default), or v2 (docs/mdp-v2.md)",
     )
 
 

@@ -76,7 +76,7 @@ import numpy as np
 from harness_gym._version import __version__
 from harness_gym.core.actions import Action
 from harness_gym.core.hms import EVENTS
-from harness_gym.core.state import LAYOUT_VERSION
+from harness_gym.core.state import LAYOUT_VERSIONS, LAYOUTS
 from harness_gym.core.task import SPLITS
 from harness_gym.envs.env import check_token_price
 from harness_gym.envs.registry import ALL_ENV_IDS, env_class
@@ -159,12 +159,17 @@ class CollectConfig:
     token_price: float = 0.0
     """G per thousand executor tokens charged in the rewards (``gym.make``'s ``token_price``); 0: the
     paper's rewards."""
+    obs_layout: str = "v1"
+    """The MDP's observation layout and task set (``gym.make``'s ``obs_layout``): ``v1``, the paper's, or
+    ``v2`` (``docs/mdp-v2.md``)."""
 
     NEUTRAL: ClassVar[frozenset[str]] = frozenset(
         {"workers", "concurrency", "backend", "ray_address", "overwrite", "root", "show_progress"}
     )
     """Fields that never change the dataset: scheduling, where it goes, whether to replace it, display."""
-    ADDED: ClassVar[frozenset[str]] = frozenset({"executor_profile", "token_budget", "token_price"})
+    ADDED: ClassVar[frozenset[str]] = frozenset(
+        {"executor_profile", "token_budget", "token_price", "obs_layout"}
+    )
     """Fields added after datasets were published: in the key only when set, so published datasets'
     ``harness_config`` (and their digests) stay as they were."""
 
@@ -185,6 +190,8 @@ class CollectConfig:
             kwargs["token_budget"] = self.token_budget
         if self.token_price:
             kwargs["token_price"] = self.token_price
+        if self.obs_layout != "v1":  # v1 stays implicit: the published datasets' env specs have no layout
+            kwargs["obs_layout"] = self.obs_layout
         return kwargs
 
 
@@ -259,6 +266,8 @@ def validate(config: CollectConfig) -> Path:
         check_token_price(config.token_price)
     except ValueError as exc:
         raise CollectError(str(exc)) from None
+    if config.obs_layout not in LAYOUTS:
+        raise CollectError(f"unknown obs_layout {config.obs_layout!r}; expected one of {', '.join(LAYOUTS)}")
     if config.executor_profile is not None:
         from harness_gym.envs.registry import executor_profile
 
@@ -377,12 +386,15 @@ def behaviors(config: CollectConfig) -> list[str]:
 
 def behavior_versions(config: CollectConfig) -> dict[str, int]:
     """Versions of the scripted policies behind the data that carry one (the expert's, which changes as
-    the simulator does): ``{policy: version}``."""
+    the simulator does): ``{policy: version}``, of its rules on the collection's layout (``version_v2``
+    on v2 where a policy has one)."""
     from harness_gym.policies.scripted import make_policy
 
     names = {"coverage": ["base"], "medium-replay": ["exploratory"]}.get(config.policy, behaviors(config))
     policies = [make_policy(name, config.env_id, config.epsilon) for name in names]
-    return {p.name: p.version for p in policies if getattr(p, "version", None) is not None}
+    attribute = "version_v2" if config.obs_layout == "v2" else "version"
+    versions = {p.name: getattr(p, attribute, getattr(p, "version", None)) for p in policies}
+    return {name: version for name, version in versions.items() if version is not None}
 
 
 def coverage_plans(config: CollectConfig, env: gym.Env | None = None) -> list[EpisodePlan]:
@@ -415,10 +427,11 @@ def coverage_plans(config: CollectConfig, env: gym.Env | None = None) -> list[Ep
     return plans[: config.episodes]
 
 
-def task_ids(env_id: str, split: str) -> list[str]:
+def task_ids(env_id: str, split: str, obs_layout: str = "v1") -> list[str]:
+    """The ids of ``split``'s tasks in the task set ``obs_layout`` plays, in task-file order."""
     from harness_gym.core.task import select
 
-    return [task.task_id for task in select(env_class(env_id).domain_cls().tasks(), split)]
+    return [task.task_id for task in select(env_class(env_id).domain_cls().tasks(obs_layout), split)]
 
 
 def _env(config: CollectConfig) -> gym.Env:
@@ -431,6 +444,7 @@ def _env(config: CollectConfig) -> gym.Env:
         config.executor_profile,
         config.token_budget,
         config.token_price,
+        config.obs_layout,
     )
     env = _ENVS.get(key)
     if env is None:
@@ -716,7 +730,7 @@ def _run_all(
     config: CollectConfig, pending: Sequence[int], on_done: Callable[[int, dict[str, np.ndarray]], None]
 ) -> None:
     """Run the pending episodes on the engine; one task's episodes stay in one process (warm caches)."""
-    n_tasks = len(task_ids(config.env_id, config.split))
+    n_tasks = len(task_ids(config.env_id, config.split, config.obs_layout))
     if config.policy == "coverage":
         plans = tuple(coverage_plans(config))
         job = CollectJob(config, plans)
@@ -859,7 +873,7 @@ def _write_dataset(
         )
         for i, ep in enumerate(episodes)
     ]
-    ref_min, ref_max = reference_scores(config.env_id)
+    ref_min, ref_max = reference_scores(config.env_id, config.obs_layout)
     seeds = [int(ep["seed"]) for ep in episodes]
     episode_meta = [
         {key.split("/", 1)[1]: value.item() for key, value in ep.items() if key.startswith("meta/")}
@@ -877,7 +891,7 @@ def _write_dataset(
             code_permalink=f"https://pypi.org/project/harness-gym/{__version__}/",
             ref_min_score=ref_min,
             ref_max_score=ref_max,
-            num_episodes_average_score=reference_episode_count(config.env_id),
+            num_episodes_average_score=reference_episode_count(config.env_id, config.obs_layout),
             description=(
                 f"{config.policy} harness on the {config.split} split of {config.env_id}: "
                 f"{config.episodes} episodes, seeds {min(seeds)}..{max(seeds)}, "
@@ -893,7 +907,7 @@ def _write_dataset(
                 "harness_env_id": config.env_id,
                 "harness_split": config.split,
                 "harness_task_set_version": env.unwrapped.tasks[0].version,
-                "harness_task_ids": task_ids(config.env_id, config.split),
+                "harness_task_ids": task_ids(config.env_id, config.split, config.obs_layout),
                 "harness_hms_events": list(EVENTS),
                 "harness_rubric_criteria": list(domain.criteria),
                 "harness_behaviors": behaviors(config),
@@ -907,8 +921,8 @@ def _write_dataset(
                 "harness_executor": json.dumps(describe(), sort_keys=True, default=str),
                 "harness_sandbox": env.unwrapped.sandbox or "none",
                 "harness_version": __version__,
-                "harness_layout_version": LAYOUT_VERSION,
-                "harness_reference_table_version": reference_table_version(),
+                "harness_layout_version": LAYOUT_VERSIONS[config.obs_layout],
+                "harness_reference_table_version": reference_table_version(config.obs_layout),
                 "harness_behavior_versions": json.dumps(behavior_versions(config), sort_keys=True),
             }
         )
@@ -940,7 +954,7 @@ def namespace_metadata(namespace: str) -> dict[str, str]:
 def _write_audit(config: CollectConfig, episodes: list[dict[str, np.ndarray]], path: Path) -> None:
     """``AUDIT_FILE``: one JSON line per executor call of the dataset, in episode and step order."""
     names = behaviors(config)
-    ids = task_ids(config.env_id, config.split)
+    ids = task_ids(config.env_id, config.split, config.obs_layout)
     with path.open("w", encoding="utf-8") as handle:
         for index, ep in enumerate(episodes):
             task = ids[int(ep["infos/task_index"][0])]

@@ -79,17 +79,20 @@ def protocol(split: str = "eval", seeds: Sequence[int] = EVAL_SEEDS, rollouts: i
     }
 
 
-def simulator(executor: Any = None, profile: Any = None) -> dict[str, Any]:
+def simulator(executor: Any = None, profile: Any = None, obs_layout: str = "v1") -> dict[str, Any]:
     """The simulator record: ``executor`` None (the simulated executor) or a chat LLM's config or executor;
-    ``profile`` the simulated executor's profile spec (None: ``$HARNESS_GYM_EXECUTOR_PROFILE`` or default)."""
+    ``profile`` the simulated executor's profile spec (None: ``$HARNESS_GYM_EXECUTOR_PROFILE`` or default);
+    ``obs_layout`` the MDP played, recorded when not the paper's (v1), so v1 and v2 results never merge."""
     config = getattr(executor, "config", executor)
+    layout = {} if obs_layout == "v1" else {"obs_layout": obs_layout}
     if config is not None and hasattr(config, "content_key"):
-        return {"version": SIMULATOR_VERSION, "executor": config.content_key(), "profile": None}
+        return {"version": SIMULATOR_VERSION, "executor": config.content_key(), "profile": None, **layout}
     if config not in (None, "simulated"):
         raise ResultsError(f"cannot record executor {executor!r}: only the simulated executor or a chat LLM")
     from harness_gym.evaluation.protocol import profile_record
 
-    return {"version": SIMULATOR_VERSION, "executor": "simulated", "profile": profile_record(profile)}
+    record = {"version": SIMULATOR_VERSION, "executor": "simulated", "profile": profile_record(profile)}
+    return {**record, **layout}
 
 
 def policy_meta(kind: str, per_seed_models: bool = False, act: str | None = None) -> dict[str, Any]:
@@ -102,18 +105,24 @@ def policy_meta(kind: str, per_seed_models: bool = False, act: str | None = None
     return meta
 
 
-def setting(env_id: str, tasks: Sequence[str]) -> dict[str, Any]:
-    """One setting's record without policies: its tasks in protocol order and its reference scores."""
-    random, expert = reference_scores(env_id)
+def setting(env_id: str, tasks: Sequence[str], obs_layout: str = "v1") -> dict[str, Any]:
+    """One setting's record without policies: its tasks in protocol order and its reference scores (those
+    of ``obs_layout``'s MDP)."""
+    random, expert = reference_scores(env_id, obs_layout)
     return {"tasks": list(tasks), "reference": {"random": random, "expert": expert}, "policies": {}}
 
 
 def runs(
-    env_id: str, episodes: Sequence[Any], tasks: Sequence[str], seeds: Sequence[int], rollouts: int
+    env_id: str,
+    episodes: Sequence[Any],
+    tasks: Sequence[str],
+    seeds: Sequence[int],
+    rollouts: int,
+    obs_layout: str = "v1",
 ) -> dict[str, Any]:
     """A policy's record on one setting from its episodes (``EpisodeResult``): per-seed normalised scores
-    and every episode's G in protocol order. Every (task, seed, rollout) of the protocol must be there
-    once."""
+    (against ``obs_layout``'s reference scores) and every episode's G in protocol order. Every (task, seed,
+    rollout) of the protocol must be there once."""
     from harness_gym.evaluation.reference_scores import normalized_score
 
     by_key = {(r.seed, r.task_id, r.rollout): float(r.G) for r in episodes}
@@ -127,7 +136,7 @@ def runs(
     per_seed = len(tasks) * rollouts
     G = np.array([by_key[key] for key in wanted])
     scores = {
-        str(int(s)): normalized_score(env_id, float(G[i * per_seed : (i + 1) * per_seed].mean()))
+        str(int(s)): normalized_score(env_id, float(G[i * per_seed : (i + 1) * per_seed].mean()), obs_layout)
         for i, s in enumerate(seeds)
     }
     return {"seed_scores": scores, "episode_G": [round(float(g), G_DECIMALS) for g in G]}
