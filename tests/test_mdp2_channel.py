@@ -144,3 +144,41 @@ def test_a_layout_without_a_measured_table_names_the_command(monkeypatch, tmp_pa
             reference_scores.reference_scores(MULTI_TOOL, "v2")
     finally:
         reference_scores.reference_table.cache_clear()
+
+
+def test_the_evaluate_command_plays_and_normalises_on_the_layout_and_profile_given(tmp_path) -> None:
+    out = tmp_path / "expert.json"
+    args = ["evaluate", "--env", MULTI_TOOL, "--policy", "expert", "--seeds", "0", "--rollouts", "1"]
+    assert (
+        main(
+            [*args, "--quiet", "--obs-layout", "v2", "--executor-profile", "weak", "--results-out", str(out)]
+        )
+        == 0
+    )
+    document = json.loads(out.read_text())
+    simulator = document["simulator"]
+    assert simulator["obs_layout"] == "v2"
+    assert simulator["profile"] == results.simulator(None, "weak")["profile"]
+    setting = document["scores"][MULTI_TOOL]
+    assert setting["tasks"] == task_ids(MULTI_TOOL, "eval", "v2")
+    random, expert = reference_scores.reference_scores(MULTI_TOOL, "v2")
+    assert setting["reference"] == {"random": random, "expert": expert}
+    G = sum(setting["policies"]["expert"]["episode_G"]) / len(setting["policies"]["expert"]["episode_G"])
+    score = setting["policies"]["expert"]["seed_scores"]["0"]
+    assert score == pytest.approx(100 * (G - random) / (expert - random), abs=1e-3)
+
+
+def test_v1_and_v2_results_never_merge() -> None:
+    def document(obs_layout: str) -> dict:
+        setting = results.setting(MULTI_TOOL, ["t"], obs_layout)
+        episode = SimpleNamespace(seed=0, task_id="t", rollout=0, G=0.5)
+        setting["policies"]["base"] = results.runs(MULTI_TOOL, [episode], ["t"], [0], 1, obs_layout)
+        protocol = results.protocol("eval", [0], 1)
+        simulator = results.simulator(None, "default", obs_layout)
+        return results.document(
+            protocol, simulator, {"base": results.policy_meta("scripted")}, {MULTI_TOOL: setting}
+        )
+
+    with pytest.raises(results.ResultsError, match="simulator"):
+        results.merge([("v1", document("v1")), ("v2", document("v2"))])
+    assert results.merge([("a", document("v2")), ("b", document("v2"))])["simulator"]["obs_layout"] == "v2"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from harness_gym.executors.cache import MODES as CACHE_MODES
 from harness_gym.executors.openai_executor import CACHE_MODE_ALIASES, OpenAIConfig
@@ -223,6 +224,19 @@ def add_simulator_args(parser: argparse.ArgumentParser, profile_flag: str = "--e
         choices=tuple(LAYOUTS),
         help="observation layout and task set: v1, the paper's (default), or v2 (docs/mdp-v2.md)",
     )
+
+
+def simulator_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``gym.make`` keywords of ``add_simulator_args``'s flags: the profile always explicit, the rest
+    when not at their defaults."""
+    kwargs: dict[str, Any] = {"executor_profile": args.executor_profile or "default"}
+    if args.token_budget is not None:
+        kwargs["token_budget"] = args.token_budget
+    if args.token_price:
+        kwargs["token_price"] = args.token_price
+    if args.obs_layout != "v1":
+        kwargs["obs_layout"] = args.obs_layout
+    return kwargs
 
 
 def add_engine_args(parser: argparse.ArgumentParser, workers: bool = True, backend: bool = True) -> None:

@@ -23,6 +23,7 @@ from harness_gym.cli.common import (
     RESUME_HINT,
     add_engine_args,
     add_executor_args,
+    add_simulator_args,
     endpoint_errors,
     engine_config,
     executor_config,
@@ -31,6 +32,7 @@ from harness_gym.cli.common import (
     make_policy,
     print_usage,
     scripted_names,
+    simulator_kwargs,
 )
 from harness_gym.core.task import SELECTABLE
 from harness_gym.envs.registry import ALL_ENV_IDS
@@ -79,6 +81,7 @@ def add_parser(subparsers) -> None:
         "--results-out; removed once written)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_simulator_args(parser)
     add_engine_args(parser)
     add_executor_args(parser)
     parser.set_defaults(func=run)
@@ -187,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
     name = args.name or default_name
     config = executor_config(args)
     engine = engine_config(args)
-    kwargs = {}
+    kwargs = simulator_kwargs(args)
     if config is not None:
         from harness_gym.executors.openai_executor import OpenAIExecutor
 
@@ -228,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
         outcomes[(record["seed"], record["task_id"], record["rollout"])] = outcome
         records[(record["task_id"], record["seed"], record["rollout"])] = record
 
-    n_tasks = len(gym.make(args.env, split=args.split).unwrapped.tasks)
+    n_tasks = len(gym.make(args.env, split=args.split, **simulator_kwargs(args)).unwrapped.tasks)
     runs = 1 if args.no_base or args.policy == ["base"] else 2
     total = n_tasks * len(args.seeds) * args.rollouts * runs
     desc = f"evaluate {name} on {args.env}"

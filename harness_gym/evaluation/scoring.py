@@ -428,9 +428,10 @@ def results_document(scores: Sequence[PolicyScore], smoke: bool = False) -> dict
         if s.base_episodes is None:
             raise PolicyError(f"{s.name} on {s.env_id} was scored without Base: a results file needs Base")
         tasks = list(dict.fromkeys(r.task_id for r in s.base_episodes))
-        entry = results.setting(s.env_id, tasks)
+        layout = s.simulator.get("obs_layout", "v1")
+        entry = results.setting(s.env_id, tasks, layout)
         for name, episodes in ((BASE, s.base_episodes), (s.name, s.episodes)):
-            entry["policies"][name] = results.runs(s.env_id, episodes, tasks, s.seeds, s.rollouts)
+            entry["policies"][name] = results.runs(s.env_id, episodes, tasks, s.seeds, s.rollouts, layout)
         policies = {BASE: results.policy_meta("scripted"), s.name: s.policy_meta()}
         protocol = results.protocol(s.split, s.seeds, s.rollouts)
         docs.append(results.document(protocol, s.simulator, policies, {s.env_id: entry}, smoke))
@@ -539,7 +540,9 @@ def evaluate_policy(
         if on_episode is not None:
             on_episode(record)
 
-    record = simulator(env_kwargs.get("executor"), env_kwargs.get("executor_profile"))
+    record = simulator(
+        env_kwargs.get("executor"), env_kwargs.get("executor_profile"), env_kwargs.get("obs_layout", "v1")
+    )
 
     def play(
         player: Any, label: str, which: Sequence[int], tag: str, fp: str | None = None
@@ -582,13 +585,15 @@ def evaluate_policy(
     return replace(score, masked_actions=masked["actions"], masked_episodes=masked["episodes"])
 
 
-def _score_interval(env_id: str, episodes: Sequence[EpisodeResult]) -> tuple[Interval, str]:
+def _score_interval(
+    env_id: str, episodes: Sequence[EpisodeResult], obs_layout: str = "v1"
+) -> tuple[Interval, str]:
     """The normalised score's interval and its unit: over episodes, or over whole tasks (the mean of
     the resampled tasks' episodes) when some episodes repeat another of the same task call for call."""
     from harness_gym.evaluation.protocol import clustered_mean_ci
     from harness_gym.evaluation.spend import distinct_episodes
 
-    scores = np.asarray([normalized_score(env_id, r.G) for r in episodes], dtype=float)
+    scores = np.asarray([normalized_score(env_id, r.G, obs_layout) for r in episodes], dtype=float)
     distinct, total = distinct_episodes((r.task_id, r.trace) for r in episodes)
     if distinct == total:
         return mean_ci(scores, rng=0), "episodes"
@@ -633,9 +638,11 @@ def _score(
     record: dict[str, Any],
 ) -> PolicyScore:
     G = np.array([r.G for r in episodes])
-    score, score_unit = _score_interval(env_id, episodes)
+    layout = record.get("obs_layout", "v1")  # the MDP played: its reference scores normalise
+    score, score_unit = _score_interval(env_id, episodes, layout)
     seed_scores = {
-        s: normalized_score(env_id, float(np.mean([r.G for r in episodes if r.seed == s]))) for s in seeds
+        s: normalized_score(env_id, float(np.mean([r.G for r in episodes if r.seed == s])), layout)
+        for s in seeds
     }
     delta = p_value = delta_hms = base_G = None
     if base_episodes is not None:
