@@ -127,8 +127,46 @@ def test_relabelling_at_a_price_equals_collecting_at_it(tmp_path):
     assert charged > 0
 
 
+def test_relabelling_a_simulated_v2_dataset_equals_collecting_at_the_price(tmp_path):
+    """A simulated MDP v2 collection stores per-step tokens: relabelled at λ it has the rewards of the
+    same collection made at λ, bit for bit."""
+    require("minari")
+    import minari
+
+    from harness_gym.datasets import relabel
+    from harness_gym.datasets.collect import CollectConfig, collect
+
+    def dataset(dataset_id: str, token_price: float):
+        config = CollectConfig(
+            "HarnessMultiTool-v0",
+            "mixed",
+            6,
+            dataset_id,
+            token_price=token_price,
+            obs_layout="v2",
+            root=str(tmp_path),
+            show_progress=False,
+        )
+        return minari.load_dataset(collect(config).path)
+
+    price = 0.05
+    free, priced = dataset("harness/multi_tool/free-v0", 0.0), dataset("harness/multi_tool/priced-v0", price)
+    for ours, theirs, want in zip(
+        relabel(free, price), free.iterate_episodes(), priced.iterate_episodes(), strict=True
+    ):
+        np.testing.assert_array_equal(theirs.actions, want.actions)
+        assert ours.tobytes() == want.rewards.tobytes()
+        prompt, completion = (
+            np.maximum(theirs.infos[f"llm_{k}_tokens"][:-1], 0) for k in ("prompt", "completion")
+        )
+        tokens = prompt + completion
+        assert (tokens > 0).any() and theirs.infos["llm_prompt_tokens"][-1] == -1
+        assert want.rewards[-1] == pytest.approx(want.infos["G"][-1] - price * tokens[-1] / 1000)
+
+
 def test_a_dataset_without_tokens_is_refused_by_name(tmp_path):
-    """Simulated-executor datasets store no per-step tokens (yet): a relabel says which arrays it needs."""
+    """Simulated layout-v1 datasets (the published tiers) store no per-step tokens: a relabel says which
+    arrays it needs."""
     require("minari")
     import minari
 

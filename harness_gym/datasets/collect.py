@@ -19,10 +19,12 @@ observation ``k``):
 - with a chat-LLM executor, action ``k``'s executor call in row ``k`` (row T and steps without a call:
   empty key, -1): ``llm_cache_key`` (bytes, ``S64``: the response-cache key, which gives the prompt and
   the reply), ``llm_prompt_tokens`` / ``llm_completion_tokens`` int64 and ``llm_error`` int8 (index into
-  metadata ``harness_llm_errors``; -1: the reply gave an artifact). What depends on the run rather than
-  on the episode (each call's latency, whether it was a cache hit, its cost) is kept beside the arrays,
-  in the dataset directory's ``AUDIT_FILE`` (JSON lines: episode, episode id, step, key, cached,
-  latency_s, tokens, cost_usd, kind), so the arrays stay identical for any scheduling. The cache's table
+  metadata ``harness_llm_errors``; -1: the reply gave an artifact). A simulated MDP v2 collection
+  (``obs_layout="v2"``) stores ``llm_prompt_tokens`` / ``llm_completion_tokens`` too (``token_arrays``),
+  so a token price is a relabel. What depends on the run rather than on the episode (each call's
+  latency, whether it was a cache hit, its cost) is kept beside the arrays, in the dataset directory's
+  ``AUDIT_FILE`` (JSON lines: episode, episode id, step, key, cached, latency_s, tokens, cost_usd, kind),
+  so the arrays stay identical for any scheduling. The cache's table
   ``calls`` also maps each (episode id ``<env id>/<task id>/seed=<seed>/<behaviour>``, step) to its key.
 
 Behaviours (``--policy``) other than the scripted policies of ``harness_gym.policies.scripted``:
@@ -499,6 +501,7 @@ def rollout(
             break
 
     n = len(observations)
+    steps = info["trajectory"]["steps"]
     criteria = list(domain.criteria)
     last = np.full(n, np.nan)
     last[-1] = info["G"]
@@ -532,7 +535,7 @@ def rollout(
         "infos/rubric_max": top,
         "usage": np.asarray([info["usage"][k] for k in USAGE_KEYS], dtype=np.float64),
         **{f"meta/{key}": np.asarray(value) for key, value in plan.metadata(config).items()},
-        **llm_arrays(info["trajectory"]["steps"], n),
+        **(llm_arrays(steps, n) or (token_arrays(steps, n) if config.obs_layout == "v2" else {})),
     }
 
 
@@ -569,6 +572,18 @@ def llm_arrays(steps: Sequence[dict[str, Any]], n: int) -> dict[str, np.ndarray]
         "audit/llm_latency_s": latency,
         "audit/llm_cost_usd": cost,
     }
+
+
+def token_arrays(steps: Sequence[dict[str, Any]], n: int) -> dict[str, np.ndarray]:
+    """A simulated episode's per-step executor tokens, in the arrays a chat-LLM episode stores them in
+    (row ``k``: action ``k``'s calls; -1 at row T and where no call was made), so a price is a relabel
+    (``harness_gym.datasets.pricing``). Stored from MDP v2 on: layout v1's datasets keep their checksums."""
+    prompt, completion = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+    for row, record in enumerate(steps):
+        if "usage" in record:
+            prompt[row] = record["usage"]["prompt_tokens"]
+            completion[row] = record["usage"]["completion_tokens"]
+    return {"infos/llm_prompt_tokens": prompt, "infos/llm_completion_tokens": completion}
 
 
 def calls_from_arrays(ep: dict[str, np.ndarray]) -> list[dict[str, Any]]:

@@ -6,8 +6,9 @@ At price λ (G per thousand executor tokens, ``gym.make``'s ``token_price``) ste
 price, in the same floating-point order, so a relabelled episode equals one collected at λ bit for bit.
 ``tokens_k`` is the prompt + completion tokens of action ``k``'s executor call, read from the per-step
 arrays ``infos/llm_prompt_tokens`` / ``infos/llm_completion_tokens`` (-1 where no call) that chat-LLM
-datasets store. Simulated-executor datasets (the published tiers) do not store per-step tokens yet;
-relabelling one is refused, naming the missing arrays.
+datasets and simulated MDP v2 ones (``obs_layout="v2"``) store. Simulated layout-v1 datasets (the published
+tiers) do not, so that their checksums stay as published; relabelling one is refused, naming the missing
+arrays.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ def step_tokens(infos: dict[str, Any]) -> np.ndarray:
     missing = [f"infos/{name}" for name in TOKEN_ARRAYS if name not in infos]
     if missing:
         raise RelabelError(
-            f"the dataset has no per-step token counts ({', '.join(missing)}): only chat-LLM datasets store "
-            "them so far; collect at the price instead (harness-gym collect --token-price)"
+            f"the dataset has no per-step token counts ({', '.join(missing)}): chat-LLM datasets and MDP v2 "
+            "ones store them; collect at the price instead (harness-gym collect --token-price)"
         )
     prompt, completion = (np.asarray(infos[name], dtype=np.int64)[:-1] for name in TOKEN_ARRAYS)
     return np.maximum(prompt, 0) + np.maximum(completion, 0)
