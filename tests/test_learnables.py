@@ -98,7 +98,7 @@ def test_another_env_or_layout_is_refused_unless_forced(tmp_path) -> None:
 
     old = tmp_path / "old.d3"
     save_model(_learner(), old, dataclasses.replace(PLANNING, layout_version=0, features=FEATURES[:-1]))
-    with pytest.raises(ModelError, match="observation layout v0"):
+    with pytest.raises(ModelError, match="observation layout version 0"):
         load_model(old, "HarnessPlanning-v0")
 
     plain = tmp_path / "plain.d3"

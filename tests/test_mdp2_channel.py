@@ -4,6 +4,7 @@ layout v1 keeps every published key, env spec and table as it was."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from types import SimpleNamespace
 
@@ -182,3 +183,28 @@ def test_v1_and_v2_results_never_merge() -> None:
     with pytest.raises(results.ResultsError, match="simulator"):
         results.merge([("v1", document("v1")), ("v2", document("v2"))])
     assert results.merge([("a", document("v2")), ("b", document("v2"))])["simulator"]["obs_layout"] == "v2"
+
+
+def test_a_model_trained_on_v2_at_a_price_says_so_and_plays_only_v2(tmp_path, capsys) -> None:
+    """``harness-gym train`` reads the layout from the dataset and relabels at ``--token-price``; the model
+    file records both, and ``evaluate`` refuses it on the other layout."""
+    from harness_gym.evaluation.model_files import read_provenance
+
+    dataset_id = "harness/multi_tool/v2-v0"
+    config = CollectConfig(MULTI_TOOL, "mixed", 8, dataset_id, root=str(tmp_path), show_progress=False)
+    collect(dataclasses.replace(config, obs_layout="v2"))
+    model = tmp_path / "bc.d3"
+    train = ["train", "--algo", "bc", "--dataset", dataset_id, "--root", str(tmp_path), "--steps", "3"]
+    assert main([*train, "--out", str(model), "--token-price", "0.05"]) == 0
+    provenance = read_provenance(model)
+    assert (provenance.layout_version, provenance.features) == (LAYOUT_VERSIONS["v2"], LAYOUTS["v2"])
+    assert provenance.token_price == 0.05
+    evaluate = ["evaluate", "--env", MULTI_TOOL, "--policy", str(model), "--seeds", "0", "--rollouts", "1"]
+    assert main([*evaluate, "--quiet", "--no-base", "--obs-layout", "v2"]) == 0
+    assert "episodes=20" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="obs_layout 'v1'"):
+        main([*evaluate, "--quiet", "--no-base"])
+    v1_id = "harness/multi_tool/v1-v0"
+    collect(dataclasses.replace(config, dataset_id=v1_id))
+    with pytest.raises(SystemExit, match="no per-step token counts"):
+        main([*train[:4], v1_id, *train[5:], "--out", str(tmp_path / "x.d3"), "--token-price", "0.05"])

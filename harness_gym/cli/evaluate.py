@@ -93,12 +93,12 @@ def _is_model(spec: str) -> bool:
     return spec.endswith(".d3") or "/" in spec or Path(spec).exists()
 
 
-def _load_model(spec: str, env_id: str, force: bool) -> object:
+def _load_model(spec: str, env_id: str, force: bool, obs_layout: str = "v1") -> object:
     """A saved d3rlpy learnable, refused (one line) when made for another env id or layout."""
     from harness_gym.evaluation.model_files import ModelError, load_model
 
     try:
-        learner, overridden = load_model(spec, env_id, force=force)
+        learner, overridden = load_model(spec, env_id, force=force, obs_layout=obs_layout)
     except ModelError as exc:
         raise SystemExit(f"harness-gym evaluate: {exc}") from None
     for why in overridden:
@@ -143,12 +143,14 @@ def _factory(spec: str):
     return factory
 
 
-def load_policies(specs: list[str], env_id: str, seeds: list[int], force: bool = False) -> tuple[object, str]:
+def load_policies(
+    specs: list[str], env_id: str, seeds: list[int], force: bool = False, obs_layout: str = "v1"
+) -> tuple[object, str]:
     """What ``evaluate_policy`` plays (one policy, or a list with one per seed) and its default name."""
     from pathlib import Path
 
     if all(_is_model(spec) for spec in specs):
-        models = [_load_model(spec, env_id, force) for spec in specs]
+        models = [_load_model(spec, env_id, force, obs_layout) for spec in specs]
         if len(models) == 1:
             return models[0], Path(specs[0]).stem
         if len(models) != len(seeds):
@@ -186,7 +188,9 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"unknown env id {args.env!r}; known: {', '.join(ALL_ENV_IDS)}")
     if args.results_out and args.no_base:
         raise SystemExit("harness-gym evaluate: --results-out needs Base (drop --no-base)")
-    policy, default_name = load_policies(args.policy, args.env, args.seeds, force=args.force)
+    policy, default_name = load_policies(
+        args.policy, args.env, args.seeds, force=args.force, obs_layout=args.obs_layout
+    )
     name = args.name or default_name
     config = executor_config(args)
     engine = engine_config(args)

@@ -26,6 +26,13 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--out", required=True, help="where to save the d3rlpy learnable (.d3)")
     parser.add_argument("--root", default=None, help="datasets directory (default: Minari's)")
+    parser.add_argument(
+        "--token-price",
+        type=float,
+        default=0.0,
+        help="train on the rewards at this price (G per thousand executor tokens), relabelled from the "
+        "dataset's per-step tokens (default 0: the rewards as stored)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -50,14 +57,26 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(
             f"harness-gym train: {args.dataset!r} is not a harness-gym dataset (no harness_env_id)"
         )
+    episodes = None
+    if args.token_price:
+        from harness_gym.datasets.pricing import relabelled
+
+        try:
+            episodes = relabelled(dataset, args.token_price)
+        except ValueError as exc:  # a bad price, or a dataset without per-step tokens
+            raise SystemExit(f"harness-gym train: {exc}") from None
     trained = algorithm.train(
-        TrainingData(env_id, dataset, to_d3rlpy(dataset)), seed=args.seed, n_steps=args.steps
+        TrainingData(env_id, dataset, to_d3rlpy(dataset, episodes)), seed=args.seed, n_steps=args.steps
     )
     model = trained.model
     if model is None or not hasattr(model, "grad_step"):
         raise SystemExit(f"harness-gym train: {args.algo} produced no d3rlpy model to save")
     try:
-        save_model(model, args.out, Provenance(env_id, args.dataset, algorithm.name, args.seed))
+        layout = dataset.spec.env_spec.kwargs.get("obs_layout", "v1")
+        provenance = Provenance.on_layout(
+            env_id, args.dataset, algorithm.name, args.seed, layout, args.token_price
+        )
+        save_model(model, args.out, provenance)
     except OSError as exc:
         raise SystemExit(f"harness-gym train: cannot write {args.out}: {exc.strerror or exc}") from None
     steps = model.grad_step

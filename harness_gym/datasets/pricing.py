@@ -57,3 +57,17 @@ def relabel(dataset: Any, token_price: float) -> list[np.ndarray]:
     ``token_price``, in the dataset's episode order."""
     episodes: Iterable[Any] = dataset.iterate_episodes() if hasattr(dataset, "iterate_episodes") else dataset
     return [episode_rewards(episode.infos, token_price) for episode in episodes]
+
+
+def relabelled(dataset: Any, token_price: float) -> list[Any]:
+    """Every episode of ``dataset`` (a Minari dataset) with its rewards at ``token_price``: what the
+    learners train on at that price (``harness-gym train --token-price``)."""
+    import dataclasses
+
+    from harness_gym.datasets.collect import iter_episodes
+
+    episodes = list(iter_episodes(dataset))
+    return [
+        dataclasses.replace(episode, rewards=rewards)
+        for episode, rewards in zip(episodes, relabel(episodes, token_price), strict=True)
+    ]

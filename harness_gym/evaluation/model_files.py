@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_gym.core.actions import N_ACTIONS
-from harness_gym.core.state import FEATURES, LAYOUT_VERSION, N_FEATURES
+from harness_gym.core.state import FEATURES, LAYOUT_VERSION, LAYOUT_VERSIONS, LAYOUTS
 
 PROVENANCE_KEY = "harness_gym"
 
@@ -36,6 +36,29 @@ class Provenance:
     seed: int
     layout_version: int = LAYOUT_VERSION
     features: tuple[str, ...] = FEATURES
+    token_price: float = 0.0
+    """The token price the training rewards were relabelled at (0: the dataset's rewards as stored)."""
+
+    @classmethod
+    def on_layout(
+        cls,
+        env_id: str,
+        dataset_id: str,
+        algo: str,
+        seed: int,
+        obs_layout: str = "v1",
+        token_price: float = 0.0,
+    ) -> Provenance:
+        """The provenance of a model trained on observations of layout ``obs_layout``."""
+        return cls(
+            env_id,
+            dataset_id,
+            algo,
+            seed,
+            LAYOUT_VERSIONS[obs_layout],
+            LAYOUTS[obs_layout],
+            float(token_price),
+        )
 
 
 def save_model(learner: Any, path: str | os.PathLike, provenance: Provenance) -> None:
@@ -82,26 +105,32 @@ def _read(path: Path) -> dict[str, Any]:
     return obj
 
 
-def refusals(provenance: Provenance | None, env_id: str) -> list[str]:
-    """Why a model with this provenance should not be evaluated on ``env_id`` (empty: it may)."""
+def refusals(provenance: Provenance | None, env_id: str, obs_layout: str = "v1") -> list[str]:
+    """Why a model with this provenance should not be evaluated on ``env_id`` with observation layout
+    ``obs_layout`` (empty: it may)."""
     if provenance is None:
         return ["it records no env id or observation layout (saved by plain d3rlpy, not harness-gym)"]
     why = []
     if provenance.env_id != env_id:
         why.append(f"it was trained on {provenance.env_id} (dataset {provenance.dataset_id}), not {env_id}")
-    if provenance.layout_version != LAYOUT_VERSION or provenance.features != FEATURES:
+    version, features = LAYOUT_VERSIONS[obs_layout], LAYOUTS[obs_layout]
+    if provenance.layout_version != version or provenance.features != features:
         why.append(
-            f"it expects observation layout v{provenance.layout_version} "
-            f"({len(provenance.features)} features), this harness-gym has v{LAYOUT_VERSION} ({N_FEATURES})"
+            f"it expects observation layout version {provenance.layout_version} "
+            f"({len(provenance.features)} features), the evaluation plays obs_layout {obs_layout!r} "
+            f"(version {version}, {len(features)} features)"
         )
     return why
 
 
-def load_model(path: str | os.PathLike, env_id: str, force: bool = False) -> tuple[Any, list[str]]:
-    """Load a saved learnable for evaluation on ``env_id``; returns it and the refusals it overrode.
+def load_model(
+    path: str | os.PathLike, env_id: str, force: bool = False, obs_layout: str = "v1"
+) -> tuple[Any, list[str]]:
+    """Load a saved learnable for evaluation on ``env_id`` with observation layout ``obs_layout``; returns
+    it and the refusals it overrode.
 
     Without ``force``, a model trained on another env id or observation layout is a ``ModelError``.
-    A model whose network does not take this suite's observations is refused even with ``force``.
+    A model whose network does not take the layout's observations is refused even with ``force``.
     """
     from harness_gym.evaluation.d3rlpy_import import import_d3rlpy
     from harness_gym.policies.algorithms import load_plugins
@@ -114,7 +143,7 @@ def load_model(path: str | os.PathLike, env_id: str, force: bool = False) -> tup
     obj = _read(path)
     found = obj.get(PROVENANCE_KEY)
     provenance = None if found is None else Provenance(**{**found, "features": tuple(found["features"])})
-    why = refusals(provenance, env_id)
+    why = refusals(provenance, env_id, obs_layout)
     if why and not force:
         raise ModelError(
             f"refusing to evaluate {path} on {env_id}: {'; '.join(why)}; pass --force to do it anyway"
@@ -129,10 +158,11 @@ def load_model(path: str | os.PathLike, env_id: str, force: bool = False) -> tup
         raise ModelError(f"{path}: the weights cannot be loaded ({type(exc).__name__}: {exc})") from None
     shape, actions = tuple(learner.impl.observation_shape), int(learner.impl.action_size)
     # a mask-trained learner (AWR, BC, IQL, SAC, BCQ) reads the legal-action mask as extra input columns
-    width = N_FEATURES + (N_ACTIONS if getattr(learner.config, "masked", False) else 0)
+    n_features = len(LAYOUTS[obs_layout])
+    width = n_features + (N_ACTIONS if getattr(learner.config, "masked", False) else 0)
     if shape != (width,) or actions != N_ACTIONS:
         raise ModelError(
             f"{path} takes observations of shape {shape} and {actions} actions; harness-gym environments "
-            f"have ({N_FEATURES},) and {N_ACTIONS}"
+            f"of obs_layout {obs_layout!r} have ({n_features},) and {N_ACTIONS}"
         )
     return learner, why
