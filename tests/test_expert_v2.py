@@ -126,3 +126,23 @@ def test_v2_episodes_leave_v1_episodes_as_they_were() -> None:
     for task in env.unwrapped.tasks[:20]:
         run_episode(env, ExpertPolicy(CODING), seed=0, task_id=task.task_id)
     assert v1_episodes() == alone
+
+
+def test_hindsight_submit_revises_within_the_budget_of_the_layouts_plan(monkeypatch) -> None:
+    """Planning's v2 plan allows 2 revisions, v1's 3: hindsight-submit, which revises a draft its checks
+    pass when the draft keeps under half the reference's G, stops at the budget of the layout it plays."""
+    from harness_gym.policies.scripted import HindsightSubmitPolicy
+
+    planning = "HarnessPlanning-v0"
+    monkeypatch.setattr(HindsightSubmitPolicy, "draft_score", lambda self: 0.1)  # never good enough
+    most = {}
+    for layout in ("v1", "v2"):
+        env = gym.make(planning, split="eval", obs_layout=layout)
+        policy = HindsightSubmitPolicy(planning).bind_env(env)
+        revisions = [
+            [a for a, _ in play(env, policy, task.task_id)].count(Action.REVISE)
+            for task in env.unwrapped.tasks
+        ]
+        most[layout] = max(revisions)
+    plans = EXPERT_PLANS["planning"].max_revisions, EXPERT_PLANS_V2["planning"].max_revisions
+    assert (most["v1"], most["v2"]) == plans == (3, 2)

@@ -292,16 +292,17 @@ class ExpertPolicy(_Deterministic):
         taken = self.max_steps - steps_left(obs, self.max_steps)
         return max(taken - int(obs[_F["observed"]] > 0) - _count(obs, "tool_calls"), 0)
 
+    def max_revisions(self, obs: np.ndarray) -> int:
+        """The revision budget of the plan for ``obs``'s layout (v1's or v2's)."""
+        return self.plan_v2.max_revisions if len(obs) == N_FEATURES_V2 else self.plan.max_revisions
+
     def _revise(self, obs: np.ndarray) -> bool:
         """The last check failed, and (v2) its failure is one this plan revises."""
         if not last_check_failed(obs):
             return False
-        if len(obs) != N_FEATURES_V2:
-            return _count(obs, "revisions") < self.plan.max_revisions
-        plan = self.plan_v2
-        if not plan.revise_judge_only and judge_only_failure(obs):
+        if len(obs) == N_FEATURES_V2 and not self.plan_v2.revise_judge_only and judge_only_failure(obs):
             return False
-        return _count(obs, "revisions") < plan.max_revisions
+        return _count(obs, "revisions") < self.max_revisions(obs)
 
     def choose(self, obs: np.ndarray, mask: np.ndarray) -> int:
         if mask[Action.OBSERVE] and obs[_F["observed"]] <= 0:
@@ -394,9 +395,9 @@ class HindsightSubmitPolicy:
         if score >= 1.0 - 1e-9:
             return int(Action.SUBMIT)  # as good as the reference: no check, no revision to break it
         if obs[_CHECKED] > 0 and not last_check_failed(obs):  # a flaw the checks cannot see
-            revise = (
-                score < self.revise_unseen_below and _count(obs, "revisions") < self.expert.plan.max_revisions
-            )
+            revise = score < self.revise_unseen_below and _count(
+                obs, "revisions"
+            ) < self.expert.max_revisions(obs)
             if revise and steps_left(obs, self.expert.max_steps) >= 2 and mask[Action.REVISE]:
                 return int(Action.REVISE)
             return int(Action.SUBMIT)
