@@ -226,3 +226,96 @@ def test_remove_tree_opens_every_directory_before_the_second_try(tmp_path, monke
     monkeypatch.setattr(runner.shutil, "rmtree", never)
     with pytest.warns(RuntimeWarning, match=r"^could not remove sandbox directory .*stuck$"):
         runner._remove_tree(str(tmp_path / "stuck"))
+
+
+# -- the in-process run's remaining decisions ---------------------------------------------------------------
+def test_a_run_without_stdin_reads_nothing_has_no_site_and_times_itself() -> None:
+    """No stdin is an empty one; the interpreter starts without ``site`` (no site-packages on its path);
+    Popen is given ``close_fds`` itself (with ``pass_fds`` a false value only draws a warning); the run's
+    duration is its own wall time."""
+    import os
+    import warnings
+
+    source = "import os, sys\nprint(repr(sys.stdin.read()), 'site' in sys.modules, os.getcwd())\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = runner.run_in_process(source)
+    stdin, site, cwd = result.stdout.split()
+    assert result.ok and (stdin, site) == ("''", "False")
+    assert os.path.basename(cwd).startswith("harness_sandbox_")
+    assert isinstance(result.duration_s, float) and 0.0 < result.duration_s < 60.0
+
+
+def test_the_child_reads_time_zone_data() -> None:
+    """The time-zone database is on the child's read list (the standard library's zoneinfo needs it)."""
+    result = runner.run_in_process("import zoneinfo\nprint(zoneinfo.ZoneInfo('Europe/Paris').key)\n")
+    assert result.ok and result.stdout == "Europe/Paris\n", result.stderr
+
+
+def test_the_child_is_given_every_setting_its_bootstrap_reads(monkeypatch) -> None:
+    import re
+
+    given: dict = {}
+
+    def execute(config, stdin, limits, root):
+        given.update(config)
+        return SandboxResult(0, "", "", False, False, 0.0)
+
+    monkeypatch.setattr(runner, "_execute", execute)
+    runner.run_in_process("pass")
+    assert set(given) == set(re.findall(r'cfg\["(\w+)"\]', runner._BOOTSTRAP))
+    assert given["nproc_allowance"] == runner._NPROC_THREAD_ALLOWANCE
+    assert (given["allow_read"], given["deny_read"]) == runner._read_lists()
+
+
+def test_without_an_interpreter_path_a_run_is_refused_by_name(monkeypatch) -> None:
+    monkeypatch.setattr(runner.sys, "executable", "")
+    with pytest.raises(
+        RuntimeError, match=r"^sys\.executable is unknown; cannot start a sandboxed interpreter$"
+    ):
+        runner.run_in_process("pass")
+
+
+def _remove(path: str) -> None:
+    runner._remove_tree(path)  # as run_in_process calls it: the warning names the line that called this
+
+
+def test_a_tree_that_stays_is_left_owner_only_and_the_warning_names_the_callers_line(
+    tmp_path, monkeypatch
+) -> None:
+    import inspect
+    import os
+
+    top = tmp_path / "scratch"
+    (top / "a").mkdir(parents=True)
+    os.chmod(top, 0o755)
+
+    def rmtree(path, ignore_errors=False):
+        if not ignore_errors:
+            raise PermissionError(13, "denied")
+
+    monkeypatch.setattr(runner.shutil, "rmtree", rmtree)
+    with pytest.warns(RuntimeWarning, match="could not remove sandbox directory") as caught:
+        line = inspect.currentframe().f_lineno + 1
+        _remove(str(top))
+    assert (caught[0].filename, caught[0].lineno) == (__file__, line)
+    assert os.stat(top).st_mode & 0o777 == 0o700
+
+
+def test_a_tree_whose_permissions_cannot_be_changed_is_still_tried(tmp_path, monkeypatch) -> None:
+    top = tmp_path / "scratch"
+    (top / "a").mkdir(parents=True)
+    first = []
+
+    def rmtree(path, ignore_errors=False):
+        if not first:
+            first.append(path)
+            raise PermissionError(13, "denied")
+
+    def chmod(path, mode):
+        raise PermissionError(1, "not permitted")
+
+    monkeypatch.setattr(runner.shutil, "rmtree", rmtree)
+    monkeypatch.setattr(runner.os, "chmod", chmod)
+    with pytest.warns(RuntimeWarning, match="could not remove sandbox directory"):
+        runner._remove_tree(str(top))
