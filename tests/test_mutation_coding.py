@@ -481,12 +481,17 @@ def test_structural_check_and_artifact_scores_state_each_criterion(child) -> Non
         "visible test failed: assert f(1) == 2  -> got 1",
     )
     assert wrong.coverage == 0.5
+    # each finding names the component that found it: the simulated executor reads it to tell whether the
+    # feedback names the draft's own flaw, and MDP v2's observation which check group failed
+    assert [issue.component for issue in wrong.issues] == ["signature", "test_failed"]
     broken = verifier.structural_check(payload, "def f(:\n")
     assert [issue.split(":")[0] for issue in broken.issues] == ["does not parse"]
+    assert [issue.component for issue in broken.issues] == ["syntax"]
     assert broken.coverage == 0.0
     unsafe = verifier.structural_check(payload, "import os\ndef f(x):\n    return x + 1\n")
     assert not unsafe.safe and unsafe.issues[0].startswith("unsafe: ")
     assert any(issue.startswith("visible tests: not run") for issue in unsafe.issues)
+    assert [issue.component for issue in unsafe.issues] == ["unsafe", "tests_error"]
     assert verifier.artifact_scores(payload, GOOD) == {
         "unit_tests": (3.0, 3.0),
         "parseability": (1.0, 1.0),
