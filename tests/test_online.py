@@ -70,6 +70,22 @@ def test_the_file_round_trips_and_refuses_what_does_not_match(tmp_path: Path) ->
         read_online(path)
 
 
+def test_each_layout_has_its_own_default_file(tmp_path: Path, monkeypatch) -> None:
+    """An env id's v1 and v2 references live side by side: writing one layout's leaves the other's file."""
+    from harness_gym.evaluation import online
+
+    files = {"v1": tmp_path / "online.json", "v2": tmp_path / "online_v2.json"}
+    monkeypatch.setattr(online, "ONLINE_FILES", files)
+    episodes = protocol_episodes(["a"], (0,), 1)
+    assert write_online({PLANNING: _entry(episodes, "v2")}, {"learner": "x"}, obs_layout="v2") == files["v2"]
+    assert not files["v1"].exists()
+    write_online({PLANNING: _entry(episodes)}, {"learner": "x"})
+    assert read_online(obs_layout="v2")["settings"][PLANNING]["obs_layout"] == "v2"
+    assert online_records(PLANNING, episodes, obs_layout="v2") == online_records(PLANNING, episodes)
+    with pytest.raises(OnlineError, match="unknown obs_layout 'v3'"):
+        read_online(obs_layout="v3")
+
+
 def test_the_gap_takes_the_better_state_reader_and_resamples_tasks() -> None:
     def records(gs: dict[str, float]) -> list[dict]:
         return [{"task_id": t, "seed": 0, "rollout": r, "G": g} for t, g in gs.items() for r in range(20)]

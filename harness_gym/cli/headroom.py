@@ -175,7 +175,7 @@ def train_online_references(args: argparse.Namespace, env_ids: tuple[str, ...], 
         except ValueError as exc:
             raise SystemExit(f"harness-gym headroom: {exc}") from None
         entry = train_online(config, log=print)
-        path = write_online({env_id: entry}, METHOD, args.online_file)
+        path = write_online({env_id: entry}, METHOD, args.online_file, args.obs_layout or "v1")
         print(
             f"{env_id}: online eval G {entry['mean_G']:.3f} after {entry['env_steps']:,} env steps, "
             f"{entry['cpu_s']:.0f} CPU-s; wrote {path}"

@@ -123,7 +123,8 @@ def measure(
     **env_kwargs: Any,
 ) -> dict[str, list[dict[str, Any]]]:
     """Per policy, one record ``{task_id, seed, rollout, G}`` per protocol episode (protocol order);
-    ``online``'s read from ``online_file`` (default ``harness_gym.evaluation.online.ONLINE_FILE``)."""
+    ``online``'s read from ``online_file`` (default: the layout's file,
+    ``harness_gym.evaluation.online.ONLINE_FILES``)."""
     import gymnasium as gym
 
     from harness_gym.evaluation.online import ONLINE, online_records, read_online
@@ -132,7 +133,7 @@ def measure(
     layout = env_kwargs.get("obs_layout", "v1")
     if policies is None and env_id not in _shipped_open_loop(layout):  # a default run: where shipped
         names = tuple(name for name in names if name != OPEN_LOOP)
-    if policies is None and env_id in read_online(online_file)["settings"]:
+    if policies is None and env_id in read_online(online_file, layout)["settings"]:
         names = (*names, ONLINE)
     env = gym.make(env_id, split=protocol.split, **env_kwargs)
     try:

@@ -4,7 +4,7 @@ An online learner (``harness_gym.evaluation.online_training``: sb3-contrib's Mas
 environments) is trained per setting and seed on the train split until its learning curve on the
 validation split is flat (``is_flat``), then the model of seed ``s`` plays evaluation seed ``s`` of the
 eval protocol, as the bench's learners do. ``harness-gym headroom --train-online`` runs it and writes the
-file this module reads and writes (``ONLINE_FILE`` by default, one entry per env id, each with its
+file this module reads and writes (``ONLINE_FILES`` by layout by default, one entry per env id, each with its
 provenance: env steps, CPU-seconds, seeds, library versions, the curve). ``harness-gym headroom --policies
 ... online`` reads the entry's episodes back (``online_records``), so the online reference is paired with
 every other reference on the same protocol episodes.
@@ -23,7 +23,22 @@ from typing import Any
 ONLINE = "online"
 """The reference's name in ``harness-gym headroom``."""
 ONLINE_FILE = Path(__file__).parents[1] / "data" / "online.json"
-"""Where the online reference's scores live by default (absent until a full training run writes it)."""
+"""Where the online reference's scores on layout v1 live by default (absent until a full training run
+writes it)."""
+ONLINE_FILES: dict[str, Path] = {"v1": ONLINE_FILE, "v2": ONLINE_FILE.with_name("online_v2.json")}
+"""The default file of each observation layout: an env id has one entry per layout, each in its own file."""
+
+
+def online_file(obs_layout: str = "v1") -> Path:
+    """The default file of ``obs_layout``'s online reference."""
+    try:
+        return ONLINE_FILES[obs_layout]
+    except KeyError:
+        raise OnlineError(
+            f"unknown obs_layout {obs_layout!r}; expected one of {', '.join(ONLINE_FILES)}"
+        ) from None
+
+
 FLAT_WINDOW = 3
 """The flatness rule's window: the last this many learning-curve points."""
 
@@ -59,9 +74,10 @@ def curve_point(step: int, values: Sequence[float]) -> list[float]:
     return [int(step), mean, se]
 
 
-def read_online(path: str | Path | None = None) -> dict[str, Any]:
-    """The whole file (``{"method": ..., "settings": {env_id: entry}}``); a missing file is an empty table."""
-    path = Path(path) if path is not None else ONLINE_FILE
+def read_online(path: str | Path | None = None, obs_layout: str = "v1") -> dict[str, Any]:
+    """The whole file (``{"method": ..., "settings": {env_id: entry}}``; by default ``obs_layout``'s); a
+    missing file is an empty table."""
+    path = Path(path) if path is not None else online_file(obs_layout)
     if not path.exists():
         return {"settings": {}}
     try:
@@ -74,10 +90,14 @@ def read_online(path: str | Path | None = None) -> dict[str, Any]:
 
 
 def write_online(
-    entries: Mapping[str, Mapping[str, Any]], method: Mapping[str, Any], path: str | Path | None = None
+    entries: Mapping[str, Mapping[str, Any]],
+    method: Mapping[str, Any],
+    path: str | Path | None = None,
+    obs_layout: str = "v1",
 ) -> Path:
-    """Add (or replace) the entries of their env ids in the file, keeping the others; sorted keys."""
-    path = Path(path) if path is not None else ONLINE_FILE
+    """Add (or replace) the entries of their env ids in the file (by default ``obs_layout``'s), keeping the
+    others; sorted keys."""
+    path = Path(path) if path is not None else online_file(obs_layout)
     data = read_online(path)
     data["method"] = dict(method)
     data["settings"] = {**data["settings"], **entries}
@@ -96,7 +116,7 @@ def online_records(
     """The online reference's ``{task_id, seed, rollout, G}`` on ``episodes`` (``protocol_episodes``'
     ``(seed, task_id, rollout, episode_seed)``), read from the file: an entry for ``env_id`` played with
     the same layout and executor profile must hold every one of them."""
-    source = Path(path) if path is not None else ONLINE_FILE
+    source = Path(path) if path is not None else online_file(obs_layout)
     entry = read_online(source)["settings"].get(env_id)
     if entry is None:
         raise OnlineError(
