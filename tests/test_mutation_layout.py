@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import struct
 
 import pytest
@@ -139,3 +140,34 @@ def test_the_program_header_count_is_unsigned(tmp_path) -> None:
     path = tmp_path / "program"
     path.write_bytes(bytes(image))
     assert layout._elf_interpreter(str(path)) == "/opt/loader"
+
+
+def _with(image: bytes, fmt: str, offset: int, value: int) -> bytes:
+    patched = bytearray(image)
+    struct.pack_into(fmt, patched, offset, value)
+    return bytes(patched)
+
+
+INTERP = 64 + 56  # the PT_INTERP entry of _elf(...)
+
+
+@pytest.mark.parametrize(
+    ("image", "what"),
+    [
+        (_elf(b"/opt/loaderX")[: 64 + 56 + 30], "program header table"),  # cut inside the second entry
+        (_with(_elf(b"/opt/loaderX"), "<Q", 0x20, 2**64 - 56), "program header table"),  # offset past 2**63
+        (_elf(b"/opt/loaderX")[:-3], "interpreter name"),  # cut inside the name
+        (_with(_elf(b"/opt/loaderX"), "<Q", INTERP + 8, 2**64 - 1), "interpreter name"),  # offset past 2**63
+        (_with(_elf(b"/opt/loaderX"), "<Q", INTERP + 32, 2**64 - 1), "interpreter name"),  # size past 2**63
+    ],
+)
+def test_a_header_pointing_past_the_end_of_the_file_is_an_os_error_naming_it(tmp_path, image, what) -> None:
+    """Offsets and sizes are unsigned 64-bit fields checked against the file's size, never read as
+    negative (a size of -1 would read to the end of the file): the sandbox probe reports an OSError of
+    the layout as the reason it cannot be had."""
+    path = tmp_path / "program"
+    path.write_bytes(image)
+    with pytest.raises(
+        OSError, match=rf"^{re.escape(str(path))}: the ELF {what} lies past the end of the file$"
+    ):
+        layout._elf_interpreter(str(path))

@@ -369,6 +369,90 @@ def test_search_respects_constraints_and_limits() -> None:
         solve("blocks", SUSSMAN, max_expansions=1)
 
 
+def test_must_move_names_blocks_off_their_goal_support_above_a_mover_or_on_a_reserved_block() -> None:
+    """A block on the table whose goal is the table stays; one whose goal lies elsewhere moves; a block
+    resting on a block the goal reserves for another block moves, and so does everything above a mover."""
+    table_goal = make_world(
+        "blocks",
+        {"blocks": ["a", "b"], "stacks": [["a"], ["b"]], "goal": [["on", "a", "table"], ["on", "b", "a"]]},
+        [],
+    )
+    assert table_goal.must_move() == frozenset({"b"})
+    # b sits on a, which the goal reserves for c; b's own goal says nothing, and a is where it may stay.
+    reserved = make_world(
+        "blocks", {"blocks": ["a", "b", "c"], "stacks": [["a", "b"], ["c"]], "goal": [["on", "c", "a"]]}, []
+    )
+    assert reserved.must_move() == frozenset({"b", "c"})
+    # The same with the reserved block second in the block order (its index is 1, not 0).
+    second = make_world(
+        "blocks",
+        {"blocks": ["b", "a", "c", "d"], "stacks": [["a", "b", "d"], ["c"]], "goal": [["on", "c", "a"]]},
+        [],
+    )
+    assert second.must_move() == frozenset({"b", "c", "d"})
+
+
+def test_road_distances_count_drives_and_put_unreachable_locations_beyond_every_path() -> None:
+    problem = logistics()["problem"] | {"cities": {"x": ["x-a", "x-b", "x-c", "x-d"], "y": ["y-a"]}}
+    far = 6  # five locations: more drives than any path can take
+    assert make_world("logistics", problem, []).distances() == [
+        [0, 1, 2, 3, far],
+        [1, 0, 1, 2, far],
+        [2, 1, 0, 1, far],
+        [3, 2, 1, 0, far],
+        [far, far, far, far, 0],
+    ]
+
+
+def test_logistics_heuristic_is_handling_left_plus_the_longest_drive_one_package_still_needs() -> None:
+    """1 per package in a truck (unload), 2 per package on the ground (load, unload), plus the largest of
+    the drives each package needs alone: from its truck to its goal, or from the nearest truck to it and
+    on to its goal."""
+    problem = logistics()["problem"] | {"trucks": {"t1": "x-a", "t2": "x-d"}, "capacity": {"t1": 2, "t2": 2}}
+    _, _, heuristic, _ = make_world("logistics", problem, []).search_space()
+    a, b, c, d = 0, 1, 2, 3
+    in_t1, in_t2 = -1, -2
+    assert heuristic(((a, d), (c, c), 0)) == 0  # both delivered
+    assert heuristic(((c, d), (in_t1, c), 0)) == 1  # p1 in t1 at its goal: one unload, no drive
+    assert heuristic(((c, a), (in_t2, c), 0)) == 1 + 2  # p1 in t2, two drives from its goal
+    # p1 on the ground at x-a (t1 there, then two drives), p2 at x-b (t1 one drive away, then one drive).
+    assert heuristic(((a, d), (a, b), 0)) == 2 + 2 + 2
+    assert heuristic(((d, d), (a, b), 0)) == 2 + 2 + max(3 + 2, 2 + 1)
+
+
+def test_logistics_search_plans_for_a_goal_given_in_place_of_the_problems() -> None:
+    """A package the given goal leaves out may end anywhere."""
+    assert solve("logistics", logistics()["problem"], goal=[("p1", "x-b")]) == (
+        "load(p1, t1, x-a)",
+        "drive(t1, x-a, x-b)",
+        "unload(p1, t1, x-b)",
+    )
+
+
+def test_logistics_successors_keep_every_deliver_before_bit_and_the_load_limit() -> None:
+    """p3 may be delivered only once p1 and p2 both are: with p1 delivered, unloading p2 at its goal sets
+    p2's bit beside p1's and p3 stays in the truck; p2 is still offered after the blocked p3; a truck of
+    capacity 3 holding two packages may load a third."""
+    problem = logistics()["problem"] | {
+        "packages": {"p3": "x-a", "p1": "x-a", "p2": "x-a"},
+        "goal": [["at", "p1", "x-c"], ["at", "p2", "x-c"], ["at", "p3", "x-c"]],
+        "capacity": {"t1": 3},
+    }
+    constraints = [
+        spec("deliver_before", first="p1", second="p3"),
+        spec("deliver_before", first="p2", second="p3"),
+    ]
+    _, successors, _, _ = make_world("logistics", problem, constraints).search_space()
+    b, c, d, in_t1 = 1, 2, 3, -1
+    pos = (in_t1, c, in_t1)  # p3 and p2 in t1 at x-c, p1 delivered
+    assert list(successors(((c,), pos, 0b01))) == [
+        ("unload(p2, t1, x-c)", ((c,), (in_t1, c, c), 0b11)),
+        ("load(p1, t1, x-c)", ((c,), (in_t1, in_t1, in_t1), 0b01)),
+        ("drive(t1, x-c, x-b)", ((b,), pos, 0b01)),
+        ("drive(t1, x-c, x-d)", ((d,), pos, 0b01)),
+    ]
+
+
 # ---- the task set ------------------------------------------------------------------------------------
 
 

@@ -27,6 +27,7 @@ import struct
 import sys
 import sysconfig
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from harness_gym.sandbox import bwrap
 from harness_gym.sandbox.runner import _read_lists
@@ -66,12 +67,20 @@ def _elf_interpreter(path: str) -> str | None:
         (phoff,) = struct.unpack_from("<Q", head, 0x20)
         phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
         for i in range(phnum):
-            f.seek(phoff + i * phentsize)
-            p_type, _flags, p_offset, _vaddr, _paddr, p_filesz = struct.unpack("<IIQQQQ", f.read(40))
+            entry = _read_at(f, phoff + i * phentsize, 40, "program header table")
+            p_type, _flags, p_offset, _vaddr, _paddr, p_filesz = struct.unpack("<IIQQQQ", entry)
             if p_type == 3:  # PT_INTERP
-                f.seek(p_offset)
-                return f.read(p_filesz).rstrip(b"\0").decode()
+                return _read_at(f, p_offset, p_filesz, "interpreter name").rstrip(b"\0").decode()
     return None
+
+
+def _read_at(f: BinaryIO, offset: int, length: int, what: str) -> bytes:
+    """``length`` bytes at ``offset``; an ``OSError`` naming the file if its header points past its end
+    (:func:`harness_gym.sandbox.detect.probe` then names that as why the boundary cannot be had)."""
+    if offset + length > os.fstat(f.fileno()).st_size:
+        raise OSError(f"{f.name}: the ELF {what} lies past the end of the file")
+    f.seek(offset)
+    return f.read(length)
 
 
 class _TreeBuilder:
@@ -141,7 +150,7 @@ class _TreeBuilder:
 
 @functools.cache
 def layout() -> Layout:
-    """The tree for this interpreter (computed once; ``OSError`` if a needed file is missing)."""
+    """The tree for this interpreter (computed once; ``OSError`` if a needed file is missing or cut short)."""
     python = os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
     builder = _TreeBuilder()
     libs = _mapped_libraries()

@@ -535,6 +535,8 @@ class LogisticsWorld:
     # ---- search
 
     def distances(self) -> list[list[int]]:
+        """Fewest drives between locations, by index; ``len(locations) + 1``, more than any path, where no
+        road leads."""
         n = len(self.locations)
         idx = {loc: i for i, loc in enumerate(self.locations)}
         big = n + 1
