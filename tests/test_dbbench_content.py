@@ -539,6 +539,7 @@ def test_a_modification_that_changes_no_row_is_wrong_even_when_the_table_matches
     ("sql", "statements"),
     [
         ("SELECT 1; SELECT 2", ["SELECT 1", "SELECT 2"]),
+        ("SELECT 1;SELECT 2", ["SELECT 1", "SELECT 2"]),
         ("SELECT 'a'; SELECT 2", ["SELECT 'a'", "SELECT 2"]),
         ("SELECT ''; SELECT 2", ["SELECT ''", "SELECT 2"]),
         ("SELECT 'a;b'; SELECT 2", ["SELECT 'a;b'", "SELECT 2"]),
@@ -556,6 +557,11 @@ def test_a_modification_that_changes_no_row_is_wrong_even_when_the_table_matches
         ("SELECT 1 -- to the end; SELECT 2", ["SELECT 1 -- to the end; SELECT 2"]),
         ("SELECT 1 /* a;b */; SELECT 2", ["SELECT 1 /* a;b */", "SELECT 2"]),
         ("SELECT 1 /* open; SELECT 2", ["SELECT 1 /* open; SELECT 2"]),
+        ("SELECT '*/' /* a;b */; SELECT 2", ["SELECT '*/' /* a;b */", "SELECT 2"]),
+        ("SELECT 1 /* a */; SELECT 2 /* b */", ["SELECT 1 /* a */", "SELECT 2 /* b */"]),
+        ("SELECT 1 /**/; SELECT 2 /* x */", ["SELECT 1 /**/", "SELECT 2 /* x */"]),
+        ("SELECT 1 /*/ ; */", ["SELECT 1 /*/ ; */"]),
+        ("SELECT 2 /* a */* 3; SELECT 4", ["SELECT 2 /* a */* 3", "SELECT 4"]),
         ("SELECT 1; ; -- only a comment\n; /* and another */", ["SELECT 1"]),
         ("", []),
     ],
@@ -565,6 +571,7 @@ def test_split_statements_splits_at_semicolons_outside_literals_and_comments(
 ) -> None:
     """Statements split at semicolons outside quotes and comments. In '...' and "..." a backslash escapes
     the next character and a doubled quote is one quote; in `...` a backslash is a plain character. An
-    unterminated literal or block comment runs to the end, a line comment to its newline. Pieces are
-    stripped; empty and comment-only pieces are dropped."""
+    unterminated literal or block comment runs to the end, a line comment to its newline; a block
+    comment ends at the first */ after its /* (so /*/ opens one). Pieces are stripped; empty and
+    comment-only pieces are dropped."""
     assert split_statements(sql) == statements
