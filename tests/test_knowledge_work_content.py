@@ -41,6 +41,8 @@ from harness_gym.domains.knowledge_work.verifier import (
     notes_conflict,
     numbers_in,
     observable_check,
+    parse_date,
+    parse_number,
     parse_table,
     read_report,
     support_fraction,
@@ -287,6 +289,47 @@ def test_numbers_and_dates_in_text() -> None:
     assert numbers_in(text) == {12050000, 1850}
     assert dates_in(text) == {"2024-07-03", "2024-07-09"}
     assert dates_in("2024-13-40 is no date") == set()
+
+
+def test_parse_number_reads_the_first_finite_number_and_nothing_else() -> None:
+    """A figure field is a number, or text holding one (thousands commas, decimals, a sign); the first
+    number counts. Booleans, infinities, NaN, None and text without a digit are no figure."""
+    assert parse_number(184500) == 184500.0
+    assert parse_number(18.5) == 18.5
+    assert parse_number("EUR 184,500.00") == 184500.0
+    assert parse_number("-1,234 then 7") == -1234.0
+    assert parse_number("12345.5") == 12345.5
+    for no_figure in (True, False, float("inf"), float("-inf"), float("nan"), None, ["1"], "no figure"):
+        assert parse_number(no_figure) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "dates"),
+    [
+        ("2024-01-01 and 2024-12-31", {"2024-01-01", "2024-12-31"}),
+        ("2024-00-10", set()),
+        ("2024-13-05", set()),
+        ("2024-02-00", set()),
+        ("2024-02-32", set()),
+        ("1 January 2024, 31 December 2024", {"2024-01-01", "2024-12-31"}),
+        ("32 January 2024", set()),
+        ("January 1, 2024; December 31, 2024", {"2024-01-01", "2024-12-31"}),
+        ("December 0, 2024", set()),
+    ],
+)
+def test_dates_in_reads_each_layout_and_drops_impossible_months_and_days(text: str, dates: set[str]) -> None:
+    """Dates are read in ISO, day-month-year and month-day-year layouts; a month outside 1..12 or a day
+    outside 1..31 is no date."""
+    assert dates_in(text) == dates
+
+
+def test_parse_date_needs_exactly_one_date() -> None:
+    """A date field holds one date (in any layout); none, several, or a non-string is no answer."""
+    assert parse_date("approved on 12 July 2024") == "2024-07-12"
+    assert parse_date("2024-07-12 or 2024-07-13") is None
+    assert parse_date("2024-07-12 (12 July 2024)") == "2024-07-12"
+    assert parse_date("no date") is None
+    assert parse_date(20240712) is None
 
 
 def test_bm25_ranks_matching_documents_first() -> None:
