@@ -16,7 +16,7 @@ from harness_gym.core.actions import Action
 from harness_gym.core.task import packaged_task_file, read_jsonl
 from harness_gym.domains.dbbench import DBBenchDomain, HarnessDBBenchEnv, generate
 from harness_gym.domains.dbbench.engine import answers_match, open_database, rewrite_mysql, run_sql
-from harness_gym.domains.dbbench.verifier import artifact_scores
+from harness_gym.domains.dbbench.verifier import artifact_scores, split_statements
 
 HASH_EXCEPTIONS = {225}
 """standard.jsonl line 226 (UPDATE football_stats ... WHERE Player = 'Johnson'): the gold UPDATE changes
@@ -533,3 +533,45 @@ def test_a_modification_that_changes_no_row_is_wrong_even_when_the_table_matches
     record = table_record(_ROWS, type=["UPDATE"], answer_md5=unchanged.table_hash)
     report = evaluate(record, "UPDATE t SET Score = '6' WHERE Name = 'Zed'")
     assert (report.executes, report.changes, report.correct) == (True, 0, False)
+
+
+@pytest.mark.parametrize(
+    ("sql", "statements"),
+    [
+        ("SELECT 1; SELECT 2", ["SELECT 1", "SELECT 2"]),
+        ("SELECT 1;SELECT 2", ["SELECT 1", "SELECT 2"]),
+        ("SELECT 'a'; SELECT 2", ["SELECT 'a'", "SELECT 2"]),
+        ("SELECT ''; SELECT 2", ["SELECT ''", "SELECT 2"]),
+        ("SELECT 'a;b'; SELECT 2", ["SELECT 'a;b'", "SELECT 2"]),
+        ('SELECT "a;b"; SELECT 2', ['SELECT "a;b"', "SELECT 2"]),
+        ("SELECT `a;b` FROM t; SELECT 2", ["SELECT `a;b` FROM t", "SELECT 2"]),
+        ("SELECT 'it''s;'; SELECT 2", ["SELECT 'it''s;'", "SELECT 2"]),
+        ("SELECT 'x'''; SELECT 2", ["SELECT 'x'''", "SELECT 2"]),
+        ("SELECT 'it\\'s;'; SELECT 2", ["SELECT 'it\\'s;'", "SELECT 2"]),
+        ("SELECT 'a\\\\'; SELECT 2", ["SELECT 'a\\\\'", "SELECT 2"]),
+        ("SELECT `a\\`; SELECT 2", ["SELECT `a\\`", "SELECT 2"]),
+        ("SELECT 'abc", ["SELECT 'abc"]),
+        ("SELECT 'abc; SELECT 2", ["SELECT 'abc; SELECT 2"]),
+        ("SELECT 1 -- a;b\n; SELECT 2\n", ["SELECT 1 -- a;b", "SELECT 2"]),
+        ("-- c;\nSELECT 1; SELECT 2", ["-- c;\nSELECT 1", "SELECT 2"]),
+        ("SELECT 1 -- to the end; SELECT 2", ["SELECT 1 -- to the end; SELECT 2"]),
+        ("SELECT 1 /* a;b */; SELECT 2", ["SELECT 1 /* a;b */", "SELECT 2"]),
+        ("SELECT 1 /* open; SELECT 2", ["SELECT 1 /* open; SELECT 2"]),
+        ("SELECT '*/' /* a;b */; SELECT 2", ["SELECT '*/' /* a;b */", "SELECT 2"]),
+        ("SELECT 1 /* a */; SELECT 2 /* b */", ["SELECT 1 /* a */", "SELECT 2 /* b */"]),
+        ("SELECT 1 /**/; SELECT 2 /* x */", ["SELECT 1 /**/", "SELECT 2 /* x */"]),
+        ("SELECT 1 /*/ ; */", ["SELECT 1 /*/ ; */"]),
+        ("SELECT 2 /* a */* 3; SELECT 4", ["SELECT 2 /* a */* 3", "SELECT 4"]),
+        ("SELECT 1; ; -- only a comment\n; /* and another */", ["SELECT 1"]),
+        ("", []),
+    ],
+)
+def test_split_statements_splits_at_semicolons_outside_literals_and_comments(
+    sql: str, statements: list[str]
+) -> None:
+    """Statements split at semicolons outside quotes and comments. In '...' and "..." a backslash escapes
+    the next character and a doubled quote is one quote; in `...` a backslash is a plain character. An
+    unterminated literal or block comment runs to the end, a line comment to its newline; a block
+    comment ends at the first */ after its /* (so /*/ opens one). Pieces are stripped; empty and
+    comment-only pieces are dropped."""
+    assert split_statements(sql) == statements

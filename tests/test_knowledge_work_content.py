@@ -41,6 +41,9 @@ from harness_gym.domains.knowledge_work.verifier import (
     notes_conflict,
     numbers_in,
     observable_check,
+    parse_date,
+    parse_number,
+    parse_report,
     parse_table,
     read_report,
     support_fraction,
@@ -287,6 +290,90 @@ def test_numbers_and_dates_in_text() -> None:
     assert numbers_in(text) == {12050000, 1850}
     assert dates_in(text) == {"2024-07-03", "2024-07-09"}
     assert dates_in("2024-13-40 is no date") == set()
+
+
+def test_parse_number_reads_the_first_finite_number_and_nothing_else() -> None:
+    """A figure field is a number, or text holding one (thousands commas, decimals, a sign); the first
+    number counts. Booleans, infinities, NaN, None and text without a digit are no figure."""
+    assert parse_number(184500) == 184500.0
+    assert parse_number(18.5) == 18.5
+    assert parse_number("EUR 184,500.00") == 184500.0
+    assert parse_number("-1,234 then 7") == -1234.0
+    assert parse_number("12345.5") == 12345.5
+    for no_figure in (True, False, float("inf"), float("-inf"), float("nan"), None, ["1"], "no figure"):
+        assert parse_number(no_figure) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "dates"),
+    [
+        ("2024-01-01 and 2024-12-31", {"2024-01-01", "2024-12-31"}),
+        ("2024-00-10", set()),
+        ("2024-13-05", set()),
+        ("2024-02-00", set()),
+        ("2024-02-32", set()),
+        ("1 January 2024, 31 December 2024", {"2024-01-01", "2024-12-31"}),
+        ("32 January 2024", set()),
+        ("January 1, 2024; December 31, 2024", {"2024-01-01", "2024-12-31"}),
+        ("December 0, 2024", set()),
+    ],
+)
+def test_dates_in_reads_each_layout_and_drops_impossible_months_and_days(text: str, dates: set[str]) -> None:
+    """Dates are read in ISO, day-month-year and month-day-year layouts; a month outside 1..12 or a day
+    outside 1..31 is no date."""
+    assert dates_in(text) == dates
+
+
+def test_parse_date_needs_exactly_one_date() -> None:
+    """A date field holds one date (in any layout); none, several, or a non-string is no answer."""
+    assert parse_date("approved on 12 July 2024") == "2024-07-12"
+    assert parse_date("2024-07-12 or 2024-07-13") is None
+    assert parse_date("2024-07-12 (12 July 2024)") == "2024-07-12"
+    assert parse_date("no date") is None
+    assert parse_date(20240712) is None
+
+
+_JSON_OK = '{"total": 4000.5, "owner": "Dina Ruiz", "as_of": "2024-10-05", "citations": ["TABLE-303"]}'
+_JSON_VALUES = {"figure": 4000.5, "person": "Dina Ruiz", "date": "2024-10-05", "sources": ["TABLE-303"]}
+
+
+@pytest.mark.parametrize(
+    ("text", "values", "problem"),
+    [
+        (_JSON_OK, _JSON_VALUES, ""),
+        (f"  {_JSON_OK}\n", _JSON_VALUES, ""),
+        ("no json here", {}, "no JSON object found"),
+        ("} {", {}, "no JSON object found"),
+        (_JSON_OK + "!", _JSON_VALUES, "text outside the JSON object"),
+        ("Report: " + _JSON_OK, _JSON_VALUES, "text outside the JSON object"),
+        ('{"total": 4000.5,}', {}, "the JSON object does not parse"),
+        ("{}", {}, "no required field found"),
+        ('{"Total": 1}', {"figure": 1}, "key 'Total' does not match the required spelling"),
+        ('{"total": 1, "TOTAL": 2, "owner": "X"}', {"person": "X"}, "duplicate key 'TOTAL'"),
+        ('{"note": 1, "total": 1}', {"figure": 1}, "unexpected key 'note'"),
+        (
+            '{"total": 1, "citations": "TABLE-303"}',
+            {"figure": 1, "sources": "TABLE-303"},
+            "sources must be a list of ids",
+        ),
+        ('{"total": 1, "citations": [1]}', {"figure": 1, "sources": [1]}, "sources must be a list of ids"),
+    ],
+)
+def test_a_json_report_is_one_object_with_the_required_keys_once(
+    text: str, values: dict[str, Any], problem: str
+) -> None:
+    """A json-style report is one JSON object, alone (surrounding whitespace aside), with each required
+    key once in its exact spelling and the sources as a list of ids. What can be read is kept even when
+    the format fails (a key in another case, text around the object); a repeated key is read as missing;
+    the first problem is named."""
+    report = parse_report(table_payload()["format"], text)
+    assert (dict(report.values), report.well_formed, report.problem) == (values, not problem, problem)
+
+
+def test_a_json_report_object_spans_from_its_first_brace_to_its_last() -> None:
+    """Nested objects stay inside the report: the object runs from the first { to the last }."""
+    report = parse_report(table_payload()["format"], '{"total": 4000.5, "owner": {"name": "Dina Ruiz"}}')
+    assert (report.values["figure"], report.well_formed) == (4000.5, True)
 
 
 def test_bm25_ranks_matching_documents_first() -> None:

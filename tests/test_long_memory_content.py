@@ -616,6 +616,14 @@ def test_review_picks_the_statement_each_question_form_points_at() -> None:
     assert review(late, "ANSWER: Cork\nSOURCE: s11", ALL_STATED).passed == fine
 
 
+def test_review_checks_a_single_session_fact_against_its_one_statement() -> None:
+    """A ``single`` question (no update, no date asked) points at the latest retrieved statement, as
+    ``current`` does: the one session stating the fact is checked against the draft."""
+    single = payload("single", sessions=SESSIONS[:2])
+    assert review(single, "ANSWER: Lisbon\nSOURCE: s01", ["s01", "s02"]).passed == (True, True, True, True)
+    assert review(single, "ANSWER: Porto\nSOURCE: s01", ["s01", "s02"]).passed[3] is False
+
+
 def test_review_excuses_a_contradiction_only_for_an_unretrieved_citation_dated_after_it() -> None:
     """A draft citing a session the harness never read is checked against the retrieved statement
     (Galway, s03, 2023-01-20) unless the cited session is dated after it (it may be the update that

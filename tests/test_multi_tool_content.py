@@ -674,8 +674,8 @@ def _result(
 def test_unconnected_names_each_required_tool_that_never_used_an_earlier_output() -> None:
     """A calculator call is connected by a bound name or a literal equal to an extracted value; a convert
     call by a value equal (to a millionth) to a calculator output, or to an extracted value when the chain
-    has no calculator; failed calls and unreadable call lines connect nothing; only required tools are
-    named, in chain order."""
+    has no calculator; failed calls and unreadable or missing call lines connect nothing; only required
+    tools are named, in chain order."""
     from harness_gym.domains.multi_tool.verifier import unconnected
 
     table = _result("extract_table", "d1/t columns=kg rows=2", {"doc": "d1"}, body="| 12.5 |\n| 40 |")
@@ -700,6 +700,8 @@ def test_unconnected_names_each_required_tool_that_never_used_an_earlier_output(
     assert unconnected(["calculator"], [table, broken]) == ["calculator"]
     listed = "calculator -> ok: 52.5\ncall: " + json.dumps({"tool": "calculator", "args": ["12.5"]})
     assert unconnected(["calculator"], [table, listed]) == ["calculator"]
+    callless = "calculator -> ok: 52.5"  # a result without its call line
+    assert unconnected(["calculator"], [table, callless]) == ["calculator"]
     headless = "extract_table -> ok: d1/t columns=kg rows=2\ncall: {}"  # no rows body
     assert unconnected(["calculator"], [headless, calc]) == ["calculator"]
     assert unconnected(["convert", "calculator"], [table]) == ["calculator", "convert"]
