@@ -185,9 +185,10 @@ def test_a_policy_per_setting_names_what_is_missing_and_what_is_unknown() -> Non
     assert str(refused.value) == (
         f"a policy per setting needs every setting: missing {missing}; unknown HarnessNothing-v9"
     )
-    extra = {env_id: policy for env_id in ENV_IDS} | {"HarnessNothing-v9": policy}
-    with pytest.raises(PolicyError, match=r"missing none; unknown HarnessNothing-v9$"):
+    extra = {env_id: policy for env_id in ENV_IDS} | {"HarnessNothing-v9": policy, "HarnessAlso-v9": policy}
+    with pytest.raises(PolicyError) as refused:
         scoring._evaluate_all(extra, name=None, checkpoint=None)
+    assert str(refused.value).endswith("missing none; unknown HarnessAlso-v9, HarnessNothing-v9")
     with pytest.raises(PolicyError, match=r"missing HarnessCoding-v0; unknown none$"):
         scoring._evaluate_all(
             {e: policy for e in ENV_IDS if e != "HarnessCoding-v0"}, name=None, checkpoint=None
@@ -202,3 +203,61 @@ def test_the_protocol_episodes_are_those_of_the_env_keywords_given() -> None:
     v1 = {ep.task_id for ep in protocol_seeds(env_id, seeds=(0,), rollouts=1)}
     v2 = {ep.task_id for ep in protocol_seeds(env_id, seeds=(0,), rollouts=1, obs_layout="v2")}
     assert v1 != v2
+
+
+class _Acting:
+    """A policy object: it chooses through ``act``."""
+
+    def act(self, obs: Any, mask: Any, rng: Any) -> int:
+        return 6
+
+
+class _CallableActing(_Acting):
+    """A policy object that is also callable: ``act`` still decides its kind."""
+
+    def __call__(self, obs: Any, mask: Any) -> int:
+        return 6
+
+
+class _Plain:
+    """A plain callable object, neither named nor acting."""
+
+    def __call__(self, obs: Any, mask: Any) -> int:
+        return 6
+
+
+def test_a_policy_is_named_by_its_name_then_its_function_then_its_class_else_policy() -> None:
+    """The default name: a non-empty string ``name`` attribute; else a function's ``__name__`` where it is
+    an identifier; else the class name of an object with ``act`` or of anything not callable; else (a
+    plain callable, a lambda) "policy"."""
+    named = _Acting()
+    named.name = "mine"
+    assert scoring._default_name(named) == "mine"
+    assert scoring._default_name(SimpleNamespace(name="given")) == "given"
+    unnamed = _Acting()
+    unnamed.name = ""  # an empty name is no name
+    assert scoring._default_name(unnamed) == "_Acting"
+    numbered = _Acting()
+    numbered.name = 3  # nor is a name that is not a string
+    assert scoring._default_name(numbered) == "_Acting"
+    assert scoring._default_name(policy) == "policy"
+    assert scoring._default_name(from_factory) == "from_factory"
+    assert scoring._default_name(lambda obs, mask: 6) == "policy"  # "<lambda>" is no identifier
+    assert scoring._default_name(_Acting()) == "_Acting"
+    assert scoring._default_name(_CallableActing()) == "_CallableActing"
+    assert scoring._default_name(_Plain()) == "policy"
+    assert scoring._default_name(object()) == "object"
+
+
+def test_a_d3rlpy_algorithm_is_named_by_its_class_even_where_it_is_callable() -> None:
+    """A trained d3rlpy algorithm has no name of its own: its class names it, before any other rule."""
+    d3rlpy = pytest.importorskip("d3rlpy")
+    algo = d3rlpy.algos.DiscreteCQLConfig().create(device="cpu")
+    assert scoring._default_name(algo) == "DiscreteCQL"
+
+    class CallableCQL(type(algo)):
+        def __call__(self, obs: Any, mask: Any) -> int:
+            return 6
+
+    called = CallableCQL(algo.config, device="cpu", enable_ddp=False)
+    assert scoring._default_name(called) == "CallableCQL"
