@@ -3,6 +3,7 @@ each on stand-in policies and scores (no episode is played)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -261,3 +262,37 @@ def test_a_d3rlpy_algorithm_is_named_by_its_class_even_where_it_is_callable() ->
 
     called = CallableCQL(algo.config, device="cpu", enable_ddp=False)
     assert scoring._default_name(called) == "CallableCQL"
+
+
+def test_the_score_summary_states_the_interval_unit_the_models_and_the_masked_actions() -> None:
+    """``harness-gym evaluate``'s printout, line for line: what the interval resamples, whether one model
+    played each seed, the change against Base and in HMS where known, and masked actions where taken."""
+    plain = _score(ENV)
+    assert plain.summary().split("\n") == [
+        f"{ENV}  policy=mine  split=eval  seeds=0  rollouts=1  episodes=2",
+        "mean G 0.375   normalised score 12.3 [10.0, 15.0] (random = 0, expert = 100; 95% interval over "
+        "episodes)",
+        "per seed: 0: 12.3  (one policy for every seed)",
+        "mean HMS_norm +0.000",
+    ]
+    full = dataclasses.replace(
+        _score(ENV, Interval(0.25, -0.125, 0.5)),
+        seeds=(0, 1),
+        seed_scores={0: 12.34, 1: 50.0},
+        per_seed_models=True,
+        score_unit="tasks",
+        hms_norm=0.5,
+        delta_hms=-0.25,
+        masked_actions=3,
+        masked_episodes=1,
+    )
+    assert full.summary().split("\n") == [
+        f"{ENV}  policy=mine  split=eval  seeds=0 1  rollouts=1  episodes=2",
+        "mean G 0.375   normalised score 12.3 [10.0, 15.0] (random = 0, expert = 100; 95% interval "
+        "resampling whole tasks: some episodes repeat each other's calls)",
+        "per seed: 0: 12.3  1: 50.0  (one model per seed)",
+        "vs Base (G 0.125): ΔG +0.250 [-0.125, +0.500] paired over 2 episodes, p = 0.031",
+        "mean HMS_norm +0.500   ΔHMS -0.250",
+        "masked actions: 3 taken in 1 of 2 episodes (each a no-op that costs a step; the mask is "
+        'info["action_mask"])',
+    ]
