@@ -3,6 +3,7 @@ each on stand-in policies and scores (no episode is played)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -185,9 +186,10 @@ def test_a_policy_per_setting_names_what_is_missing_and_what_is_unknown() -> Non
     assert str(refused.value) == (
         f"a policy per setting needs every setting: missing {missing}; unknown HarnessNothing-v9"
     )
-    extra = {env_id: policy for env_id in ENV_IDS} | {"HarnessNothing-v9": policy}
-    with pytest.raises(PolicyError, match=r"missing none; unknown HarnessNothing-v9$"):
+    extra = {env_id: policy for env_id in ENV_IDS} | {"HarnessNothing-v9": policy, "HarnessAlso-v9": policy}
+    with pytest.raises(PolicyError) as refused:
         scoring._evaluate_all(extra, name=None, checkpoint=None)
+    assert str(refused.value).endswith("missing none; unknown HarnessAlso-v9, HarnessNothing-v9")
     with pytest.raises(PolicyError, match=r"missing HarnessCoding-v0; unknown none$"):
         scoring._evaluate_all(
             {e: policy for e in ENV_IDS if e != "HarnessCoding-v0"}, name=None, checkpoint=None
@@ -202,3 +204,95 @@ def test_the_protocol_episodes_are_those_of_the_env_keywords_given() -> None:
     v1 = {ep.task_id for ep in protocol_seeds(env_id, seeds=(0,), rollouts=1)}
     v2 = {ep.task_id for ep in protocol_seeds(env_id, seeds=(0,), rollouts=1, obs_layout="v2")}
     assert v1 != v2
+
+
+class _Acting:
+    """A policy object: it chooses through ``act``."""
+
+    def act(self, obs: Any, mask: Any, rng: Any) -> int:
+        return 6
+
+
+class _CallableActing(_Acting):
+    """A policy object that is also callable: ``act`` still decides its kind."""
+
+    def __call__(self, obs: Any, mask: Any) -> int:
+        return 6
+
+
+class _Plain:
+    """A plain callable object, neither named nor acting."""
+
+    def __call__(self, obs: Any, mask: Any) -> int:
+        return 6
+
+
+def test_a_policy_is_named_by_its_name_then_its_function_then_its_class_else_policy() -> None:
+    """The default name: a non-empty string ``name`` attribute; else a function's ``__name__`` where it is
+    an identifier; else the class name of an object with ``act`` or of anything not callable; else (a
+    plain callable, a lambda) "policy"."""
+    named = _Acting()
+    named.name = "mine"
+    assert scoring._default_name(named) == "mine"
+    assert scoring._default_name(SimpleNamespace(name="given")) == "given"
+    unnamed = _Acting()
+    unnamed.name = ""  # an empty name is no name
+    assert scoring._default_name(unnamed) == "_Acting"
+    numbered = _Acting()
+    numbered.name = 3  # nor is a name that is not a string
+    assert scoring._default_name(numbered) == "_Acting"
+    assert scoring._default_name(policy) == "policy"
+    assert scoring._default_name(from_factory) == "from_factory"
+    assert scoring._default_name(lambda obs, mask: 6) == "policy"  # "<lambda>" is no identifier
+    assert scoring._default_name(_Acting()) == "_Acting"
+    assert scoring._default_name(_CallableActing()) == "_CallableActing"
+    assert scoring._default_name(_Plain()) == "policy"
+    assert scoring._default_name(object()) == "object"
+
+
+def test_a_d3rlpy_algorithm_is_named_by_its_class_even_where_it_is_callable() -> None:
+    """A trained d3rlpy algorithm has no name of its own: its class names it, before any other rule."""
+    d3rlpy = pytest.importorskip("d3rlpy")
+    algo = d3rlpy.algos.DiscreteCQLConfig().create(device="cpu")
+    assert scoring._default_name(algo) == "DiscreteCQL"
+
+    class CallableCQL(type(algo)):
+        def __call__(self, obs: Any, mask: Any) -> int:
+            return 6
+
+    called = CallableCQL(algo.config, device="cpu", enable_ddp=False)
+    assert scoring._default_name(called) == "CallableCQL"
+
+
+def test_the_score_summary_states_the_interval_unit_the_models_and_the_masked_actions() -> None:
+    """``harness-gym evaluate``'s printout, line for line: what the interval resamples, whether one model
+    played each seed, the change against Base and in HMS where known, and masked actions where taken."""
+    plain = _score(ENV)
+    assert plain.summary().split("\n") == [
+        f"{ENV}  policy=mine  split=eval  seeds=0  rollouts=1  episodes=2",
+        "mean G 0.375   normalised score 12.3 [10.0, 15.0] (random = 0, expert = 100; 95% interval over "
+        "episodes)",
+        "per seed: 0: 12.3  (one policy for every seed)",
+        "mean HMS_norm +0.000",
+    ]
+    full = dataclasses.replace(
+        _score(ENV, Interval(0.25, -0.125, 0.5)),
+        seeds=(0, 1),
+        seed_scores={0: 12.34, 1: 50.0},
+        per_seed_models=True,
+        score_unit="tasks",
+        hms_norm=0.5,
+        delta_hms=-0.25,
+        masked_actions=3,
+        masked_episodes=1,
+    )
+    assert full.summary().split("\n") == [
+        f"{ENV}  policy=mine  split=eval  seeds=0 1  rollouts=1  episodes=2",
+        "mean G 0.375   normalised score 12.3 [10.0, 15.0] (random = 0, expert = 100; 95% interval "
+        "resampling whole tasks: some episodes repeat each other's calls)",
+        "per seed: 0: 12.3  1: 50.0  (one model per seed)",
+        "vs Base (G 0.125): ΔG +0.250 [-0.125, +0.500] paired over 2 episodes, p = 0.031",
+        "mean HMS_norm +0.500   ΔHMS -0.250",
+        "masked actions: 3 taken in 1 of 2 episodes (each a no-op that costs a step; the mask is "
+        'info["action_mask"])',
+    ]
