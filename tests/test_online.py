@@ -139,3 +139,27 @@ def test_online_reference_end_to_end_with_a_tiny_budget(tmp_path: Path, capsys) 
     assert f"| {PLANNING} | {entry['mean_G']:.3f} |" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="no online reference"):
         main([*argv, "--policies", "online", "--online-file", str(tmp_path / "none.json")])
+
+
+def test_the_training_env_drops_step_info_and_nothing_else() -> None:
+    """sb3's vectorised envs deep-copy each step's info (the last one holds the whole trajectory); PPO reads
+    only the reward, the end flags and the action mask, which the training env keeps as they are."""
+    pytest.importorskip("sb3_contrib")
+    import gymnasium as gym
+    import numpy as np
+
+    from harness_gym.evaluation.online_training import OnlineConfig, make_train_env
+
+    train = make_train_env(OnlineConfig(PLANNING, obs_layout="v2"))
+    plain = gym.make(PLANNING, split="train", obs_layout="v2", executor_profile="default")
+    (obs, _), (want, info) = train.reset(seed=3), plain.reset(seed=3)
+    np.testing.assert_array_equal(obs, want)
+    done = False
+    while not done:
+        action = int(np.flatnonzero(info["action_mask"])[-1])
+        np.testing.assert_array_equal(train.action_masks(), info["action_mask"].astype(bool))
+        ours, theirs = train.step(action), plain.step(action)
+        info = theirs[4]
+        np.testing.assert_array_equal(ours[0], theirs[0])
+        assert ours[1:4] == theirs[1:4] and ours[4] == {}
+        done = theirs[2] or theirs[3]

@@ -90,14 +90,27 @@ def _masks(env: Any) -> np.ndarray:
 
 
 def make_train_env(config: OnlineConfig) -> Any:
-    """One train-split environment with its action mask exposed to MaskablePPO."""
+    """One train-split environment with its action mask exposed to MaskablePPO and no step info: sb3's
+    vectorised envs deep-copy every step's info, and the last one holds the whole trajectory, which PPO
+    never reads (it reads the reward, the end flags and ``action_masks()``)."""
     import gymnasium as gym
     from sb3_contrib.common.wrappers import ActionMasker
 
     env = gym.make(
         config.env_id, split="train", obs_layout=config.obs_layout, executor_profile=config.executor_profile
     )
-    return ActionMasker(env, _masks)
+    return ActionMasker(_no_info(env), _masks)
+
+
+def _no_info(env: Any) -> Any:
+    import gymnasium as gym
+
+    class NoInfo(gym.Wrapper):
+        def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+            obs, reward, terminated, truncated, _ = self.env.step(action)
+            return obs, reward, terminated, truncated, {}
+
+    return NoInfo(env)
 
 
 def _evaluate(config: OnlineConfig, policy: Any, split: str, seed: int, rollouts: int) -> list[Any]:
