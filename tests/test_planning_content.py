@@ -9,12 +9,14 @@ import pytest
 
 from harness_gym.core.task import read_jsonl, write_jsonl
 from harness_gym.domains.generation import POOL_MAX, POOL_MIN
-from harness_gym.domains.planning import generate
+from harness_gym.domains.planning import generate, world
 from harness_gym.domains.planning.world import (
     MAX_PLAN_STEPS,
     SearchLimitError,
     artifact_scores,
+    astar,
     check_payload,
+    constraint_label,
     make_world,
     solve,
     validate,
@@ -451,6 +453,118 @@ def test_logistics_successors_keep_every_deliver_before_bit_and_the_load_limit()
         ("drive(t1, x-c, x-b)", ((b,), pos, 0b01)),
         ("drive(t1, x-c, x-d)", ((d,), pos, 0b01)),
     ]
+
+
+def test_blocks_search_plans_for_a_goal_given_in_place_of_the_problems() -> None:
+    assert solve("blocks", blocks()["problem"], goal=[("c", "b")]) == ("move(c, b)",)
+
+
+def test_the_tightest_of_several_max_table_bounds_holds_in_the_search() -> None:
+    """max_table(2) leaves FOUR unsolvable whichever looser bound follows it."""
+    assert solve("blocks", FOUR, [spec("max_table", k=2), spec("max_table", k=3)]) is None
+
+
+def test_blocks_heuristic_counts_a_block_resting_on_a_block_reserved_for_another() -> None:
+    """b sits on a, which the goal reserves for c: b and c must each move (a may stay)."""
+    problem = {"blocks": ["a", "b", "c"], "stacks": [["a", "b"], ["c"]], "goal": [["on", "c", "a"]]}
+    start, _, heuristic, _ = make_world("blocks", problem, []).search_space()
+    assert heuristic(start) == 2
+
+
+def test_blocks_successors_skip_fixed_and_waiting_blocks_and_keep_every_before_bit() -> None:
+    """d may move only once b and c both have; a never moves. With b moved, b's and c's moves are offered
+    (c's move setting c's bit beside b's), and a block skipped does not end the listing."""
+    problem = {
+        "blocks": ["d", "a", "b", "c"],
+        "stacks": [["d"], ["a"], ["b"], ["c"]],
+        "goal": [["on", "d", "a"]],
+    }
+    constraints = [
+        spec("fixed", block="a"),
+        spec("before", first="b", second="d"),
+        spec("before", first="c", second="d"),
+    ]
+    _, successors, _, _ = make_world("blocks", problem, constraints).search_space()
+    t = -1
+    d, a, b = 0, 1, 2
+    assert list(successors(((t, t, t, t), 0b01))) == [
+        ("move(b, d)", ((t, t, d, t), 0b01)),
+        ("move(b, a)", ((t, t, a, t), 0b01)),
+        ("move(b, c)", ((t, t, 3, t), 0b01)),
+        ("move(c, d)", ((t, t, t, d), 0b11)),
+        ("move(c, a)", ((t, t, t, a), 0b11)),
+        ("move(c, b)", ((t, t, t, b), 0b11)),
+    ]
+
+
+def _chain(n: int) -> tuple[Any, Any, Any, Any]:
+    """States 0..n in a line, goal n, no heuristic guidance: reaching the goal expands n states."""
+    return 0, lambda s: iter([(f"step {s + 1}", s + 1)] if s < n else []), lambda s: 0, lambda s: s == n
+
+
+def test_astar_expands_at_most_max_expansions_states_and_says_so_when_it_gives_up() -> None:
+    assert astar(*_chain(3), max_expansions=3) == ("step 1", "step 2", "step 3")
+    with pytest.raises(SearchLimitError, match=r"^no plan proved optimal within 2 expansions$"):
+        astar(*_chain(3), max_expansions=2)
+
+
+def test_the_default_search_limit_is_200_000_expansions_for_astar_and_solve(monkeypatch) -> None:
+    assert astar(*_chain(200_000)) is not None
+    with pytest.raises(SearchLimitError):
+        astar(*_chain(200_001))
+    seen: list[int] = []
+    monkeypatch.setattr(world, "astar", lambda *args: seen.append(args[-1]))
+    solve("blocks", SUSSMAN)
+    assert seen == [200_000]
+
+
+def test_astar_bound_counts_the_heuristic_and_keeps_plans_of_exactly_the_bound() -> None:
+    """A state with g + h over the bound is never queued (so an impossible bound ends after expanding the
+    start alone); a plan of exactly the bound's length is found; pruning one successor keeps its siblings."""
+    assert astar(*_chain(3), bound=3) == ("step 1", "step 2", "step 3")
+    assert astar(*_chain(3), bound=2) is None
+    start, successors, _, is_goal = _chain(3)
+    assert astar(start, successors, lambda s: 3 - s, is_goal, bound=2, max_expansions=1) is None
+    graph = {"s": [("to x", "x"), ("to y", "y")], "y": [("y to g", "g")]}
+    h = {"s": 0, "x": 5, "y": 1, "g": 0}
+    assert astar("s", lambda s: iter(graph.get(s, [])), h.__getitem__, lambda s: s == "g", bound=2) == (
+        "to y",
+        "y to g",
+    )
+
+
+def test_astar_breaks_ties_by_insertion_order_and_keeps_the_first_of_equally_short_paths() -> None:
+    """Two plans of two steps, through b (listed first) and through a: the one through b is returned, as
+    the states were queued, not as their names sort; reaching the goal again as cheaply changes nothing."""
+    graph = {"s": [("to b", "b"), ("to a", "a")], "b": [("b to g", "g")], "a": [("a to g", "g")]}
+    assert astar("s", lambda s: iter(graph.get(s, [])), lambda s: 0, lambda s: s == "g") == ("to b", "b to g")
+    two_goals = {"s": [("to b", "b"), ("to a", "a")], "b": [("b to gb", "gb")], "a": [("a to ga", "ga")]}
+    assert astar("s", lambda s: iter(two_goals.get(s, [])), lambda s: 0, lambda s: s in ("ga", "gb")) == (
+        "to b",
+        "b to gb",
+    )
+
+
+def test_an_unknown_kind_or_constraint_is_one_error_naming_it() -> None:
+    with pytest.raises(
+        ValueError, match=r"^unknown planning kind 'chess': expected one of \('blocks', 'logistics'\)$"
+    ):
+        make_world("chess", {}, [])
+    with pytest.raises(ValueError, match=r"^unknown constraint kind 'nope'$"):
+        constraint_label({"kind": "nope"})
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        ("x" * 60, "x" * 60),  # at the limit: whole
+        ("  " + "x" * 61 + "  ", "x" * 57 + "..."),  # over it: cut to the limit, with an ellipsis
+    ],
+)
+def test_an_unparseable_line_is_quoted_stripped_and_cut_at_60_characters(line: str, shown: str) -> None:
+    assert validate(blocks(), line).format_errors == (
+        f"line 1: cannot parse {shown!r}: expected one action like move(...)",
+    )
 
 
 # ---- the task set ------------------------------------------------------------------------------------
