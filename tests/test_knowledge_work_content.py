@@ -350,6 +350,7 @@ _JSON_VALUES = {"figure": 4000.5, "person": "Dina Ruiz", "date": "2024-10-05", "
         ("{}", {}, "no required field found"),
         ('{"Total": 1}', {"figure": 1}, "key 'Total' does not match the required spelling"),
         ('{"total": 1, "TOTAL": 2, "owner": "X"}', {"person": "X"}, "duplicate key 'TOTAL'"),
+        ('{"total": 1, "TOTAL": 2, "Total": 3, "owner": "X"}', {"person": "X"}, "duplicate key 'TOTAL'"),
         ('{"note": 1, "total": 1}', {"figure": 1}, "unexpected key 'note'"),
         (
             '{"total": 1, "citations": "TABLE-303"}',
@@ -364,8 +365,8 @@ def test_a_json_report_is_one_object_with_the_required_keys_once(
 ) -> None:
     """A json-style report is one JSON object, alone (surrounding whitespace aside), with each required
     key once in its exact spelling and the sources as a list of ids. What can be read is kept even when
-    the format fails (a key in another case, text around the object); a repeated key is read as missing;
-    the first problem is named."""
+    the format fails (a key in another case, text around the object); a repeated key is read as missing
+    however often it repeats; the first problem is named."""
     report = parse_report(table_payload()["format"], text)
     assert (dict(report.values), report.well_formed, report.problem) == (values, not problem, problem)
 
