@@ -350,6 +350,7 @@ _JSON_VALUES = {"figure": 4000.5, "person": "Dina Ruiz", "date": "2024-10-05", "
         ("{}", {}, "no required field found"),
         ('{"Total": 1}', {"figure": 1}, "key 'Total' does not match the required spelling"),
         ('{"total": 1, "TOTAL": 2, "owner": "X"}', {"person": "X"}, "duplicate key 'TOTAL'"),
+        ('{"total": 1, "TOTAL": 2, "Total": 3, "owner": "X"}', {"person": "X"}, "duplicate key 'TOTAL'"),
         ('{"note": 1, "total": 1}', {"figure": 1}, "unexpected key 'note'"),
         (
             '{"total": 1, "citations": "TABLE-303"}',
@@ -364,8 +365,8 @@ def test_a_json_report_is_one_object_with_the_required_keys_once(
 ) -> None:
     """A json-style report is one JSON object, alone (surrounding whitespace aside), with each required
     key once in its exact spelling and the sources as a list of ids. What can be read is kept even when
-    the format fails (a key in another case, text around the object); a repeated key is read as missing;
-    the first problem is named."""
+    the format fails (a key in another case, text around the object); a repeated key is read as missing
+    however often it repeats; the first problem is named."""
     report = parse_report(table_payload()["format"], text)
     assert (dict(report.values), report.well_formed, report.problem) == (values, not problem, problem)
 
@@ -374,6 +375,64 @@ def test_a_json_report_object_spans_from_its_first_brace_to_its_last() -> None:
     """Nested objects stay inside the report: the object runs from the first { to the last }."""
     report = parse_report(table_payload()["format"], '{"total": 4000.5, "owner": {"name": "Dina Ruiz"}}')
     assert (report.values["figure"], report.well_formed) == (4000.5, True)
+
+
+@pytest.mark.parametrize(
+    ("style", "text", "values", "problem"),
+    [
+        ("colon", "FIGURE: 118000\n\nAPPROVER: Bob Stone", {"figure": "118000", "person": "Bob Stone"}, ""),
+        ("colon", "FIGURE:1", {"figure": "1"}, ""),
+        ("equals", "FIGURE = 1\nAPPROVER = Bob", {"figure": "1", "person": "Bob"}, ""),
+        ("colon", "note: hi\nFIGURE: 1", {"figure": "1"}, "unexpected line 'note: hi'"),
+        (
+            "colon",
+            "A line much longer than forty characters, surely",
+            {},
+            "unexpected line 'A line much longer than forty characters'",
+        ),
+        ("colon", "XFIGURE: 1\nAPPROVER: Bob", {"person": "Bob"}, "unexpected line 'XFIGURE: 1'"),
+        (
+            "colon",
+            "- **FIGURE**: 1\n> APPROVER: Bob",
+            {"figure": "1", "person": "Bob"},
+            "line '- **FIGURE**: 1' is not 'LABEL: value' with a required label",
+        ),
+        (
+            "colon",
+            "Approved on: 2024-07-03",
+            {"date": "2024-07-03"},
+            "line 'Approved on: 2024-07-03' is not 'LABEL: value' with a required label",
+        ),
+        (
+            "colon",
+            "figure: 1",
+            {"figure": "1"},
+            "line 'figure: 1' is not 'LABEL: value' with a required label",
+        ),
+        (
+            "equals",
+            "FIGURE: 1",
+            {"figure": "1"},
+            "line 'FIGURE: 1' is not 'LABEL= value' with a required label",
+        ),
+        (
+            "colon",
+            "FIGURE: 1\nFIGURE: 2\nFIGURE: 3\nAPPROVER: Bob",
+            {"person": "Bob"},
+            "duplicate field FIGURE",
+        ),
+        ("colon", "", {}, "no required field found"),
+    ],
+)
+def test_a_line_report_reads_leniently_and_judges_the_format_strictly(
+    style: str, text: str, values: dict[str, Any], problem: str
+) -> None:
+    """A colon or equals report is 'LABEL: value' (or 'LABEL = value') lines with the exact labels; blank
+    lines are fine. Content is read leniently (list and quote markers, bold, another case, spaces for
+    underscores, the other separator), but each such line, an unexpected line (quoted to 40 characters)
+    or a repeated field (read as missing) fails the format; later lines are still read."""
+    report = parse_report({**lookup_payload()["format"], "style": style}, text)
+    assert (dict(report.values), report.well_formed, report.problem) == (values, not problem, problem)
 
 
 def test_bm25_ranks_matching_documents_first() -> None:

@@ -365,8 +365,7 @@ def _parse_json(fmt: Mapping[str, Any], labels: dict[str, str], text: str) -> Re
         obj = json.loads(stripped[start : end + 1], object_pairs_hook=_Pairs)
     except (json.JSONDecodeError, RecursionError):
         return Report({}, False, "the JSON object does not parse")
-    if not isinstance(obj, _Pairs):
-        return Report({}, False, "the report is not a JSON object")
+    # text from a "{" that parses is an object, so obj is always _Pairs
     values: dict[str, Any] = {}
     repeated: set[str] = set()
     problem = "" if (start == 0 and end == len(stripped) - 1) else "text outside the JSON object"
