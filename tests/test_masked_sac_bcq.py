@@ -133,3 +133,24 @@ def test_masked_dataset_refuses_an_illegal_logged_action() -> None:
     masks[0] = np.arange(N_ACTIONS) == Action.DRAFT  # row 0 logs SUBMIT; this mask allows DRAFT only
     with pytest.raises(ValueError, match="1 logged actions are illegal under their masks"):
         masked_dataset(dataclasses.replace(data, action_masks=masks))
+
+
+@pytest.mark.parametrize("algo", ("sac", "bcq"))
+def test_the_masked_impl_is_compiled_exactly_when_d3rlpys_own_is(monkeypatch, algo: str) -> None:
+    """The masked impl rebuilt on d3rlpy's modules keeps d3rlpy's ``compiled`` flag (CUDA graphs where
+    d3rlpy would use them); the wrapper is recorded, since this machine has no CUDA to capture a graph."""
+    from d3rlpy.algos.qlearning.torch import dqn_impl, sac_impl
+
+    class Wrapped:
+        def __init__(self, func, **kwargs) -> None:
+            self.func = func
+
+    for module in (sac_impl, dqn_impl):  # where SAC's and BCQ's (DQN's) impls wrap their gradient step
+        monkeypatch.setattr(module, "CudaGraphWrapper", Wrapped)
+    grad_step = {"sac": "_compute_critic_grad", "bcq": "_compute_grad"}[algo]
+    for compiled in (False, True):
+        monkeypatch.setattr(MASKED[algo], "compiled", property(lambda self, c=compiled: c))
+        learner = make_config(algo, Schedule(hidden_units=8)).create(device=False)
+        learner.create_impl((N_FEATURES + N_ACTIONS,), N_ACTIONS)
+        assert type(learner.impl) is MASKED[algo].MASKED_IMPL
+        assert isinstance(getattr(learner.impl, grad_step), Wrapped) is compiled
