@@ -435,6 +435,44 @@ def test_a_line_report_reads_leniently_and_judges_the_format_strictly(
     assert (dict(report.values), report.well_formed, report.problem) == (values, not problem, problem)
 
 
+DESKS = """TABLE TABLE-900: Desks by floor
+Budget cap: EUR 9,000
+
+floor,site,desks
+Floor 3,Lisbon,12
+
+Floor 4,Lisbon,30
+"""
+
+
+@pytest.mark.parametrize(
+    ("calc", "calc_value"),
+    [
+        ({"op": "sum", "column": "desks"}, 4200),
+        ({"op": "filter", "filters": {"site": "Lisbon"}}, None),
+        (None, None),
+    ],
+)
+def test_a_table_grounds_its_header_numbers_numeric_cells_and_the_questions_result(
+    calc: dict[str, Any] | None, calc_value: int | None
+) -> None:
+    """A table source grounds the numbers of its header lines, its numeric cells (not a number inside a
+    text cell such as 'Floor 3'; the header ends at the first blank line) and, for a calculation other
+    than a row filter, the calculation's result (in cents). A memo grounds the numbers of its text and no
+    calculation."""
+    payload = {
+        "sources": [_src("TABLE-900", "table", DESKS), _src("MEMO-101", "memo", MEMO)],
+        **({"calc": calc} if calc else {}),
+    }
+    index = build_index(payload)
+    table = index.sources["TABLE-900"]
+    assert table.numbers == {900000, 1200, 3000}
+    assert table.calc_value == calc_value
+    memo = index.sources["MEMO-101"]
+    assert memo.numbers == {202400, 12050000} and memo.calc_value is None  # 2024 (of "Q3 2024"), 120,500
+    assert index.order == ("TABLE-900", "MEMO-101")
+
+
 def test_bm25_ranks_matching_documents_first() -> None:
     docs = [
         ("a", "Porto office travel budget for Q3 2024"),
