@@ -283,6 +283,29 @@ def test_table_calc_and_parsing() -> None:
     assert parse_table("no blank line, no table") is None
 
 
+def test_table_calc_skips_unreadable_cells_and_needs_every_named_column() -> None:
+    """A row whose cell is no number is skipped (the rows after it still count); sums are rounded to the
+    cent; ``above`` keeps only values strictly above it; with no column every matching row counts as 0
+    (count and filter count rows); a filter or period column the table lacks means the calculation
+    cannot apply."""
+    small = parse_table("T\n\nitem,amount\na,0.125\nb,n/a\nc,0.25\n")
+    assert small is not None
+    assert table_calc(small, {"op": "sum", "column": "amount"}) == (0.38, 2)
+    assert table_calc(small, {"op": "sum"}) == (0.0, 3)
+    assert table_calc(small, {"op": "count"}) == (3.0, 3)
+    ledger = parse_table(LEDGER)
+    assert ledger is not None
+    lisbon_q3 = {
+        "filters": {"office": "Lisbon", "category": "travel"},
+        "period": {"column": "month", "months": Q3},
+    }
+    assert table_calc(ledger, {**lisbon_q3, "op": "count", "column": "amount_eur", "above": 1300}) == (1.0, 1)
+    no_month = {**lisbon_q3, "period": {"column": "quarter", "months": Q3}}
+    assert table_calc(ledger, {**no_month, "op": "sum", "column": "amount_eur"}) == (None, 0)
+    no_region = {**lisbon_q3, "filters": {"region": "South"}}
+    assert table_calc(ledger, {**no_region, "op": "sum", "column": "amount_eur"}) == (None, 0)
+
+
 def test_numbers_and_dates_in_text() -> None:
     text = (
         "On 3 July 2024 (ref MEMO-101, Q3) we spent EUR 120,500 and 18.5 hours; see 2024-08 and July 9, 2024."
