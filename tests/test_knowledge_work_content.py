@@ -287,12 +287,14 @@ def test_table_calc_skips_unreadable_cells_and_needs_every_named_column() -> Non
     """A row whose cell is no number is skipped (the rows after it still count); sums are rounded to the
     cent; ``above`` keeps only values strictly above it; with no column every matching row counts as 0
     (count and filter count rows); a filter or period column the table lacks means the calculation
-    cannot apply."""
+    cannot apply; an unknown operation is an error naming it."""
     small = parse_table("T\n\nitem,amount\na,0.125\nb,n/a\nc,0.25\n")
     assert small is not None
     assert table_calc(small, {"op": "sum", "column": "amount"}) == (0.38, 2)
     assert table_calc(small, {"op": "sum"}) == (0.0, 3)
     assert table_calc(small, {"op": "count"}) == (3.0, 3)
+    with pytest.raises(ValueError, match="unknown table operation 'median'"):
+        table_calc(small, {"op": "median", "column": "amount"})
     ledger = parse_table(LEDGER)
     assert ledger is not None
     lisbon_q3 = {
@@ -431,6 +433,12 @@ def test_a_json_report_object_spans_from_its_first_brace_to_its_last() -> None:
             "figure: 1",
             {"figure": "1"},
             "line 'figure: 1' is not 'LABEL: value' with a required label",
+        ),
+        (
+            "colon",
+            "approver: Someone With A Very Long Name Indeed",
+            {"person": "Someone With A Very Long Name Indeed"},
+            "line 'approver: Someone With A Very Long Name ' is not 'LABEL: value' with a required label",
         ),
         (
             "equals",
