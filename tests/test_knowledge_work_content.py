@@ -283,6 +283,20 @@ def test_table_calc_and_parsing() -> None:
     assert parse_table("no blank line, no table") is None
 
 
+def test_parse_table_reads_csv_after_the_first_blank_line() -> None:
+    """A table is free header lines, a blank line, then CSV: a header row and at least one row. Blank
+    lines between rows are skipped, a row with another number of cells is dropped, cells are stripped."""
+    desks = parse_table(DESKS)
+    assert desks is not None and desks.header == ("floor", "site", "desks")
+    assert [row["desks"] for row in desks.rows] == ["12", "30"]
+    one = parse_table("T\n\na, b\n1, 2")
+    assert one is not None and (one.header, one.rows) == (("a", "b"), ({"a": "1", "b": "2"},))
+    ragged = parse_table("T\n\na,b\n1,2\n3\n4,5,6\n7,8")
+    assert ragged is not None and [row["a"] for row in ragged.rows] == ["1", "7"]
+    assert parse_table("T\n\na,b\n") is None
+    assert parse_table("T\na,b\n1,2") is None
+
+
 def test_table_calc_skips_unreadable_cells_and_needs_every_named_column() -> None:
     """A row whose cell is no number is skipped (the rows after it still count); sums are rounded to the
     cent; ``above`` keeps only values strictly above it; with no column every matching row counts as 0
