@@ -283,6 +283,45 @@ def test_table_calc_and_parsing() -> None:
     assert parse_table("no blank line, no table") is None
 
 
+def test_parse_table_reads_csv_after_the_first_blank_line() -> None:
+    """A table is free header lines, a blank line, then CSV: a header row and at least one row. Blank
+    lines between rows are skipped, a row with another number of cells is dropped, cells are stripped."""
+    desks = parse_table(DESKS)
+    assert desks is not None and desks.header == ("floor", "site", "desks")
+    assert [row["desks"] for row in desks.rows] == ["12", "30"]
+    one = parse_table("T\n\na, b\n1, 2")
+    assert one is not None and (one.header, one.rows) == (("a", "b"), ({"a": "1", "b": "2"},))
+    ragged = parse_table("T\n\na,b\n1,2\n3\n4,5,6\n7,8")
+    assert ragged is not None and [row["a"] for row in ragged.rows] == ["1", "7"]
+    assert parse_table("T\n\na,b\n") is None
+    assert parse_table("T\na,b\n1,2") is None
+
+
+def test_table_calc_skips_unreadable_cells_and_needs_every_named_column() -> None:
+    """A row whose cell is no number is skipped (the rows after it still count); sums are rounded to the
+    cent; ``above`` keeps only values strictly above it; with no column every matching row counts as 0
+    (count and filter count rows); a filter or period column the table lacks means the calculation
+    cannot apply; an unknown operation is an error naming it."""
+    small = parse_table("T\n\nitem,amount\na,0.125\nb,n/a\nc,0.25\n")
+    assert small is not None
+    assert table_calc(small, {"op": "sum", "column": "amount"}) == (0.38, 2)
+    assert table_calc(small, {"op": "sum"}) == (0.0, 3)
+    assert table_calc(small, {"op": "count"}) == (3.0, 3)
+    with pytest.raises(ValueError, match="unknown table operation 'median'"):
+        table_calc(small, {"op": "median", "column": "amount"})
+    ledger = parse_table(LEDGER)
+    assert ledger is not None
+    lisbon_q3 = {
+        "filters": {"office": "Lisbon", "category": "travel"},
+        "period": {"column": "month", "months": Q3},
+    }
+    assert table_calc(ledger, {**lisbon_q3, "op": "count", "column": "amount_eur", "above": 1300}) == (1.0, 1)
+    no_month = {**lisbon_q3, "period": {"column": "quarter", "months": Q3}}
+    assert table_calc(ledger, {**no_month, "op": "sum", "column": "amount_eur"}) == (None, 0)
+    no_region = {**lisbon_q3, "filters": {"region": "South"}}
+    assert table_calc(ledger, {**no_region, "op": "sum", "column": "amount_eur"}) == (None, 0)
+
+
 def test_numbers_and_dates_in_text() -> None:
     text = (
         "On 3 July 2024 (ref MEMO-101, Q3) we spent EUR 120,500 and 18.5 hours; see 2024-08 and July 9, 2024."
@@ -410,6 +449,12 @@ def test_a_json_report_object_spans_from_its_first_brace_to_its_last() -> None:
             "line 'figure: 1' is not 'LABEL: value' with a required label",
         ),
         (
+            "colon",
+            "approver: Someone With A Very Long Name Indeed",
+            {"person": "Someone With A Very Long Name Indeed"},
+            "line 'approver: Someone With A Very Long Name ' is not 'LABEL: value' with a required label",
+        ),
+        (
             "equals",
             "FIGURE: 1",
             {"figure": "1"},
@@ -433,6 +478,44 @@ def test_a_line_report_reads_leniently_and_judges_the_format_strictly(
     or a repeated field (read as missing) fails the format; later lines are still read."""
     report = parse_report({**lookup_payload()["format"], "style": style}, text)
     assert (dict(report.values), report.well_formed, report.problem) == (values, not problem, problem)
+
+
+DESKS = """TABLE TABLE-900: Desks by floor
+Budget cap: EUR 9,000
+
+floor,site,desks
+Floor 3,Lisbon,12
+
+Floor 4,Lisbon,30
+"""
+
+
+@pytest.mark.parametrize(
+    ("calc", "calc_value"),
+    [
+        ({"op": "sum", "column": "desks"}, 4200),
+        ({"op": "filter", "filters": {"site": "Lisbon"}}, None),
+        (None, None),
+    ],
+)
+def test_a_table_grounds_its_header_numbers_numeric_cells_and_the_questions_result(
+    calc: dict[str, Any] | None, calc_value: int | None
+) -> None:
+    """A table source grounds the numbers of its header lines, its numeric cells (not a number inside a
+    text cell such as 'Floor 3'; the header ends at the first blank line) and, for a calculation other
+    than a row filter, the calculation's result (in cents). A memo grounds the numbers of its text and no
+    calculation."""
+    payload = {
+        "sources": [_src("TABLE-900", "table", DESKS), _src("MEMO-101", "memo", MEMO)],
+        **({"calc": calc} if calc else {}),
+    }
+    index = build_index(payload)
+    table = index.sources["TABLE-900"]
+    assert table.numbers == {900000, 1200, 3000}
+    assert table.calc_value == calc_value
+    memo = index.sources["MEMO-101"]
+    assert memo.numbers == {202400, 12050000} and memo.calc_value is None  # 2024 (of "Q3 2024"), 120,500
+    assert index.order == ("TABLE-900", "MEMO-101")
 
 
 def test_bm25_ranks_matching_documents_first() -> None:

@@ -240,9 +240,7 @@ def format_figure(x: float) -> str:
 
 @dataclass(frozen=True)
 class SourceFacts:
-    sid: str
     kind: str
-    text: str
     folded: str
     numbers: frozenset[int]
     dates: frozenset[str]
@@ -286,9 +284,7 @@ def build_index(payload: Mapping[str, Any]) -> SourceIndex:
                 value, _ = table_calc(table, calc)
                 calc_value = None if value is None else cents(value)
         facts[src["id"]] = SourceFacts(
-            sid=src["id"],
             kind=src["kind"],
-            text=text,
             folded=_norm_text(text),
             numbers=frozenset(numbers),
             dates=frozenset(dates),
