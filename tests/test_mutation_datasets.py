@@ -308,3 +308,18 @@ def test_a_checkpoint_directory_without_its_manifest_is_started_afresh(tmp_path:
     collect.checkpoint_dir(config).mkdir(parents=True)  # left by a run stopped before its manifest
     directory, done = collect._open_checkpoints(config)
     assert done == {} and json.loads((directory / "config.json").read_text())["executor"]["max_tokens"] == 100
+
+
+def test_a_recorded_profile_is_named_by_the_shipped_profile_with_its_parameters() -> None:
+    """Each shipped profile's parameters name that profile (not the first or the default one); changed
+    parameters are ``custom``."""
+    from harness_gym.envs.registry import env_class
+    from harness_gym.executors.profiles import PROFILE_NAMES, for_domain
+
+    env_id = "HarnessPlanning-v0"
+    domain_cls = env_class(env_id).domain_cls
+    for name in PROFILE_NAMES:
+        assert manifest._profile_name(dataclasses.asdict(for_domain(name, domain_cls)), env_id) == name
+    changed = dataclasses.asdict(for_domain("weak", domain_cls))
+    changed["costs"] = {"changed": True}
+    assert manifest._profile_name(changed, env_id) == "custom"
