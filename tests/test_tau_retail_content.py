@@ -1002,6 +1002,43 @@ def _say(text: str) -> dict[str, Any]:
     return {"name": "respond", "kwargs": {"content": text}}
 
 
+@pytest.mark.parametrize(
+    ("text", "calls"),
+    [
+        ('{"calls": []}', []),
+        ('{"calls": [{"name": "a"}]}', [{"name": "a"}]),
+        ('{"calls": [{"name": "a", "kwargs": {"k": 1}}]}', [{"name": "a", "kwargs": {"k": 1}}]),
+        ("not json", None),
+        ("[1]", None),
+        ('{"calls": {}}', None),
+        ('{"calls": ["a"]}', None),
+        ('{"calls": [{"kwargs": {}}]}', None),
+        ('{"calls": [{"name": 3}]}', None),
+        ('{"calls": [{"name": "a", "kwargs": []}]}', None),
+    ],
+)
+def test_a_plan_is_an_object_with_a_list_of_named_calls(text: str, calls: list | None) -> None:
+    """A plan is a JSON object whose ``calls`` is a list of objects, each with a string ``name`` and, if
+    any, an object of ``kwargs``; anything else is no plan."""
+    from harness_gym.domains.tau_retail.verifier import parse_plan
+
+    assert parse_plan(text) == calls
+
+
+def test_a_write_is_identified_by_its_tool_and_arguments() -> None:
+    """Writes are matched by tool name and arguments (in any key order); no arguments are empty ones."""
+    from harness_gym.domains.tau_retail.verifier import _key
+
+    assert _key(_cancel("#W1")) == _key(
+        {"name": "cancel_pending_order", "kwargs": {"reason": "no longer needed", "order_id": "#W1"}}
+    )
+    assert _key(_cancel("#W1")) != _key(_cancel("#W2"))
+    assert _key({"name": "a", "kwargs": {"k": 1}}) != _key({"name": "b", "kwargs": {"k": 1}})
+    assert (
+        _key({"name": "a"}) == _key({"name": "a", "kwargs": {}}) != _key({"name": "a", "kwargs": {"k": None}})
+    )
+
+
 def test_policy_issues_in_words() -> None:
     """The dry run's findings, word for word and tagged: a tool that does not exist, a write that fails
     (unless the same call fails in the gold replay too), a write to another user's order and an address
