@@ -952,7 +952,8 @@ def test_numeric_outputs_need_a_standalone_number_and_no_rivals_of_the_same_form
     """A numeric output counts when stated as a number of its own (commas ignored); a text output by
     upstream's check. Rivals are other stated numbers of the same form (decimal places, or digits of a
     whole number) that are no required output; more than four extra numbers, or glued figures, make a
-    candidate listing. Only respond messages count."""
+    candidate listing. Only respond messages count, each read as a text of its own (a respond without
+    arguments says nothing)."""
     from harness_gym.domains.tau_retail.verifier import (
         _form,
         candidate_listing,
@@ -966,6 +967,8 @@ def test_numeric_outputs_need_a_standalone_number_and_no_rivals_of_the_same_form
     calls = _replies("Refund is 55.44 and 1200 points", "order #W5544")
     assert rubric_outputs_found(outputs, calls) == [True, True]
     assert rubric_outputs_found(["55.44"], _replies("total 155.449")) == [False]
+    assert rubric_outputs_found(["55.44"], _replies("the total is 55.44", "thanks")) == [True]
+    assert rubric_outputs_found(["55.44"], [{"name": "respond"}, *_replies("55.44")]) == [True]
     assert rubric_outputs_found(["blue", "55.44"], _replies("the Blue one, 55.44")) == [True, True]
     assert rubric_outputs_found(
         ["55.44"], [{"name": "get_user_details", "kwargs": {"content": "55.44"}}]
