@@ -1045,7 +1045,7 @@ def test_a_write_is_identified_by_its_tool_and_arguments() -> None:
 def test_policy_issues_in_words() -> None:
     """The dry run's findings, word for word and tagged: a tool that does not exist, a write that fails
     (unless the same call fails in the gold replay too), a write to another user's order and an address
-    change for another user (or for no user named)."""
+    change for another user (or for no user named). An order id that is not a string names no order."""
     from harness_gym.domains.tau_retail.verifier import _key, policy_issues
 
     db = _two_user_db()
@@ -1066,6 +1066,10 @@ def test_policy_issues_in_words() -> None:
     assert policy_issues(db, "ann_lee_1", [_cancel("#W2")], frozenset({_key(_cancel("#W2"))})) == []
     no_arguments = policy_issues(db, "ann_lee_1", [{"name": "modify_user_address"}])
     assert [i.component for i in no_arguments] == ["write_failed", "foreign_address"]
+    listed = {"name": "cancel_pending_order", "kwargs": {"order_id": ["#W9"], "reason": "no longer needed"}}
+    assert [i.component for i in policy_issues(db, "ann_lee_1", [listed])] == [
+        "write_failed"
+    ]  # no order named
 
 
 @pytest.mark.parametrize(
