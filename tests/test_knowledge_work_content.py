@@ -529,6 +529,21 @@ def test_bm25_ranks_matching_documents_first() -> None:
     assert bm25_ranking("nothing matches", docs) == ["a", "b", "c"]
 
 
+def test_bm25_uses_k1_1_5_b_0_75_and_robertsons_idf() -> None:
+    """Okapi BM25 with k1 = 1.5, b = 0.75 and idf log(1 + (N - df + 0.5) / (df + 0.5)): on these four
+    documents another saturation, length normalisation or idf smoothing gives another order; the
+    highest score comes first whatever k1. No documents, no ranking."""
+    docs = [
+        ("a", "travel travel budget memo lisbon lisbon"),
+        ("b", "memo budget office travel budget"),
+        ("c", "memo memo budget lisbon office lisbon"),
+        ("d", "office lisbon travel budget"),
+    ]
+    assert bm25_ranking("travel budget", docs) == ["a", "d", "b", "c"]
+    assert bm25_ranking("travel budget", docs, k1=0.5) == ["a", "d", "b", "c"]  # higher scores first
+    assert bm25_ranking("travel budget", []) == []
+
+
 def test_observable_check_uses_only_what_was_opened_never_the_gold() -> None:
     payload = lookup_payload()
     index = build_index(payload)

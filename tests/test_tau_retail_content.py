@@ -952,7 +952,8 @@ def test_numeric_outputs_need_a_standalone_number_and_no_rivals_of_the_same_form
     """A numeric output counts when stated as a number of its own (commas ignored); a text output by
     upstream's check. Rivals are other stated numbers of the same form (decimal places, or digits of a
     whole number) that are no required output; more than four extra numbers, or glued figures, make a
-    candidate listing. Only respond messages count."""
+    candidate listing. Only respond messages count, each read as a text of its own (a respond without
+    arguments says nothing)."""
     from harness_gym.domains.tau_retail.verifier import (
         _form,
         candidate_listing,
@@ -966,6 +967,8 @@ def test_numeric_outputs_need_a_standalone_number_and_no_rivals_of_the_same_form
     calls = _replies("Refund is 55.44 and 1200 points", "order #W5544")
     assert rubric_outputs_found(outputs, calls) == [True, True]
     assert rubric_outputs_found(["55.44"], _replies("total 155.449")) == [False]
+    assert rubric_outputs_found(["55.44"], _replies("the total is 55.44", "thanks")) == [True]
+    assert rubric_outputs_found(["55.44"], [{"name": "respond"}, *_replies("55.44")]) == [True]
     assert rubric_outputs_found(["blue", "55.44"], _replies("the Blue one, 55.44")) == [True, True]
     assert rubric_outputs_found(
         ["55.44"], [{"name": "get_user_details", "kwargs": {"content": "55.44"}}]
@@ -1002,10 +1005,47 @@ def _say(text: str) -> dict[str, Any]:
     return {"name": "respond", "kwargs": {"content": text}}
 
 
+@pytest.mark.parametrize(
+    ("text", "calls"),
+    [
+        ('{"calls": []}', []),
+        ('{"calls": [{"name": "a"}]}', [{"name": "a"}]),
+        ('{"calls": [{"name": "a", "kwargs": {"k": 1}}]}', [{"name": "a", "kwargs": {"k": 1}}]),
+        ("not json", None),
+        ("[1]", None),
+        ('{"calls": {}}', None),
+        ('{"calls": ["a"]}', None),
+        ('{"calls": [{"kwargs": {}}]}', None),
+        ('{"calls": [{"name": 3}]}', None),
+        ('{"calls": [{"name": "a", "kwargs": []}]}', None),
+    ],
+)
+def test_a_plan_is_an_object_with_a_list_of_named_calls(text: str, calls: list | None) -> None:
+    """A plan is a JSON object whose ``calls`` is a list of objects, each with a string ``name`` and, if
+    any, an object of ``kwargs``; anything else is no plan."""
+    from harness_gym.domains.tau_retail.verifier import parse_plan
+
+    assert parse_plan(text) == calls
+
+
+def test_a_write_is_identified_by_its_tool_and_arguments() -> None:
+    """Writes are matched by tool name and arguments (in any key order); no arguments are empty ones."""
+    from harness_gym.domains.tau_retail.verifier import _key
+
+    assert _key(_cancel("#W1")) == _key(
+        {"name": "cancel_pending_order", "kwargs": {"reason": "no longer needed", "order_id": "#W1"}}
+    )
+    assert _key(_cancel("#W1")) != _key(_cancel("#W2"))
+    assert _key({"name": "a", "kwargs": {"k": 1}}) != _key({"name": "b", "kwargs": {"k": 1}})
+    assert (
+        _key({"name": "a"}) == _key({"name": "a", "kwargs": {}}) != _key({"name": "a", "kwargs": {"k": None}})
+    )
+
+
 def test_policy_issues_in_words() -> None:
     """The dry run's findings, word for word and tagged: a tool that does not exist, a write that fails
     (unless the same call fails in the gold replay too), a write to another user's order and an address
-    change for another user (or for no user named)."""
+    change for another user (or for no user named). An order id that is not a string names no order."""
     from harness_gym.domains.tau_retail.verifier import _key, policy_issues
 
     db = _two_user_db()
@@ -1026,6 +1066,10 @@ def test_policy_issues_in_words() -> None:
     assert policy_issues(db, "ann_lee_1", [_cancel("#W2")], frozenset({_key(_cancel("#W2"))})) == []
     no_arguments = policy_issues(db, "ann_lee_1", [{"name": "modify_user_address"}])
     assert [i.component for i in no_arguments] == ["write_failed", "foreign_address"]
+    listed = {"name": "cancel_pending_order", "kwargs": {"order_id": ["#W9"], "reason": "no longer needed"}}
+    assert [i.component for i in policy_issues(db, "ann_lee_1", [listed])] == [
+        "write_failed"
+    ]  # no order named
 
 
 @pytest.mark.parametrize(
