@@ -323,3 +323,25 @@ def test_a_recorded_profile_is_named_by_the_shipped_profile_with_its_parameters(
     changed = dataclasses.asdict(for_domain("weak", domain_cls))
     changed["costs"] = {"changed": True}
     assert manifest._profile_name(changed, env_id) == "custom"
+
+
+def test_verify_by_default_builds_nothing_and_rebuilds_on_one_quiet_worker(tmp_path, monkeypatch) -> None:
+    """Without ``rebuild`` nothing is built: a missing local copy is reported. A rebuild runs on one
+    worker without progress unless told otherwise, and a failing build is one FAIL line."""
+    from harness_gym.datasets import tiers
+
+    dataset_id = tiers.tier_id("HarnessTauRetail-v0", "medium")
+    calls: list[dict] = []
+
+    def build(env_id, tier, **kwargs):
+        calls.append({"env_id": env_id, "tier": tier, **kwargs})
+        raise DatasetError("stopped\nsecond line")
+
+    monkeypatch.setattr(tiers, "build", build)
+    missing = manifest.verify(dataset_id, {}, root=tmp_path)
+    assert not missing.ok and missing.line.startswith(f"MISSING {dataset_id}: no local copy under ")
+    assert calls == []
+    rebuilt = manifest.verify(dataset_id, {}, root=tmp_path, rebuild=True)
+    assert rebuilt == manifest.Verdict(dataset_id, False, f"FAIL {dataset_id}: stopped")
+    assert [call["workers"] for call in calls] == [1] and calls[0]["show_progress"] is False
+    assert (calls[0]["env_id"], calls[0]["tier"]) == ("HarnessTauRetail-v0", "medium")
