@@ -458,6 +458,21 @@ def test_a_difference_of_exactly_the_tolerance_still_counts() -> None:
     assert claim_support(spec, parsed, [Seen("calculator", True, "2002.01")]) == 0.5  # the tool ran
 
 
+def test_the_answer_is_read_outside_the_tools_line_with_the_unit_on_either_side() -> None:
+    """The stated answer is the one number with a unit beside it (before or after, even first on its
+    line) on any line but a TOOLS line (in any case, wherever it stands); with no TOOLS line no tools
+    are listed."""
+    spec = AnswerSpec.from_payload(PAYLOAD)
+    for text in (
+        "TOTAL: 1234.57 USD\nTOOLS: convert 3 EUR",
+        "Tools: convert 3 EUR\nTOTAL: 1234.57 USD",
+        "USD 1234.57",
+    ):
+        parsed = parse_artifact(spec, text)
+        assert (parsed.number, parsed.unit) == (1234.57, "USD"), text
+    assert parse_artifact(spec, "TOTAL: 1234.57 USD").tools_listed == ()
+
+
 def test_claim_support_counts_backed_claims() -> None:
     spec = AnswerSpec.from_payload(PAYLOAD)
     parsed = parse_artifact(spec, f"TOTAL: 1234.57 USD\n{TOOLS_LINE}")
