@@ -398,3 +398,65 @@ def test_verify_compares_the_copy_it_was_told_to_and_says_which(tmp_path, monkey
         assert manifest.verify(dataset_id, expected, root=tmp_path) == manifest.Verdict(
             dataset_id, False, f"FAIL {dataset_id}: {reason}"
         )
+
+
+def test_the_entry_names_the_executor_profile_and_hashes_it_in_sorted_key_order(
+    tmp_path, monkeypatch
+) -> None:
+    """A dataset recorded without a profile has none in its entry; a recorded profile is named and hashed
+    over its sorted-key JSON, whatever key order the dataset stored it in."""
+    from types import SimpleNamespace
+
+    from harness_gym.envs.registry import env_class
+    from harness_gym.executors.profiles import for_domain
+
+    env_id = "HarnessTauRetail-v0"
+    meta = {
+        "algorithm_name": "base",
+        "harness_behaviors": ["base"],
+        "harness_layout_version": "1",
+        "harness_format_version": "1",
+        "harness_reference_table_version": "r",
+        "ref_min_score": 0.0,
+        "ref_max_score": 1.0,
+        "num_episodes_average_score": "2",
+        "harness_behavior_versions": "{}",
+        "harness_version": "v",
+        "harness_task_set_version": "t",
+        "harness_task_ids": ["a"],
+    }
+    stats = dict.fromkeys(
+        (
+            "episodes",
+            "steps",
+            "mean_G",
+            "max_G",
+            "buffer_slack",
+            "mean_hms_norm",
+            "hms_fired",
+            "hms_applicable",
+            "support",
+        ),
+        1,
+    )
+    monkeypatch.setattr(
+        manifest, "open_dataset", lambda *a: SimpleNamespace(storage=SimpleNamespace(metadata=meta))
+    )
+    monkeypatch.setattr(manifest, "dataset_stats", lambda dataset: stats)
+    monkeypatch.setattr(manifest, "content_digests", lambda directory: {})
+    dataset_id = "harness/tau_retail/medium-v0"
+    meta["harness_executor"] = json.dumps({"name": "simulated", "version": 2})
+    assert manifest.entry(dataset_id, tmp_path)["executor"] == {
+        "name": "simulated",
+        "profile": None,
+        "profile_sha256": None,
+    }
+    profile = dataclasses.asdict(for_domain("weak", env_class(env_id).domain_cls))
+    reversed_profile = dict(reversed(profile.items()))
+    meta["harness_executor"] = json.dumps({"name": "simulated", "version": 2, "profile": reversed_profile})
+    canonical = json.dumps(profile, sort_keys=True, separators=(",", ":")).encode()
+    assert manifest.entry(dataset_id, tmp_path)["executor"] == {
+        "name": "simulated",
+        "profile": "weak",
+        "profile_sha256": hashlib.sha256(canonical).hexdigest(),
+    }
