@@ -345,3 +345,118 @@ def test_verify_by_default_builds_nothing_and_rebuilds_on_one_quiet_worker(tmp_p
     assert rebuilt == manifest.Verdict(dataset_id, False, f"FAIL {dataset_id}: stopped")
     assert [call["workers"] for call in calls] == [1] and calls[0]["show_progress"] is False
     assert (calls[0]["env_id"], calls[0]["tier"]) == ("HarnessTauRetail-v0", "medium")
+
+
+def test_verify_compares_the_copy_it_was_told_to_and_says_which(tmp_path, monkeypatch) -> None:
+    """The local copy under ``root`` (a directory with ``data``) or a fresh build in a temporary directory
+    is the one compared; the line names the digest, counts and source, each difference, or the first line
+    of what went wrong."""
+    from harness_gym.datasets import tiers
+
+    dataset_id = tiers.tier_id("HarnessTauRetail-v0", "medium")
+    expected = {"sha256": "a" * 64, "episodes": 3, "steps": 7}
+    read: list[tuple[str, Path]] = []
+    found = dict(expected)
+
+    def entry(name, root):
+        read.append((name, Path(root)))
+        if isinstance(found.get("raise"), Exception):
+            raise found["raise"]
+        return found
+
+    built: list[Path] = []
+    monkeypatch.setattr(manifest, "entry", entry)
+    monkeypatch.setattr(tiers, "build", lambda env_id, tier, root, **kwargs: built.append(Path(root)))
+    missing = manifest.verify(dataset_id, expected, root=tmp_path)
+    assert missing == manifest.Verdict(
+        dataset_id,
+        False,
+        f"MISSING {dataset_id}: no local copy under {tmp_path} (harness-gym datasets pull {dataset_id}, "
+        "or verify --rebuild)",
+    )
+    (tmp_path / dataset_id / "data").mkdir(parents=True)
+    ok = manifest.verify(dataset_id, expected, root=tmp_path)
+    assert ok == manifest.Verdict(
+        dataset_id, True, f"ok   {dataset_id}  {'a' * 12}  3 episodes  7 steps  (local copy)"
+    )
+    assert read == [(dataset_id, tmp_path)] and built == []
+    found.update(sha256="b" * 64, steps=8)
+    differ = manifest.verify(dataset_id, expected, root=tmp_path)
+    assert differ == manifest.Verdict(
+        dataset_id,
+        False,
+        f"FAIL {dataset_id}  {'b' * 12}  3 episodes  8 steps  (local copy): sha256: expected {'a' * 12}, "
+        f"found {'b' * 12}; steps: expected 7, found 8",
+    )
+    read.clear()
+    rebuilt = manifest.verify(dataset_id, expected, root=tmp_path, rebuild=True)
+    assert rebuilt.line.startswith(f"FAIL {dataset_id}  {'b' * 12}  3 episodes  8 steps  (rebuilt): ")
+    assert len(built) == 1 and read == [(dataset_id, built[0])] and built[0] != tmp_path
+    assert built[0].name.startswith("harness-verify-") and not built[0].exists()  # the build is removed
+    for error, reason in ((KeyError("x"), "'x'"), (ValueError(""), "ValueError"), (OSError("a\nb"), "a")):
+        found["raise"] = error
+        assert manifest.verify(dataset_id, expected, root=tmp_path) == manifest.Verdict(
+            dataset_id, False, f"FAIL {dataset_id}: {reason}"
+        )
+
+
+def test_the_entry_names_the_executor_profile_and_hashes_it_in_sorted_key_order(
+    tmp_path, monkeypatch
+) -> None:
+    """A dataset recorded without a profile has none in its entry; a recorded profile is named and hashed
+    over its sorted-key JSON, whatever key order the dataset stored it in."""
+    from types import SimpleNamespace
+
+    from harness_gym.envs.registry import env_class
+    from harness_gym.executors.profiles import for_domain
+
+    env_id = "HarnessTauRetail-v0"
+    meta = {
+        "algorithm_name": "base",
+        "harness_behaviors": ["base"],
+        "harness_layout_version": "1",
+        "harness_format_version": "1",
+        "harness_reference_table_version": "r",
+        "ref_min_score": 0.0,
+        "ref_max_score": 1.0,
+        "num_episodes_average_score": "2",
+        "harness_behavior_versions": "{}",
+        "harness_version": "v",
+        "harness_task_set_version": "t",
+        "harness_task_ids": ["a"],
+    }
+    stats = dict.fromkeys(
+        (
+            "episodes",
+            "steps",
+            "mean_G",
+            "max_G",
+            "buffer_slack",
+            "mean_hms_norm",
+            "hms_fired",
+            "hms_applicable",
+            "support",
+        ),
+        1,
+    )
+    monkeypatch.setattr(
+        manifest, "open_dataset", lambda *a: SimpleNamespace(storage=SimpleNamespace(metadata=meta))
+    )
+    monkeypatch.setattr(manifest, "dataset_stats", lambda dataset: stats)
+    monkeypatch.setattr(manifest, "content_digests", lambda directory: {})
+    dataset_id = "harness/tau_retail/medium-v0"
+    meta["harness_executor"] = json.dumps({"name": "simulated", "version": 2})
+    assert manifest.entry(dataset_id, tmp_path)["executor"] == {
+        "name": "simulated",
+        "profile": None,
+        "profile_sha256": None,
+    }
+    profile = dataclasses.asdict(for_domain("weak", env_class(env_id).domain_cls))
+    reversed_profile = dict(reversed(profile.items()))
+    meta["harness_executor"] = json.dumps({"name": "simulated", "version": 2, "profile": reversed_profile})
+    canonical = json.dumps(profile, sort_keys=True, separators=(",", ":")).encode()
+    assert manifest.entry(dataset_id, tmp_path)["executor"] == {
+        "name": "simulated",
+        "profile": "weak",
+        "profile_sha256": hashlib.sha256(canonical).hexdigest(),
+    }
