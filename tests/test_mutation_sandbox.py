@@ -234,16 +234,19 @@ def test_a_run_without_stdin_reads_nothing_has_no_site_and_times_itself() -> Non
     Popen is given ``close_fds`` itself (with ``pass_fds`` a false value only draws a warning); the run's
     duration is its own wall time."""
     import os
+    import time
     import warnings
 
     source = "import os, sys\nprint(repr(sys.stdin.read()), 'site' in sys.modules, os.getcwd())\n"
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        before = time.monotonic()
         result = runner.run_in_process(source)
+        call = time.monotonic() - before
     stdin, site, cwd = result.stdout.split()
     assert result.ok and (stdin, site) == ("''", "False")
     assert os.path.basename(cwd).startswith("harness_sandbox_")
-    assert isinstance(result.duration_s, float) and 0.0 < result.duration_s < 60.0
+    assert isinstance(result.duration_s, float) and 0.0 < result.duration_s <= call  # within the call
 
 
 def test_the_child_reads_time_zone_data() -> None:
