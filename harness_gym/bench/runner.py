@@ -61,7 +61,7 @@ from typing import Any, ClassVar
 
 from harness_gym.bench.processes import run_each
 from harness_gym.core.state import LAYOUTS
-from harness_gym.envs.env import check_token_price
+from harness_gym.envs.env import check_token_price, simulator_kwargs
 from harness_gym.envs.registry import ENV_IDS, env_class
 from harness_gym.evaluation.diagnostics import episode_play, policy_diagnostics
 from harness_gym.evaluation.engine import EngineConfig, check_manifest, config_key, write_atomic
@@ -165,14 +165,7 @@ class BenchConfig:
     def env_kwargs(self) -> dict[str, Any]:
         """The ``gym.make`` keywords of every episode but the executor: the profile, always explicit,
         and the token budget when there is one."""
-        kwargs: dict[str, Any] = {"executor_profile": self.train_profile or "default"}
-        if self.token_budget is not None:
-            kwargs["token_budget"] = self.token_budget
-        if self.token_price:
-            kwargs["token_price"] = self.token_price
-        if self.obs_layout != "v1":
-            kwargs["obs_layout"] = self.obs_layout
-        return kwargs
+        return simulator_kwargs(self.train_profile, self.token_budget, self.token_price, self.obs_layout)
 
     @property
     def engine(self) -> EngineConfig:

@@ -229,14 +229,9 @@ def add_simulator_args(parser: argparse.ArgumentParser, profile_flag: str = "--e
 def simulator_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """The ``gym.make`` keywords of ``add_simulator_args``'s flags: the profile always explicit, the rest
     when not at their defaults."""
-    kwargs: dict[str, Any] = {"executor_profile": args.executor_profile or "default"}
-    if args.token_budget is not None:
-        kwargs["token_budget"] = args.token_budget
-    if args.token_price:
-        kwargs["token_price"] = args.token_price
-    if args.obs_layout != "v1":
-        kwargs["obs_layout"] = args.obs_layout
-    return kwargs
+    from harness_gym.envs.env import simulator_kwargs as env_kwargs
+
+    return env_kwargs(args.executor_profile, args.token_budget, args.token_price, args.obs_layout)
 
 
 def add_engine_args(parser: argparse.ArgumentParser, workers: bool = True, backend: bool = True) -> None:

@@ -80,7 +80,7 @@ from harness_gym.core.actions import Action
 from harness_gym.core.hms import EVENTS
 from harness_gym.core.state import LAYOUT_VERSIONS, LAYOUTS
 from harness_gym.core.task import SPLITS
-from harness_gym.envs.env import check_token_price
+from harness_gym.envs.env import check_token_price, simulator_kwargs
 from harness_gym.envs.registry import ALL_ENV_IDS, env_class
 from harness_gym.evaluation.engine import EngineConfig, EngineError, config_key, differences
 from harness_gym.evaluation.engine import run as run_engine
@@ -187,14 +187,9 @@ class CollectConfig:
         kwargs: dict[str, Any] = {} if self.executor is None else {"executor": self.executor}
         if self.max_steps is not None:
             kwargs["max_steps"] = self.max_steps
-        kwargs["executor_profile"] = self.executor_profile or "default"
-        if self.token_budget is not None:
-            kwargs["token_budget"] = self.token_budget
-        if self.token_price:
-            kwargs["token_price"] = self.token_price
-        if self.obs_layout != "v1":  # v1 stays implicit: the published datasets' env specs have no layout
-            kwargs["obs_layout"] = self.obs_layout
-        return kwargs
+        return kwargs | simulator_kwargs(
+            self.executor_profile, self.token_budget, self.token_price, self.obs_layout
+        )
 
 
 @dataclass

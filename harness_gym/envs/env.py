@@ -189,6 +189,25 @@ def check_token_price(price: Any) -> float:
     return value
 
 
+def simulator_kwargs(
+    executor_profile: Any = None,
+    token_budget: int | None = None,
+    token_price: float = 0.0,
+    obs_layout: str = "v1",
+) -> dict[str, Any]:
+    """The ``gym.make`` keywords of the settings that change what an episode does: the executor profile
+    always explicit (``None`` is ``default``, never an environment variable), the rest only when not at
+    their defaults, so the paper's settings leave recorded env specs as they were."""
+    kwargs: dict[str, Any] = {"executor_profile": executor_profile or "default"}
+    if token_budget is not None:
+        kwargs["token_budget"] = token_budget
+    if token_price:
+        kwargs["token_price"] = token_price
+    if obs_layout != "v1":
+        kwargs["obs_layout"] = obs_layout
+    return kwargs
+
+
 class HarnessEnv(gym.Env[np.ndarray, np.int64]):
     """A frozen LLM executor inside a harness whose structural operations the agent chooses.
 
