@@ -194,7 +194,8 @@ def run(args: argparse.Namespace) -> int:
     name = args.name or default_name
     config = executor_config(args)
     engine = engine_config(args)
-    kwargs = simulator_kwargs(args)
+    simulator = simulator_kwargs(args)
+    kwargs = dict(simulator)
     if config is not None:
         from harness_gym.executors.openai_executor import OpenAIExecutor
 
@@ -235,7 +236,7 @@ def run(args: argparse.Namespace) -> int:
         outcomes[(record["seed"], record["task_id"], record["rollout"])] = outcome
         records[(record["task_id"], record["seed"], record["rollout"])] = record
 
-    n_tasks = len(gym.make(args.env, split=args.split, **simulator_kwargs(args)).unwrapped.tasks)
+    n_tasks = len(gym.make(args.env, split=args.split, **simulator).unwrapped.tasks)
     runs = 1 if args.no_base or args.policy == ["base"] else 2
     total = n_tasks * len(args.seeds) * args.rollouts * runs
     desc = f"evaluate {name} on {args.env}"
