@@ -61,6 +61,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import tempfile
 import threading
 import time
@@ -684,11 +685,24 @@ def _write_atomic(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+@contextlib.contextmanager
+def _ctrl_c_after() -> Iterator[None]:
+    """Ctrl-C pressed inside the block is raised when it ends. A ``KeyboardInterrupt`` inside
+    ``np.savez`` can leave its zip archive with an open member, so closing it raises ``ValueError``
+    in the interrupt's place: the command would end in a traceback instead of its resume hint."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def _save_episode(directory: Path, index: int, arrays: dict[str, np.ndarray]) -> None:
     tmp = directory / f".episode-{index:06d}.{uuid.uuid4().hex}.npz"
-    with tmp.open("wb") as handle:
-        np.savez(handle, **arrays)
-    os.replace(tmp, directory / f"episode-{index:06d}.npz")
+    with _ctrl_c_after():
+        with tmp.open("wb") as handle:
+            np.savez(handle, **arrays)
+        os.replace(tmp, directory / f"episode-{index:06d}.npz")
 
 
 def _load_episode(path: Path) -> dict[str, np.ndarray]:
