@@ -263,6 +263,7 @@ def test_g_vs_tokens_figure_and_gap_section(
         "base": {"G": 0.5, "tokens": 600.0, "kind": "reference"},
         "expert": {"G": 0.8, "tokens": 1600.0, "kind": "reference"},
         "awr": {"G": 0.6, "tokens": 900.0, "kind": "learner"},
+        "bc": {"G": 0.55, "tokens": 1000.0, "kind": "learner"},  # awr beats it on both
     }
     gap = {"expert_G": 0.8, "open_loop_G": 0.7, "gap": 0.1, "ci_low": 0.02, "ci_high": 0.19, "pairs": 60}
     with_tokens["settings"][PLANNING] |= {"tokens": points, "state_dependence": gap | {"string": "DCV"}}
@@ -270,6 +271,9 @@ def test_g_vs_tokens_figure_and_gap_section(
     ax = saved_figures[FIGURES["g_vs_tokens"]].axes[0]  # only Planning has token counts
     plotted = sorted(tuple(c.get_offsets()[0]) for c in ax.collections)
     assert plotted == sorted((p["tokens"], p["G"]) for p in points.values())
+    # the references' frontier as a dashed step; the learners' is one point (awr beats bc), so no line
+    steps = [(list(line.get_xdata()), list(line.get_ydata()), line.get_linestyle()) for line in ax.lines]
+    assert steps == [([600.0, 1600.0], [0.5, 0.8], "--")]
     from matplotlib.colors import to_hex
 
     figure = saved_figures[FIGURES["g_vs_tokens"]]
@@ -279,5 +283,8 @@ def test_g_vs_tokens_figure_and_gap_section(
     gaps = _table_rows(md, HEADINGS["state_dependence"])
     assert gaps == [[PAPER[PLANNING].label, "0.800", "0.700", "+0.100", "[+0.020, +0.190]", "60", "`DCV`"]]
     section = md.split(f"## {HEADINGS['state_dependence']}\n", 1)[1]
-    assert "| Planning | awr | learner | 0.600 | 900 |" in section
+    assert "| Planning | awr | learner | 0.600 | 900 | yes |" in section
+    assert "| Planning | bc | learner | 0.550 | 1,000 |  |" in section
+    # limit 4 x 600; references: 0.5 over [600, 1600) + 0.8 over [1600, 2400); learners: 0.6 over [900, 2400)
+    assert "| Planning | 2,400 | 0.475 | 0.375 |" in section
     assert "_No state-dependence gap in these results._" in markdown_tables(results)

@@ -32,6 +32,7 @@ from harness_gym.bench.report.plot import (
     _paper_legend_handle,
 )
 from harness_gym.core.hms import EVENTS
+from harness_gym.evaluation.frontier import pareto_front
 from harness_gym.evaluation.paper import PAPER
 
 
@@ -246,6 +247,10 @@ def curves_figure(settings: list[tuple[str, Mapping[str, Any]]], path: Path) -> 
     fig.savefig(path)
 
 
+FRONTIER_STYLES = {"reference": "--", "learner": "-"}
+"""Line style of each kind's G-versus-tokens frontier (``harness_gym.evaluation.frontier``)."""
+
+
 def tokens_figure(settings: list[tuple[str, Mapping[str, Any]]], path: Path) -> None:
     """Per setting, one point per evaluated policy: mean executor tokens per episode against mean G.
 
@@ -270,6 +275,10 @@ def tokens_figure(settings: list[tuple[str, Mapping[str, Any]]], path: Path) -> 
             ax.scatter(*([v] for v in xy), color=colour(name), marker=markers.get(point["kind"], "o"), s=size,
                        edgecolors="white", linewidths=0.5, zorder=3)  # fmt: skip
             kinds.setdefault(name, point["kind"])
+        for kind, style in FRONTIER_STYLES.items():
+            front = pareto_front((p["tokens"], p["G"]) for p in points.values() if p["kind"] == kind)
+            if len(front) > 1:
+                ax.step(*zip(*front, strict=True), where="post", color="0.45", lw=0.8, ls=style, zorder=2)
         ax.xaxis.set_major_locator(MaxNLocator(nbins=3))
         ax.set_title(_label(e), fontsize=10)
         ax.set_xlabel("mean tokens per episode", fontsize=8)
@@ -286,7 +295,8 @@ def tokens_figure(settings: list[tuple[str, Mapping[str, Any]]], path: Path) -> 
     if handles:
         fig.legend(handles=handles, loc="outside lower center", ncols=min(7, len(handles)), fontsize=8)
     fig.suptitle(
-        "G versus executor tokens per episode (one point per policy; squares: references, circles: learners)",
+        "G versus executor tokens per episode (one point per policy; squares: references, circles: learners;"
+        " steps: each kind's frontier, dashed for references)",
         fontsize=10,
     )
     fig.savefig(path)

@@ -8,6 +8,11 @@ from typing import Any
 from harness_gym.bench.report.access import _label
 from harness_gym.bench.report.format import fmt_ci, fmt_num, fmt_signed, markdown_table
 from harness_gym.bench.report.sections import _section
+from harness_gym.evaluation.frontier import hypervolume, pareto_front
+
+TOKEN_LIMIT_PER_BASE = 4
+"""The hypervolume's token limit in multiples of Base's mean tokens per episode: a harness spending up to
+four times the paper's baseline harness counts (an assumption, stated in the report)."""
 
 
 def state_dependence_tables(settings: list[tuple[str, Mapping[str, Any]]]) -> str:
@@ -28,11 +33,26 @@ def state_dependence_tables(settings: list[tuple[str, Mapping[str, Any]]]) -> st
                     f"`{gap['string']}`",
                 ]
             )
-    token_rows = [
-        [_label(e), name, point["kind"], fmt_num(point["G"]), f"{point['tokens']:,.0f}"]
-        for e, s in settings
-        for name, point in (s.get("tokens") or {}).items()
-    ]
+    token_rows, volume_rows = [], []
+    for e, s in settings:
+        points = s.get("tokens") or {}
+        front = set(pareto_front((p["tokens"], p["G"]) for p in points.values()))
+        token_rows += [
+            [_label(e), name, point["kind"], fmt_num(point["G"]), f"{point['tokens']:,.0f}",
+             "yes" if (point["tokens"], point["G"]) in front else ""]
+            for name, point in points.items()
+        ]  # fmt: skip
+        if "base" in points and points["base"]["tokens"] > 0:
+            limit = TOKEN_LIMIT_PER_BASE * points["base"]["tokens"]
+            volume = {
+                kind: hypervolume(
+                    [(p["tokens"], p["G"]) for p in points.values() if p["kind"] == kind], limit
+                )
+                for kind in ("reference", "learner")
+            }
+            volume_rows.append(
+                [_label(e), f"{limit:,.0f}", fmt_num(volume["reference"]), fmt_num(volume["learner"])]
+            )
     parts = [
         "The expert (reads the state) and the open-loop reference (the setting's best fixed action string, "
         "`harness_gym/data/open_loop.json`) play the same evaluation episodes as Base; the gap is their mean "
@@ -47,6 +67,16 @@ def state_dependence_tables(settings: list[tuple[str, Mapping[str, Any]]]) -> st
         parts += [
             "Mean G and mean executor tokens (prompt + completion) per evaluation episode of every "
             "evaluated policy (figure: G versus tokens).",
-            markdown_table(["Setting", "Policy", "kind", "G", "tokens / episode"], token_rows, left=3),
+            markdown_table(
+                ["Setting", "Policy", "kind", "G", "tokens / episode", "on the frontier"], token_rows, left=3
+            ),
+        ]
+    if volume_rows:
+        parts += [
+            "Hypervolume of each class's G-versus-tokens frontier (`harness_gym.evaluation.frontier`): the "
+            "mean, over token budgets spread evenly up to the limit, of the best G a policy of the class "
+            f"reaches within the budget. The limit is {TOKEN_LIMIT_PER_BASE}x Base's mean tokens per "
+            "episode (a stated rule, the same for every class); a policy spending more counts for nothing.",
+            markdown_table(["Setting", "token limit", "references", "learners"], volume_rows),
         ]
     return _section("state_dependence", parts[0], "\n\n".join(parts[1:]), None)
