@@ -285,6 +285,7 @@ def test_g_vs_tokens_figure_and_gap_section(
     section = md.split(f"## {HEADINGS['state_dependence']}\n", 1)[1]
     assert "| Planning | awr | learner | 0.600 | 900 | yes |" in section
     assert "| Planning | bc | learner | 0.550 | 1,000 |  |" in section
-    # limit 4 x 600; references: 0.5 over [600, 1600) + 0.8 over [1600, 2400); learners: 0.6 over [900, 2400)
-    assert "| Planning | 2,400 | 0.475 | 0.375 |" in section
+    # limit 2 x 1600 (the expert); references: 0.5 over [600, 1600) + 0.8 over [1600, 3200);
+    # learners: 0.6 over [900, 3200)
+    assert "| Planning | 3,200 | 0.556 | 0.431 |" in section
     assert "_No state-dependence gap in these results._" in markdown_tables(results)
