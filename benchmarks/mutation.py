@@ -50,6 +50,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENTS = ROOT / "benchmarks" / "mutation_equivalents.toml"
+RUN_LOG = ROOT / "mutmut-run.log"
 TARGET = 0.90
 """Fraction of the non-equivalent mutants each module's tests must kill."""
 
@@ -156,11 +157,11 @@ def run(children: int) -> None:
     # mutmut forks its children from a process that has run torch: with several torch threads a forked
     # child can hang in a BCQ/AWR test, and a timeout counts as a kill. One thread each avoids false kills.
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(
-        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-    )
+    with RUN_LOG.open("w") as log:  # mutmut reports a failing run (e.g. a test failing unmutated) on stdout
+        done = subprocess.run(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
     if done.returncode != 0:
-        sys.exit(f"mutmut run failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+        tail = RUN_LOG.read_text(errors="replace").replace("\r", "\n").strip()[-3000:]
+        sys.exit(f"mutmut run failed ({done.returncode}; its output: {RUN_LOG}):\n{tail}")
 
 
 def statuses() -> dict[str, str]:
