@@ -87,6 +87,17 @@ def test_reference_scores_are_written_only_from_the_full_protocol() -> None:
         main(["headroom", "--env", "HarnessNope-v0"])
 
 
+@pytest.mark.parametrize("price", ["-0.5", "nan", "inf"])
+def test_a_bad_token_price_is_named(price) -> None:
+    with pytest.raises(SystemExit, match="token_price must be a finite number >= 0"):
+        main(["headroom", "--env", PLANNING, "--token-price", price])
+
+
+def test_the_online_reference_is_not_trained_at_a_price() -> None:
+    with pytest.raises(SystemExit, match="--train-online trains at price 0 only"):
+        main(["headroom", "--env", PLANNING, "--token-price", "0.05", "--train-online"])
+
+
 def test_summary_ceiling_counts_tasks_any_policy_solves() -> None:
     records = {
         "base": [{"task_id": "a", "seed": 0, "rollout": r, "G": g} for r, g in enumerate((0.2, 0.4))]

@@ -118,3 +118,59 @@ def test_open_loop_plays_the_string_of_the_env_layout_and_never_v1s_on_v2(tmp_pa
             run_episode(v1_env, OpenLoopPolicy(PLANNING, obs_layout="v2"), seed=0)
     finally:
         ol.open_loop_table.cache_clear()
+
+
+def test_a_search_at_a_price_ranks_strings_by_g_net_of_their_tokens_price():
+    """Decision: at a token price the open-loop reference is the string with the most G minus the price of
+    its tokens (``play_string``'s return), so its recorded train score is that return; at a price where
+    tokens dominate, the cheapest string that drafts wins."""
+    from harness_gym.evaluation.open_loop import search
+    from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
+    from harness_gym.evaluation.rollout import protocol_episodes
+
+    task_ids = [t.task_id for t in gym.make(PLANNING, split="train").unwrapped.tasks[:3]]
+    episodes = protocol_episodes(task_ids, EVAL_SEEDS, EVAL_ROLLOUTS)
+    for price in (0.05, 10.0):
+        found = search(PLANNING, task_ids=task_ids, max_steps=5, token_price=price)
+        priced = gym.make(
+            PLANNING, split="train", task_ids=task_ids, max_steps=5, token_price=price
+        ).unwrapped
+        free = gym.make(PLANNING, split="train", task_ids=task_ids, max_steps=5).unwrapped
+        net = play_string(priced, found["string"], episodes).mean()
+        assert net == pytest.approx(found["train_G"], abs=1e-4)
+        assert net < play_string(free, found["string"], episodes).mean()  # the string's tokens were charged
+    assert found["string"] == "D"
+
+
+def test_each_price_has_its_own_table_and_open_loop_plays_that_prices_string(tmp_path, monkeypatch):
+    import harness_gym.policies.open_loop as ol
+    from harness_gym.evaluation.open_loop import _write
+
+    assert ol.table_key("v2") == "v2" and ol.table_key("v2", 0.05) == "v2/price=0.05"
+    with pytest.raises(ValueError, match="unknown observation layout 'v3'"):
+        ol.table_key("v3", 0.05)
+    path = tmp_path / "open_loop.json"
+    _write(path, {PLANNING: {"string": "ODCV"}}, "v1")
+    _write(path, {PLANNING: {"string": "OD"}}, "v1", token_price=0.2)
+    tables = ol.read_layouts(path)
+    assert tables["v1"]["strings"] == {PLANNING: {"string": "ODCV"}}  # the price-0 table is kept
+    assert tables["v1/price=0.2"]["search"]["token_price"] == 0.2
+    assert tables["v1/price=0.2"]["search"]["command"].endswith("--token-price 0.2")
+    monkeypatch.setattr(ol, "OPEN_LOOP_FILE", path)
+    ol.open_loop_table.cache_clear()
+    try:
+        env = gym.make(PLANNING, split="eval", token_price=0.2)
+        steps = run_episode(env, OpenLoopPolicy(PLANNING, token_price=0.2), seed=0)["trajectory"]["steps"]
+        assert [s["action"] for s in steps] == ["OBSERVE", "DRAFT", "SUBMIT"]
+        with pytest.raises(ValueError, match=r"at token_price 0\.05 .*--token-price 0\.05"):
+            OpenLoopPolicy(PLANNING, token_price=0.05)
+        # the bench's gap at a price is against that price's string, and absent where none was searched
+        from harness_gym.bench.runner import GAP_POLICIES, gap_policies, gap_policy_names
+
+        assert (
+            gap_policy_names(PLANNING, "v1", 0.2) == GAP_POLICIES
+            and gap_policy_names(PLANNING, "v1", 0.05) == ()
+        )
+        assert gap_policies(PLANNING, "v1", 0.2)["open-loop"].string == "OD"
+    finally:
+        ol.open_loop_table.cache_clear()

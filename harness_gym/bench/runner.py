@@ -257,7 +257,9 @@ def episode_count(env_id: str, config: BenchConfig) -> int:
     n_eval = sum(task.split == "eval" for task in tasks)
     modes = sum(len(config.act) if get_algorithm(algo).stochastic else 1 for algo in config.algos)
     per_policy = n_eval * len(config.seeds) * config.rollouts
-    gap_only = len(set(gap_policy_names(env_id, config.obs_layout)) - set(config.references))
+    gap_only = len(
+        set(gap_policy_names(env_id, config.obs_layout, config.token_price)) - set(config.references)
+    )
     evaluated = (2 + len(config.references) + gap_only + modes) * per_policy
     truth = n_train * len(config.seeds) * modes  # ``off_policy_evaluation``'s true values
     curves = curve_episode_count(len(select(tasks, VALIDATION)), config)
@@ -271,28 +273,30 @@ protocol's evaluation episodes beside Base, reported in their own section (absen
 tables unless named in ``BenchConfig.references``)."""
 
 
-def gap_policy_names(env_id: str, obs_layout: str = "v1") -> tuple[str, ...]:
-    """``GAP_POLICIES`` where ``env_id`` has an open-loop string shipped for ``obs_layout``, else none."""
+def gap_policy_names(env_id: str, obs_layout: str = "v1", token_price: float = 0.0) -> tuple[str, ...]:
+    """``GAP_POLICIES`` where ``env_id`` has an open-loop string shipped for ``obs_layout`` at
+    ``token_price`` (a string searched at another price is not that price's reference), else none."""
     from harness_gym.policies.open_loop import open_loop_table
 
-    return GAP_POLICIES if env_id in open_loop_table(obs_layout)["strings"] else ()
+    return GAP_POLICIES if env_id in open_loop_table(obs_layout, token_price)["strings"] else ()
 
 
-def gap_policies(env_id: str, obs_layout: str = "v1") -> dict[str, Any]:
-    """The gap's two policies, by name (empty where no open-loop string is shipped for ``obs_layout``)."""
+def gap_policies(env_id: str, obs_layout: str = "v1", token_price: float = 0.0) -> dict[str, Any]:
+    """The gap's two policies, by name (empty where no open-loop string is shipped for ``obs_layout`` at
+    ``token_price``)."""
     from harness_gym.policies.open_loop import OpenLoopPolicy
     from harness_gym.policies.scripted import make_policy
 
-    if not gap_policy_names(env_id, obs_layout):
+    if not gap_policy_names(env_id, obs_layout, token_price):
         return {}
     return {
         "expert": make_policy("expert", env_id),
-        "open-loop": OpenLoopPolicy(env_id, obs_layout=obs_layout),
+        "open-loop": OpenLoopPolicy(env_id, obs_layout=obs_layout, token_price=token_price),
     }
 
 
 def state_dependence(
-    env_id: str, results: dict[str, list[Any]], obs_layout: str = "v1"
+    env_id: str, results: dict[str, list[Any]], obs_layout: str = "v1", token_price: float = 0.0
 ) -> dict[str, Any] | None:
     """Expert and open-loop mean G and their paired gap with its bootstrap interval
     (``headroom.paired_gap``, over the protocol's episode pairs, resampling whole tasks); None without
@@ -314,7 +318,7 @@ def state_dependence(
         "ci_low": low,
         "ci_high": high,
         "pairs": len(expert),
-        "string": open_loop_table(obs_layout)["strings"][env_id]["string"],
+        "string": open_loop_table(obs_layout, token_price)["strings"][env_id]["string"],
     }
 
 
@@ -654,7 +658,9 @@ def evaluate_references(setting: SettingRun) -> tuple[dict[str, list[Any]], dict
     gap_refs = {  # with a chat LLM their calls join the audit trail and the spend summary like every other's
         name: results.get(name)
         or setting.evaluate(policy, name, seeds, name, view=setting.executor is not None)
-        for name, policy in gap_policies(env_id, setting.config.obs_layout).items()
+        for name, policy in gap_policies(
+            env_id, setting.config.obs_layout, setting.config.token_price
+        ).items()
     }
     setting.timings["evaluate_s"] = setting.elapsed() - setting.timings["collect_s"]
     return results, gap_refs
@@ -777,7 +783,7 @@ def setting_output(
         "curves": curves.points,
         "pass_k": pass_k(results, range(1, config.rollouts + 1)),
         "ope": ope,
-        "state_dependence": state_dependence(env_id, gap_refs, config.obs_layout),
+        "state_dependence": state_dependence(env_id, gap_refs, config.obs_layout, config.token_price),
         "tokens": token_points(results | gap_refs, setting.tokens, references=references),
         "diagnostics": {name: policy_diagnostics(setting.plays[name]) for name in results | gap_refs},
     }

@@ -45,6 +45,13 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--obs-layout", default=None, choices=("v1", "v2"), help="observation layout (default: the env's)"
     )
+    parser.add_argument(
+        "--token-price",
+        type=float,
+        default=0.0,
+        help="G per thousand executor tokens (docs/priced.md): the open-loop search ranks strings by G net "
+        "of their tokens' price and writes that price's table; open-loop plays that price's string",
+    )
     online = parser.add_argument_group("online reference")
     online.add_argument(
         "--train-online",
@@ -106,14 +113,25 @@ def run(args: argparse.Namespace) -> int:
                 "id beyond the paper's eight; no --seeds / --rollouts / --tasks) and the random and expert "
                 "policies"
             )
-    env_kwargs = {} if args.obs_layout is None else {"obs_layout": args.obs_layout}
+    env_kwargs: dict[str, Any] = {} if args.obs_layout is None else {"obs_layout": args.obs_layout}
+    if args.token_price:
+        from harness_gym.envs.env import check_token_price
+
+        try:
+            check_token_price(args.token_price)
+        except ValueError as exc:
+            raise SystemExit(f"harness-gym headroom: {exc}") from None
+        env_kwargs["token_price"] = args.token_price
+        if args.train_online:
+            raise SystemExit("harness-gym headroom: --train-online trains at price 0 only (--token-price 0)")
     if args.train_online:
         train_online_references(args, env_ids, protocol)
     if args.search_open_loop:
         from harness_gym.evaluation.open_loop import write_open_loop
         from harness_gym.policies.open_loop import open_loop_table
 
-        print(f"wrote {write_open_loop(env_ids, log=print, obs_layout=args.obs_layout or 'v1')}")
+        layout = args.obs_layout or "v1"
+        print(f"wrote {write_open_loop(env_ids, log=print, obs_layout=layout, token_price=args.token_price)}")
         open_loop_table.cache_clear()
     try:
         chosen = tuple(args.policies) if args.policies else None  # None: open-loop where a string is shipped

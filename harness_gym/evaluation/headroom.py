@@ -104,7 +104,11 @@ def build_policy(name: str, env_id: str, env: Any, env_kwargs: Mapping[str, Any]
     if name == OPEN_LOOP:
         from harness_gym.policies.open_loop import OpenLoopPolicy
 
-        return OpenLoopPolicy(env_id, obs_layout=env_kwargs.get("obs_layout", "v1"))
+        return OpenLoopPolicy(
+            env_id,
+            obs_layout=env_kwargs.get("obs_layout", "v1"),
+            token_price=env_kwargs.get("token_price", 0.0),
+        )
     if name not in OPTIONAL_POLICIES:
         known = ", ".join((*SCRIPTED, OPEN_LOOP, *OPTIONAL_POLICIES))
         raise ValueError(f"unknown reference policy {name!r}; known: {known}")
@@ -131,7 +135,8 @@ def measure(
 
     names = tuple(policies) if policies is not None else policy_names()
     layout = env_kwargs.get("obs_layout", "v1")
-    if policies is None and env_id not in _shipped_open_loop(layout):  # a default run: where shipped
+    price = env_kwargs.get("token_price", 0.0)
+    if policies is None and env_id not in _shipped_open_loop(layout, price):  # a default run: where shipped
         names = tuple(name for name in names if name != OPEN_LOOP)
     if policies is None and env_id in read_online(online_file, layout)["settings"]:
         names = (*names, ONLINE)
@@ -164,10 +169,10 @@ def measure(
         env.close()
 
 
-def _shipped_open_loop(layout: str = "v1") -> set[str]:
+def _shipped_open_loop(layout: str = "v1", token_price: float = 0.0) -> set[str]:
     from harness_gym.policies.open_loop import open_loop_table
 
-    return set(open_loop_table(layout)["strings"])
+    return set(open_loop_table(layout, token_price)["strings"])
 
 
 def paired_gap(

@@ -20,9 +20,10 @@ Deterministic (fixed episode seeds, deterministic tie-breaks), so rerunning it r
    string in some setting and missed it in another.
 
 ``write_open_loop`` runs it per env id and writes ``harness_gym/data/open_loop.json`` with this
-provenance (``harness-gym headroom --search-open-loop``), one table per observation layout
-(``--obs-layout v2`` searches on MDP v2, whose tasks and revision risk differ, and writes the v2 table;
-the other layouts' tables are kept as they are).
+provenance (``harness-gym headroom --search-open-loop``), one table per observation layout and token
+price (``--obs-layout v2`` searches on MDP v2, whose tasks and revision risk differ; ``--token-price P``
+ranks strings by G minus the price of their tokens, ``play_string``'s return; the other tables are kept
+as they are).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ import numpy as np
 from harness_gym.core.actions import Action
 from harness_gym.evaluation.paper import EVAL_ROLLOUTS, EVAL_SEEDS
 from harness_gym.evaluation.rollout import protocol_episodes
-from harness_gym.policies.open_loop import LETTERS, OPEN_LOOP_FILE, read_layouts
+from harness_gym.policies.open_loop import LETTERS, OPEN_LOOP_FILE, read_layouts, table_key
 
 SEARCHES: tuple[tuple[int, int], ...] = ((8, 1), (24, 1), (12, 3))
 """(beam width, screen rollouts per train task) of each beam search (module docstring, step 4)."""
@@ -180,19 +181,22 @@ def write_open_loop(
     path: str | Path = OPEN_LOOP_FILE,
     log: Callable[[str], None] | None = None,
     obs_layout: str = "v1",
+    token_price: float = 0.0,
 ) -> Path:
-    """Search every env id on ``obs_layout`` (default simulated executor) and write its strings into that
-    layout's table, after each env id, so an interrupted run keeps what it found. Other env ids' strings
-    and other layouts' tables are kept."""
+    """Search every env id on ``obs_layout`` at ``token_price`` (default simulated executor) and write its
+    strings into that table (``table_key``), after each env id, so an interrupted run keeps what it found.
+    Other env ids' strings and other tables are kept."""
     path = Path(path)
-    strings = dict(read_layouts(path).get(obs_layout, {}).get("strings", {}))
+    key = table_key(obs_layout, token_price)
+    strings = dict(read_layouts(path).get(key, {}).get("strings", {}))
+    priced = {"token_price": token_price} if token_price else {}
     for env_id in env_ids:
-        strings[env_id] = search(env_id, log, obs_layout=obs_layout)
-        _write(path, strings, obs_layout)
+        strings[env_id] = search(env_id, log, obs_layout=obs_layout, **priced)
+        _write(path, strings, obs_layout, token_price)
     return path
 
 
-def _write(path: Path, strings: dict[str, Any], obs_layout: str) -> None:
+def _write(path: Path, strings: dict[str, Any], obs_layout: str, token_price: float = 0.0) -> None:
     command = "harness-gym headroom --search-open-loop"
     table = {
         "search": {
@@ -203,11 +207,14 @@ def _write(path: Path, strings: dict[str, Any], obs_layout: str) -> None:
             "seeds": list(EVAL_SEEDS),
             "rollouts": EVAL_ROLLOUTS,
             "executor_profile": "default",
-            "command": command if obs_layout == "v1" else f"{command} --obs-layout {obs_layout}",
+            "command": command
+            + ("" if obs_layout == "v1" else f" --obs-layout {obs_layout}")
+            + (f" --token-price {token_price:g}" if token_price else ""),
             **({} if obs_layout == "v1" else {"obs_layout": obs_layout}),
+            **({"token_price": token_price} if token_price else {}),
         },
         "strings": dict(sorted(strings.items())),
     }
-    layouts = {**read_layouts(path), obs_layout: table}
+    layouts = {**read_layouts(path), table_key(obs_layout, token_price): table}
     data = layouts["v1"] if set(layouts) == {"v1"} else layouts  # v1 alone: the one-table file as before
     path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")

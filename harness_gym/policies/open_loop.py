@@ -5,10 +5,11 @@ SUBMIT): at step t it takes the string's t-th action if the mask allows it and S
 SUBMIT once the string is used up. The only feature it reads is ``progress`` (which step it is at). The
 shipped strings (``harness_gym/data/open_loop.json``) are the best found on the train split by the
 deterministic search of ``harness_gym.evaluation.open_loop`` (``harness-gym headroom
---search-open-loop [--obs-layout v2]`` writes them, with the search's provenance), one table per
-observation layout: MDP v2 (``obs_layout="v2"``) plays other tasks and mechanics, so its strings are
-searched on v2 and a v2 episode plays the v2 string (never the v1 one). The expert's lead over it is the
-state-dependence gap: what reading the state is worth in that setting.
+--search-open-loop [--obs-layout v2] [--token-price P]`` writes them, with the search's provenance), one
+table per observation layout and token price: MDP v2 (``obs_layout="v2"``) plays other tasks and
+mechanics, so its strings are searched on v2 and a v2 episode plays the v2 string (never the v1 one); at
+a price the best string is the one with the most G net of its tokens' price (``docs/priced.md``). The
+expert's lead over it is the state-dependence gap: what reading the state is worth in that setting.
 """
 
 from __future__ import annotations
@@ -43,31 +44,44 @@ def read_layouts(path: Path | None = None) -> dict[str, dict[str, Any]]:
     return {"v1": data} if "strings" in data else data
 
 
-@cache
-def open_loop_table(layout: str = "v1") -> dict[str, Any]:
-    """One layout's shipped strings: ``{"search": provenance, "strings": {env_id: {"string", "train_G",
-    ...}}}`` (empty where none were searched)."""
+def table_key(layout: str = "v1", token_price: float = 0.0) -> str:
+    """The key of the table searched on ``layout`` at ``token_price`` (G per thousand tokens): the layout
+    itself at price 0 (the paper's protocol), ``"<layout>/price=<price>"`` otherwise. A string searched
+    at a price maximises G minus the price of its tokens, so each price has its own."""
     if layout not in LAYOUTS:
         raise ValueError(f"unknown observation layout {layout!r}; expected one of {', '.join(LAYOUTS)}")
-    return read_layouts().get(layout, {"search": {}, "strings": {}})
+    return layout if token_price == 0 else f"{layout}/price={float(token_price):g}"
 
 
-def shipped_string(env_id: str, layout: str = "v1") -> str:
-    """The string searched for ``env_id`` on ``layout``; a clear error where none was."""
-    strings = open_loop_table(layout)["strings"]
+@cache
+def open_loop_table(layout: str = "v1", token_price: float = 0.0) -> dict[str, Any]:
+    """The strings shipped for ``layout`` at ``token_price``: ``{"search": provenance, "strings": {env_id:
+    {"string", "train_G", ...}}}`` (empty where none were searched)."""
+    return read_layouts().get(table_key(layout, token_price), {"search": {}, "strings": {}})
+
+
+def shipped_string(env_id: str, layout: str = "v1", token_price: float = 0.0) -> str:
+    """The string searched for ``env_id`` on ``layout`` at ``token_price``; a clear error where none was."""
+    strings = open_loop_table(layout, token_price)["strings"]
     if env_id not in strings:
         known = ", ".join(sorted(strings)) or "none"
+        at, flag = (
+            (f" at token_price {token_price:g}", f" --token-price {token_price:g}")
+            if token_price
+            else ("", "")
+        )
         raise ValueError(
-            f"no open-loop string shipped for {env_id!r} on obs_layout {layout!r} (search it: harness-gym "
-            f"headroom --search-open-loop --obs-layout {layout} --env {env_id}); shipped: {known}"
+            f"no open-loop string shipped for {env_id!r} on obs_layout {layout!r}{at} (search it: "
+            f"harness-gym headroom --search-open-loop --obs-layout {layout}{flag} --env {env_id}); "
+            f"shipped: {known}"
         )
     return strings[env_id]["string"]
 
 
 class OpenLoopPolicy:
     """Plays a fixed action string: ``string`` if given (on any layout), else the string shipped for
-    ``env_id`` on the layout of the observation it is shown (``obs_layout`` names it up front, so a
-    missing string fails at construction; unnamed, it is read off the observation's width)."""
+    ``env_id`` at ``token_price`` on the layout of the observation it is shown (``obs_layout`` names it up
+    front, so a missing string fails at construction; unnamed, it is read off the observation's width)."""
 
     name = "open-loop"
 
@@ -77,12 +91,13 @@ class OpenLoopPolicy:
         string: str | None = None,
         max_steps: int | None = None,
         obs_layout: str | None = None,
+        token_price: float = 0.0,
     ) -> None:
         from harness_gym.envs.registry import env_class
 
-        self.env_id, self.obs_layout = env_id, obs_layout
+        self.env_id, self.obs_layout, self.token_price = env_id, obs_layout, token_price
         if string is None:
-            string = shipped_string(env_id, obs_layout or "v1")
+            string = shipped_string(env_id, obs_layout or "v1", token_price)
             self._fixed = False
         else:
             self._fixed = True
@@ -113,7 +128,7 @@ class OpenLoopPolicy:
             )
         if layout == (self.obs_layout or "v1"):
             return self.actions
-        return self._letters(shipped_string(self.env_id, layout))
+        return self._letters(shipped_string(self.env_id, layout, self.token_price))
 
     def choose(self, obs: np.ndarray, mask: np.ndarray) -> int:
         actions = self._actions(obs)
