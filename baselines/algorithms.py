@@ -125,11 +125,47 @@ class LagrangianLearner:
         return trained(model)
 
 
+@dataclass(frozen=True)
+class BudgetLearner:
+    """``bc-budget`` (``baselines.budget_bc``): behaviour cloning conditioned on the tokens left and a
+    target G, one model for every budget; trains on an MDP v2 buffer with per-step tokens."""
+
+    name: str = "bc-budget"
+    stochastic: bool = False
+
+    def train(
+        self,
+        data: TrainingData,
+        *,
+        seed: int,
+        n_steps: int | None = None,
+        curve_points: int = 0,
+        on_checkpoint: Callable[[Trained, int], None] | None = None,
+    ) -> Trained:
+        from baselines.budget_bc import BudgetBCConfig, conditioned, fit
+
+        config = BudgetBCConfig() if n_steps is None else BudgetBCConfig(n_steps=n_steps)
+
+        def trained(model) -> Trained:
+            return Trained({"greedy": model}, model.fingerprint(), model)
+
+        callback = None
+        if on_checkpoint is not None and curve_points > 0:
+
+            def callback(model, step: int) -> None:
+                on_checkpoint(trained(model), step)
+
+        model = fit(
+            conditioned(data.dataset), config, seed=seed, on_checkpoint=callback, checkpoints=curve_points
+        )
+        return trained(model)
+
+
 def _schedule(n_steps: int | None) -> Schedule:
     """The shared budget, its step count replaced by ``n_steps`` when given."""
     return Schedule() if n_steps is None else Schedule(n_steps=n_steps)
 
 
-def provided() -> list[D3rlpyLearner | LagrangianLearner]:
-    """The entry point: every learner of ``baselines.catalog.ALGORITHMS``, and ``dqn-lag``."""
-    return [*(D3rlpyLearner(name) for name in ALGORITHMS), LagrangianLearner()]
+def provided() -> list[D3rlpyLearner | LagrangianLearner | BudgetLearner]:
+    """The entry point: every learner of ``baselines.catalog.ALGORITHMS``, ``dqn-lag`` and ``bc-budget``."""
+    return [*(D3rlpyLearner(name) for name in ALGORITHMS), LagrangianLearner(), BudgetLearner()]
