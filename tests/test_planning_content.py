@@ -420,6 +420,10 @@ def test_logistics_heuristic_is_handling_left_plus_the_longest_drive_one_package
     # p1 on the ground at x-a (t1 there, then two drives), p2 at x-b (t1 one drive away, then one drive).
     assert heuristic(((a, d), (a, b), 0)) == 2 + 2 + 2
     assert heuristic(((d, d), (a, b), 0)) == 2 + 2 + max(3 + 2, 2 + 1)
+    # a delivered package does not end the count: p2 at x-b still needs load, unload and two drives
+    assert heuristic(((a, d), (c, b), 0)) == 2 + (1 + 1)
+    # every package in a truck adds its unload: p1 in t1 and p2 in t2, both trucks at the goal
+    assert heuristic(((c, c), (in_t1, in_t2), 0)) == 1 + 1
 
 
 def test_logistics_search_plans_for_a_goal_given_in_place_of_the_problems() -> None:
