@@ -149,6 +149,9 @@ class BenchConfig:
     obs_layout: str = "v1"
     """The MDP every buffer and evaluation plays (``gym.make``'s ``obs_layout``): ``v1``, the paper's, or
     ``v2`` (``docs/mdp-v2.md``): its observation, task set and reference scores."""
+    track: str = "paper"
+    """``paper``: the paper's protocol (price 0); ``priced``: the same question at three token prices
+    (``harness_gym.bench.priced``; MDP v2), written to ``priced.json`` and ``priced.md``."""
 
     NEUTRAL: ClassVar[frozenset[str]] = frozenset(
         {
@@ -242,6 +245,7 @@ def results_document(config: BenchConfig, settings: dict[str, dict[str, Any]]) -
 
 
 CHECKPOINTS = "checkpoints"
+TRACKS = ("paper", "priced")
 """Under ``out``: the bench manifest, finished settings and per-episode evaluation checkpoints."""
 EPISODES = "episodes"
 """Under ``out``: per setting, the kept evaluation episodes' records (``<env id>.jsonl``)."""
@@ -886,6 +890,12 @@ def run(config: BenchConfig) -> dict[str, Any]:
     unknown = [env_id for env_id in config.settings if env_id not in known]
     if unknown:
         raise ValueError(f"unknown setting(s) {unknown}; known: {', '.join(known)}")
+    if config.track not in TRACKS:
+        raise ValueError(f"unknown track {config.track!r}; expected one of {', '.join(TRACKS)}")
+    if config.track == "priced":
+        from harness_gym.bench import priced
+
+        return priced.run(config)
     from harness_gym.evaluation.shift import check_profiles
 
     check_profiles(config.train_profile, config.eval_profiles, llm=config.executor is not None)

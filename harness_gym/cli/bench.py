@@ -39,6 +39,13 @@ def add_parser(subparsers) -> None:
         help="run the algorithm x dataset-tier suite on these tiers instead, e.g. random medium expert "
         "medium-expert mixed coverage",
     )
+    parser.add_argument(
+        "--track",
+        default="paper",
+        choices=("paper", "priced"),
+        help="paper: the paper's protocol; priced: the question at three token prices (MDP v2; "
+        "docs/priced.md), written to OUT/priced.md",
+    )
     parser.add_argument("--quiet", action="store_true")
     add_simulator_args(parser, "--train-profile")
     parser.add_argument(
@@ -104,7 +111,9 @@ def run(args: argparse.Namespace) -> int:
         eval_profiles=tuple(args.eval_profile or ()),
         token_budget=args.token_budget,
         token_price=args.token_price,
-        obs_layout=args.obs_layout,
+        # the priced track plays MDP v2 (its buffers store per-step tokens) unless a layout is named
+        obs_layout="v2" if args.track == "priced" and "--obs-layout" not in args.argv else args.obs_layout,
+        track=args.track,
     )
     if args.references:
         unknown = [name for name in args.references if name not in scripted_names()]
@@ -131,6 +140,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise SystemExit(f"harness-gym bench: {exc}") from None
     timings = results["timings"]
+    if config.track == "priced":
+        print(f"wrote {args.out}/priced.md and priced.json in {timings['total_s']:.0f}s")
+        return 0
     if config.executor is not None:
         from harness_gym.evaluation.spend import spend_lines
 
