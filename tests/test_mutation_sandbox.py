@@ -50,6 +50,27 @@ def test_files_are_placed_with_their_subdirectories_and_exact_text(tmp_path) -> 
     assert (tmp_path / "pkg" / "sub" / "b.txt").read_text(encoding="utf-8") == "é"
 
 
+def test_files_are_written_as_utf_8_whatever_the_hosts_locale(tmp_path) -> None:
+    """Decision: the child reads its files as UTF-8 (``PYTHONUTF8=1``), so they are written as UTF-8 even
+    where the host's locale encoding is another: here ASCII (the C locale, neither coerced nor in UTF-8
+    mode), where the locale's codec cannot even encode the text."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    package_root = Path(runner.__file__).parents[2]
+    files = "{'b.txt': '\\u00e9'}"  # the command line itself stays ASCII
+    script = f"from harness_gym.sandbox import runner; runner._place_files({str(tmp_path)!r}, {files})"
+    env = {**os.environ, "PYTHONPATH": str(package_root), "LC_ALL": "C", "LANG": "C"}
+    env |= {"PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    if env.get("MUTANT_UNDER_TEST") == "stats":  # mutmut's call-recording run: the child runs the original
+        env["MUTANT_UNDER_TEST"] = ""
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "b.txt").read_bytes() == "é".encode()
+
+
 def test_the_child_environment_is_built_from_scratch(monkeypatch) -> None:
     monkeypatch.setenv("SECRET_TOKEN", "x")
     env = runner._child_env("/scratch")
