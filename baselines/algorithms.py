@@ -92,7 +92,8 @@ class D3rlpyLearner:
 @dataclass(frozen=True)
 class LagrangianLearner:
     """``dqn-lag`` (``baselines.dqn_lag``): a reward and a cost critic, greedy on Q_r - lam * Q_c under a
-    mean-token limit; trains on a buffer with per-step tokens (a chat-LLM dataset)."""
+    mean-token limit (``TrainingData.token_limit`` where set, else ``DQNLagConfig``'s); trains on a buffer
+    with per-step tokens (a chat-LLM or MDP v2 dataset)."""
 
     name: str = "dqn-lag"
     stochastic: bool = False
@@ -108,7 +109,8 @@ class LagrangianLearner:
     ) -> Trained:
         from baselines.dqn_lag import DQNLagConfig, fit, transitions
 
-        config = DQNLagConfig() if n_steps is None else DQNLagConfig(n_steps=n_steps)
+        limit = {} if data.token_limit is None else {"cost_limit": data.token_limit / 1000}
+        config = DQNLagConfig(**limit) if n_steps is None else DQNLagConfig(n_steps=n_steps, **limit)
 
         def trained(model) -> Trained:
             return Trained({"greedy": model}, model.fingerprint(), model)
@@ -128,7 +130,8 @@ class LagrangianLearner:
 @dataclass(frozen=True)
 class BudgetLearner:
     """``bc-budget`` (``baselines.budget_bc``): behaviour cloning conditioned on the tokens left and a
-    target G, one model for every budget; trains on an MDP v2 buffer with per-step tokens."""
+    target G, one model for every budget; plays for ``TrainingData.token_limit`` where set, else the
+    buffer's mean tokens; trains on an MDP v2 buffer with per-step tokens."""
 
     name: str = "bc-budget"
     stochastic: bool = False
@@ -156,7 +159,12 @@ class BudgetLearner:
                 on_checkpoint(trained(model), step)
 
         model = fit(
-            conditioned(data.dataset), config, seed=seed, on_checkpoint=callback, checkpoints=curve_points
+            conditioned(data.dataset),
+            config,
+            seed=seed,
+            budget=data.token_limit,
+            on_checkpoint=callback,
+            checkpoints=curve_points,
         )
         return trained(model)
 

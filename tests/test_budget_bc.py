@@ -103,6 +103,9 @@ def test_it_trains_through_the_registry_on_a_v2_collection_and_acts_legally(tmp_
     )  # fmt: skip
     dataset = minari.load_dataset(collect(config).path)
     trained = get("bc-budget").train(TrainingData("HarnessPlanning-v0", dataset, None), seed=0, n_steps=20)
+    assert trained.model.budget == pytest.approx(conditioned(dataset).totals.mean())
+    limited = TrainingData("HarnessPlanning-v0", dataset, None, token_limit=700)
+    assert get("bc-budget").train(limited, seed=0, n_steps=2).model.budget == 700  # the caller's limit
     env = gym.make("HarnessPlanning-v0", split="eval", obs_layout="v2", strict=True)  # illegal: raises
     for seed in range(3):
         assert run_episode(env, trained.policies["greedy"], seed=seed)["G"] >= 0

@@ -136,3 +136,26 @@ def test_it_trains_on_a_chat_llm_buffer_and_acts_legally(tmp_path):
             obs, _, terminated, truncated, info = env.step(action)
             done = terminated or truncated
     assert trained.fingerprint == policy.fingerprint()
+
+
+def test_the_callers_token_limit_is_the_cost_limit(monkeypatch):
+    """``TrainingData.token_limit`` (tokens per episode, e.g. the priced track's threshold) becomes the
+    limit in thousands; without one, ``DQNLagConfig``'s default."""
+    import baselines.dqn_lag as dqn_lag
+    from harness_gym.policies.algorithms import TrainingData, get
+
+    seen = []
+    monkeypatch.setattr(dqn_lag, "transitions", lambda dataset: None)
+    monkeypatch.setattr(
+        dqn_lag, "fit", lambda data, config, **kwargs: seen.append(config) or DQNLagModelStub()
+    )
+    for limit in (1500, None):
+        get("dqn-lag").train(
+            TrainingData("HarnessPlanning-v0", None, None, token_limit=limit), seed=0, n_steps=3
+        )
+    assert [(c.cost_limit, c.n_steps) for c in seen] == [(1.5, 3), (DQNLagConfig().cost_limit, 3)]
+
+
+class DQNLagModelStub:
+    def fingerprint(self) -> str:
+        return "stub"

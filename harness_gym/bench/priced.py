@@ -7,7 +7,8 @@ At a price ``p`` (G per thousand executor tokens) an episode returns ``G - p * t
    and plays Base, Forced-CHECK and the expert once on the evaluation protocol: a price changes what an
    episode returns, never what happens in it, so their episodes serve every price;
 2. per price, relabels the buffer at that price (``harness_gym.datasets.pricing``; bit for bit what a
-   collection at that price gives), trains every learner on it with every seed, and plays the open-loop
+   collection at that price gives), trains every learner on it with every seed (a cost-constrained one
+   told the threshold below as ``TrainingData.token_limit``), and plays the open-loop
    string searched for that price (``harness-gym headroom --search-open-loop --token-price``; absent
    where none is shipped);
 3. reports per price every policy's mean G, mean tokens and mean return, the state-dependence gap in
@@ -135,13 +136,17 @@ def run_priced_setting(
         strict=True,
     ):
         _evaluate(setting, shared, policy, name, seeds, name)
+    threshold = statistics.fmean(tokens for _, tokens in shared.by_policy["base"].values())
     for price in PRICES:
         tag, priced = price_tag(price), Episodes()
         if env_id in open_loop_table(config.obs_layout, price)["strings"]:
             policy = OpenLoopPolicy(env_id, obs_layout=config.obs_layout, token_price=price)
             _evaluate(setting, priced, policy, "open-loop", seeds, f"open-loop@{tag}")
         data = TrainingData(
-            env_id, buffer.dataset, to_d3rlpy(buffer.dataset, relabelled(buffer.dataset, price))
+            env_id,
+            buffer.dataset,
+            to_d3rlpy(buffer.dataset, relabelled(buffer.dataset, price)),
+            token_limit=threshold,
         )
         for algorithm in map(get_algorithm, config.algos):
             runs = train_seeds(algorithm, data, seeds=seeds, n_steps=config.n_steps)

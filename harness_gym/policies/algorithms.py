@@ -75,6 +75,9 @@ class TrainingData:
     offline: Any
     """The same buffer converted for d3rlpy with observations aligned
     (``harness_gym.datasets.d3rlpy_bridge.OfflineData``: ``dataset``, masks, behaviour log-probs)."""
+    token_limit: float | None = None
+    """Mean executor tokens per episode the policy should stay within, where the caller sets one (the
+    priced track: Base's mean tokens); a cost-constrained learner uses it, the others ignore it."""
 
 
 @dataclass(frozen=True)
