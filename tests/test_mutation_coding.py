@@ -504,6 +504,13 @@ def test_structural_check_and_artifact_scores_state_each_criterion(child) -> Non
         "parseability": (0.0, 1.0),
         "safety": (0.0, 1.0),
     }
+    # code that parses but reaches outside pure computation keeps its parse point, loses safety, and is
+    # not run, so it passes no test
+    assert verifier.artifact_scores(payload, "import os\ndef f(x):\n    return x + 1\n") == {
+        "unit_tests": (0.0, 3.0),
+        "parseability": (1.0, 1.0),
+        "safety": (0.0, 1.0),
+    }
 
 
 def test_allowed_calls_let_a_tasks_own_builtin_run_and_pass_the_scan(child) -> None:
