@@ -506,6 +506,25 @@ def _chain(n: int) -> tuple[Any, Any, Any, Any]:
     return 0, lambda s: iter([(f"step {s + 1}", s + 1)] if s < n else []), lambda s: 0, lambda s: s == n
 
 
+def test_astar_skips_an_entry_a_cheaper_path_made_stale_and_searches_on() -> None:
+    """A is reached first over X1, X2 (cost 3), then over Y (cost 2); its stale cost-3 entry is popped
+    before the goal (f 4 < 5) and skipped, and the search goes on to the shortest plan through Y. The
+    heuristic is admissible (h <= the true cost to G) but not consistent, as the search allows."""
+    graph = {
+        "S": ["X1", "Y"],
+        "X1": ["X2"],
+        "X2": ["A"],
+        "Y": ["A"],
+        "A": ["B"],
+        "B": ["C"],
+        "C": ["G"],
+        "G": [],
+    }
+    h = {"S": 0, "X1": 0, "X2": 0, "Y": 2, "A": 1, "B": 0, "C": 0, "G": 0}
+    plan = astar("S", lambda n: ((f"to {m}", m) for m in graph[n]), h.__getitem__, lambda n: n == "G")
+    assert plan == ("to Y", "to A", "to B", "to C", "to G")
+
+
 def test_astar_expands_at_most_max_expansions_states_and_says_so_when_it_gives_up() -> None:
     assert astar(*_chain(3), max_expansions=3) == ("step 1", "step 2", "step 3")
     with pytest.raises(SearchLimitError, match=r"^no plan proved optimal within 2 expansions$"):
