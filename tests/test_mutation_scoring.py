@@ -296,3 +296,15 @@ def test_the_score_summary_states_the_interval_unit_the_models_and_the_masked_ac
         "masked actions: 3 taken in 1 of 2 episodes (each a no-op that costs a step; the mask is "
         'info["action_mask"])',
     ]
+
+
+def test_a_plain_functions_episodes_are_tagged_with_its_name() -> None:
+    """The name a function is evaluated under tags its episodes' ids (``run_episode``'s episode tag), as an
+    object policy's ``name`` does."""
+    import gymnasium as gym
+
+    from harness_gym.evaluation.rollout import run_episode
+
+    played, _ = scoring.as_policy(policy, "greedy", "submit-at-once")
+    final = run_episode(gym.make("HarnessPlanning-v0", split="eval"), played, seed=0)
+    assert "submit-at-once" in final["trajectory"]["episode_id"]
