@@ -308,3 +308,19 @@ def test_a_plain_functions_episodes_are_tagged_with_its_name() -> None:
     played, _ = scoring.as_policy(policy, "greedy", "submit-at-once")
     final = run_episode(gym.make("HarnessPlanning-v0", split="eval"), played, seed=0)
     assert "submit-at-once" in final["trajectory"]["episode_id"]
+
+
+def test_bases_episodes_are_reused_only_under_the_same_settings_and_never_with_a_chat_llm() -> None:
+    """Decision: Base's evaluation is memoised per (setting, split, seeds, rollouts, env keywords), so an
+    evaluation under another profile or budget plays its own Base; with a chat LLM it is never memoised
+    (played, or replayed from the LLM cache, every time)."""
+    key = scoring._base_key
+    same = key("HarnessPlanning-v0", "eval", (0, 1), 3, {"executor_profile": "weak", "token_budget": 500})
+    assert same == key(
+        "HarnessPlanning-v0", "eval", [0, 1], 3, {"token_budget": 500, "executor_profile": "weak"}
+    )
+    assert same != key(
+        "HarnessPlanning-v0", "eval", (0, 1), 3, {"executor_profile": "strong", "token_budget": 500}
+    )
+    assert same != key("HarnessPlanning-v0", "eval", (0, 1), 3, {"executor_profile": "weak"})
+    assert key("HarnessPlanning-v0", "eval", (0, 1), 3, {"executor": object()}) is None
