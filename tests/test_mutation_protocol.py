@@ -361,3 +361,21 @@ def test_compare_refuses_results_of_two_environments() -> None:
     message = r"^results come from several environments: \['HarnessCoding-v0', 'HarnessPlanning-v0'\]$"
     with pytest.raises(PairingError, match=message):
         compare({"base": [one], "a": [other]})
+
+
+def test_env_settings_record_an_executor_by_its_configs_content_and_a_dataclass_by_its_fields() -> None:
+    """Resume manifests compare these: an executor instance by its config's content key (never its repr,
+    which names an object), a dataclass value (e.g. a profile) field by field, anything else as it is."""
+    from dataclasses import dataclass
+
+    from harness_gym.evaluation.protocol import env_settings
+    from harness_gym.executors.openai_executor import OpenAIConfig, OpenAIExecutor
+
+    @dataclass(frozen=True)
+    class Knobs:
+        p_break: float = 0.25
+
+    config = OpenAIConfig("m", "http://127.0.0.1:9/v1")
+    recorded = env_settings({"executor": OpenAIExecutor(config), "profile": Knobs(), "token_budget": 500})
+    assert recorded == {"executor": config.content_key(), "profile": {"p_break": 0.25}, "token_budget": 500}
+    assert env_settings({"executor": config})["executor"] == config.content_key()

@@ -324,3 +324,38 @@ def test_bases_episodes_are_reused_only_under_the_same_settings_and_never_with_a
     )
     assert same != key("HarnessPlanning-v0", "eval", (0, 1), 3, {"executor_profile": "weak"})
     assert key("HarnessPlanning-v0", "eval", (0, 1), 3, {"executor": object()}) is None
+
+
+def test_a_results_document_is_marked_smoke_only_when_asked_and_needs_scores_with_base() -> None:
+    scores = (_score(ENV),)
+    assert results_document(scores)["smoke"] is False
+    assert results_document(scores, smoke=True)["smoke"] is True
+    with pytest.raises(ValueError, match=r"^no scores to write$"):
+        results_document(())
+    baseless = dataclasses.replace(_score(ENV), base_episodes=None)
+    with pytest.raises(
+        PolicyError, match=r"^mine on HarnessPlanning-v0 was scored without Base: a results file"
+    ):
+        results_document((baseless,))
+
+
+def test_a_results_document_of_mdp_v2_scores_against_v2s_reference_scores() -> None:
+    """Decision: a score played on MDP v2 is normalised with v2's random and expert scores, in the setting's
+    record and in every policy's per-seed scores (v1's would misstate it)."""
+    from harness_gym.evaluation.reference_scores import normalized_score, reference_scores
+
+    v2 = dataclasses.replace(_score(ENV), simulator=results.simulator(obs_layout="v2"))
+    assert reference_scores(ENV, "v2") != reference_scores(ENV, "v1")
+    entry = results_document((v2,))["scores"][ENV]
+    random, expert = reference_scores(ENV, "v2")
+    assert entry["reference"] == {"random": random, "expert": expert}
+    assert entry["policies"]["mine"]["seed_scores"]["0"] == pytest.approx(normalized_score(ENV, 0.375, "v2"))
+    assert entry["policies"]["base"]["seed_scores"]["0"] == pytest.approx(normalized_score(ENV, 0.125, "v2"))
+
+
+def test_an_outside_policy_is_described_with_how_it_acted() -> None:
+    assert dataclasses.replace(_score(ENV), act="sample").policy_meta() == {
+        "kind": "outside",
+        "per_seed_models": False,
+        "act": "sample",
+    }
