@@ -138,3 +138,15 @@ def test_a_nested_config_enters_the_key_by_its_own_resume_key():
 
     key = config_key(Outer(Inner(3, 8), Plain(2)))
     assert key == {"inner": {"seed": 3}, "plain": {"x": 2}, "kind": Plain}  # another dataclass as a dict
+
+
+def test_an_env_keyword_json_cannot_hold_is_recorded_by_its_repr() -> None:
+    """A profile given as a path (or any value JSON cannot hold) enters the resume manifest as its repr, so
+    the manifest can be written and compared, never refused."""
+    from pathlib import PurePosixPath
+
+    from harness_gym.evaluation.protocol import env_settings
+
+    assert env_settings({"executor_profile": PurePosixPath("/p/weak.json")}) == {
+        "executor_profile": "PurePosixPath('/p/weak.json')"
+    }
