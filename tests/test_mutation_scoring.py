@@ -9,6 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pytest
 
 from harness_gym.envs.registry import ENV_IDS
@@ -359,3 +360,21 @@ def test_an_outside_policy_is_described_with_how_it_acted() -> None:
         "per_seed_models": False,
         "act": "sample",
     }
+
+
+@pytest.mark.parametrize("action", [2.0, True, np.bool_(False), "3", None])
+def test_an_action_env_step_would_refuse_is_named_with_its_type(action) -> None:
+    """Decision: a policy's action is an int of Discrete(7), numpy integers included; a float, a bool or
+    anything else is refused up front, naming the policy and the value's type (``int()`` would take them)."""
+    from harness_gym.evaluation.scoring import checked_action
+
+    with pytest.raises(
+        PolicyError, match=rf"^policy 'p' returned .* \({type(action).__name__}\): an action is"
+    ):
+        checked_action(action, "p")
+
+
+def test_an_integer_action_passes_as_it_is() -> None:
+    from harness_gym.evaluation.scoring import checked_action
+
+    assert checked_action(np.int64(3), "p") == 3 and checked_action(6, "p") == 6
