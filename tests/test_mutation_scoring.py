@@ -378,3 +378,61 @@ def test_an_integer_action_passes_as_it_is() -> None:
     from harness_gym.evaluation.scoring import checked_action
 
     assert checked_action(np.int64(3), "p") == 3 and checked_action(6, "p") == 6
+
+
+def test_an_out_of_range_action_is_named_and_the_last_action_is_in_range() -> None:
+    from harness_gym.evaluation.scoring import checked_action
+
+    assert checked_action(6, "p") == 6
+    with pytest.raises(PolicyError, match=r"^policy 'p' returned action 7, not in Discrete\(7\)$"):
+        checked_action(7, "p")
+    with pytest.raises(PolicyError, match=r"^policy 'p' returned 2\.5 \(float\): an action is an int"):
+        checked_action(2.5, "p")
+
+
+def test_masked_steps_counts_the_steps_the_env_refused() -> None:
+    refused = {"valid": False, "text": scoring.MASKED_STEP_TEXT}
+    steps = [refused, {"valid": True, "text": "ok"}, {"valid": False, "text": "other error"}, refused]
+    assert scoring.masked_steps({"step_records": steps}) == 2
+    assert scoring.masked_steps({"step_records": None}) == 0 and scoring.masked_steps({}) == 0
+
+
+def test_a_checked_policy_binds_the_policys_own_env_copy_and_keeps_its_label() -> None:
+    """A policy with ``bind_env`` (e.g. hindsight-submit) gets the env it plays on, and its failures are
+    still named after the label; a policy without it is used as it is."""
+
+    class Binds:
+        def __init__(self, env: Any = None) -> None:
+            self.env = env
+
+        def bind_env(self, env: Any) -> Any:
+            return Binds(env)
+
+        def act(self, obs: Any, mask: Any, rng: Any) -> int:
+            raise RuntimeError(f"bound to {self.env}")
+
+    bound = CheckedPolicy(Binds(), "mine").bind_env("the env")
+    assert isinstance(bound, CheckedPolicy) and bound.policy.env == "the env" and bound.label == "mine"
+    with pytest.raises(PolicyError, match=r"^policy 'mine': act raised RuntimeError: bound to the env$"):
+        bound.act(None, None, None)
+    plain = CheckedPolicy(policy, "fn")
+    assert plain.bind_env("the env") is plain
+
+
+def test_a_failing_reset_is_named_and_a_reset_reaches_the_policy() -> None:
+    class Resets:
+        count = 0
+
+        def reset(self) -> None:
+            Resets.count += 1
+            if Resets.count > 1:
+                raise ValueError("state\n lost")
+
+    checked = CheckedPolicy(Resets(), "mine")
+    checked.reset()
+    assert Resets.count == 1
+    with pytest.raises(
+        PolicyError, match=r"^policy 'mine': reset\(\) raised ValueError: state lost$"
+    ) as failed:
+        checked.reset()
+    assert isinstance(failed.value.__cause__, ValueError)
