@@ -392,7 +392,14 @@ def test_an_out_of_range_action_is_named_and_the_last_action_is_in_range() -> No
 
 def test_masked_steps_counts_the_steps_the_env_refused() -> None:
     refused = {"valid": False, "text": scoring.MASKED_STEP_TEXT}
-    steps = [refused, {"valid": True, "text": "ok"}, {"valid": False, "text": "other error"}, refused]
+    unmarked = {"text": scoring.MASKED_STEP_TEXT}  # a step record without "valid" was a valid step
+    steps = [
+        refused,
+        {"valid": True, "text": "ok"},
+        {"valid": False, "text": "other error"},
+        refused,
+        unmarked,
+    ]
     assert scoring.masked_steps({"step_records": steps}) == 2
     assert scoring.masked_steps({"step_records": None}) == 0 and scoring.masked_steps({}) == 0
 
@@ -436,3 +443,26 @@ def test_a_failing_reset_is_named_and_a_reset_reaches_the_policy() -> None:
     ) as failed:
         checked.reset()
     assert isinstance(failed.value.__cause__, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("seeds", "message"),
+    [
+        ("012", r"^seeds must be a sequence of integers, got '012'$"),
+        ({0: 1}, r"^seeds must be a sequence of integers, got \{0: 1\}$"),
+        (3, r"^seeds must be a sequence of integers, got 3$"),
+        ([0, 0.5], r"^seeds must be integers, got 0\.5 in seeds=\[0, 0\.5\]$"),
+        ([True], r"^seeds must be integers, got True in seeds=\[True\]$"),
+        ([], r"^need distinct seeds, at least one, got seeds=\[\]$"),
+        ([1, 2, 1], r"^need distinct seeds, at least one, got seeds=\[1, 2, 1\]$"),
+    ],
+)
+def test_protocol_seeds_are_distinct_integers_or_named(seeds, message) -> None:
+    with pytest.raises(PolicyError, match=message):
+        scoring._seeds(seeds)
+
+
+def test_protocol_seeds_come_back_as_plain_ints() -> None:
+    assert scoring._seeds((np.int64(2), 0)) == (2, 0) and all(
+        type(s) is int for s in scoring._seeds((np.int64(2),))
+    )
