@@ -466,3 +466,28 @@ def test_protocol_seeds_come_back_as_plain_ints() -> None:
     assert scoring._seeds((np.int64(2), 0)) == (2, 0) and all(
         type(s) is int for s in scoring._seeds((np.int64(2),))
     )
+
+
+def test_a_trained_learner_plays_the_asked_mode_where_it_has_it_else_greedy() -> None:
+    from harness_gym.policies.algorithms import Trained
+
+    both = Trained({"sample": "S", "greedy": "G"})
+    assert scoring.as_policy(both, "sample", "x") == ("S", "sample")
+    assert scoring.as_policy(both, "greedy", "x") == ("G", "greedy")
+    assert scoring.as_policy(Trained({"greedy": "G"}), "sample", "x") == ("G", "greedy")
+
+
+def test_a_d3rlpy_learner_samples_only_where_it_has_logits_and_keeps_the_name() -> None:
+    """Decision: ``act="sample"`` samples a learner with a policy head (BC) and plays a Q-learner (DQN)
+    greedily, saying which it did; the policy carries the name it is evaluated under."""
+    d3rlpy = pytest.importorskip("d3rlpy")
+    bc = d3rlpy.algos.DiscreteBCConfig().create(device="cpu")
+    dqn = d3rlpy.algos.DQNConfig().create(device="cpu")
+    for algo in (bc, dqn):
+        algo.create_impl((31,), 7)
+    played, mode = scoring.as_policy(bc, "sample", "mine")
+    assert (played.name, played.sample, mode) == ("mine", True, "sample")
+    played, mode = scoring.as_policy(dqn, "sample", "q")
+    assert (played.name, played.sample, mode) == ("q", False, "greedy")
+    played, mode = scoring.as_policy(bc, "greedy", "mine")
+    assert (played.sample, mode) == (False, "greedy")
