@@ -491,3 +491,71 @@ def test_a_d3rlpy_learner_samples_only_where_it_has_logits_and_keeps_the_name() 
     assert (played.name, played.sample, mode) == ("q", False, "greedy")
     played, mode = scoring.as_policy(bc, "greedy", "mine")
     assert (played.sample, mode) == (False, "greedy")
+
+
+def test_all_settings_get_every_argument_the_call_was_given(monkeypatch) -> None:
+    seen: list[tuple[Any, dict[str, Any]]] = []
+    monkeypatch.setattr(scoring, "_evaluate_all", lambda p, **kwargs: seen.append((p, kwargs)) or "suite")
+    engine, on_episode = object(), print
+    got = scoring.evaluate_policy(
+        policy, "all", seeds=(1,), rollouts=2, act="greedy", split="validation", name="n", base=False,
+        engine=engine, checkpoint="c", fingerprint="f", on_episode=on_episode, executor_profile="weak",
+    )  # fmt: skip
+    assert got == "suite" and seen == [
+        (
+            policy,
+            {
+                "seeds": (1,), "rollouts": 2, "act": "greedy", "split": "validation", "name": "n",
+                "base": False, "engine": engine, "checkpoint": "c", "fingerprint": "f",
+                "on_episode": on_episode, "executor_profile": "weak",
+            },
+        )
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"env_id": "HarnessNope-v0"}, r"^unknown env id 'HarnessNope-v0'; known: HarnessKnowledgeWork-v0, "),
+        ({"env_id": 3}, r"^unknown env id 3; known: HarnessKnowledgeWork-v0, HarnessCoding-v0, "),
+        ({"act": "argmax"}, r"^act must be one of \('sample', 'greedy'\), got 'argmax'$"),
+        ({"rollouts": 0}, r"^rollouts must be an integer of at least 1, got 0$"),
+        ({"rollouts": True}, r"^rollouts must be an integer of at least 1, got True$"),
+        ({"rollouts": 2.0}, r"^rollouts must be an integer of at least 1, got 2\.0$"),
+    ],
+)
+def test_bad_arguments_are_refused_before_any_episode(kwargs, message) -> None:
+    call = {"env_id": ENV, "seeds": (0,)} | kwargs
+    with pytest.raises(PolicyError, match=message):
+        scoring.evaluate_policy(policy, call.pop("env_id"), **call)
+
+
+def test_what_cannot_act_is_named_with_what_can() -> None:
+    expected = (
+        r"expected an object with act\(obs, mask, rng\), a function f\(obs, mask\), a trained d3rlpy "
+        r"algorithm, or a sequence of these \(one per seed\)$"
+    )
+    with pytest.raises(PolicyError, match=expected):
+        scoring.as_policy(42, "greedy", "x")
+
+
+def first_legal(obs: Any, mask: Any) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def test_a_played_function_is_named_tagged_counted_and_its_failures_named() -> None:
+    """One short protocol (20 planning tasks, one seed, one rollout): the function's own name names it,
+    tags its episodes and counts no masked action; a failing one is named in its error."""
+    records: list[dict[str, Any]] = []
+    score = scoring.evaluate_policy(first_legal, ENV, seeds=(0,), rollouts=1, on_episode=records.append)
+    assert score.name == "first_legal" and score.masked_actions == 0 and score.masked_episodes == 0
+    mine = [r for r in records if r["policy"] == "first_legal"]  # Base's records come to on_episode too
+    assert len(mine) == 20 and all(r["episode_id"].endswith("/first_legal") for r in mine)
+
+    def broken(obs: Any, mask: Any) -> int:
+        raise KeyError("no")
+
+    with pytest.raises(
+        PolicyError, match=r"^policy 'broken': act raised KeyError: 'no' \(HarnessPlanning-v0 task "
+    ):
+        scoring.evaluate_policy(broken, ENV, seeds=(0,), rollouts=1, base=False)
