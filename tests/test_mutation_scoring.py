@@ -559,3 +559,35 @@ def test_a_played_function_is_named_tagged_counted_and_its_failures_named() -> N
         PolicyError, match=r"^policy 'broken': act raised KeyError: 'no' \(HarnessPlanning-v0 task "
     ):
         scoring.evaluate_policy(broken, ENV, seeds=(0,), rollouts=1, base=False)
+
+
+class MasksOnceOrNever:
+    """Takes one masked action (REVISE before any draft) at the first step of about half the episodes
+    (by the episode's own generator), then the first legal action."""
+
+    name = "masks-once"
+
+    def reset(self) -> None:
+        self.t = 0
+
+    def act(self, obs: Any, mask: Any, rng: Any) -> int:
+        self.t += 1
+        if self.t == 1 and rng.random() < 0.5:
+            assert not mask[5]
+            return 5
+        return first_legal(obs, mask)
+
+
+def test_masked_actions_and_the_episodes_with_one_are_counted() -> None:
+    score = scoring.evaluate_policy(MasksOnceOrNever(), ENV, seeds=(0,), rollouts=1, base=False)
+    assert 1 < score.masked_episodes < 20 and score.masked_actions == score.masked_episodes
+
+
+def test_the_score_records_the_profile_and_layout_it_was_played_on() -> None:
+    score = scoring.evaluate_policy(
+        first_legal, ENV, seeds=(0,), rollouts=1, base=False, executor_profile="weak", obs_layout="v2"
+    )
+    assert score.simulator == results.simulator(None, "weak", "v2")
+    assert (
+        score.simulator["profile"] != results.simulator()["profile"] and score.simulator["obs_layout"] == "v2"
+    )
