@@ -591,3 +591,9 @@ def test_the_score_records_the_profile_and_layout_it_was_played_on() -> None:
     assert (
         score.simulator["profile"] != results.simulator()["profile"] and score.simulator["obs_layout"] == "v2"
     )
+
+
+def test_a_checkpointed_evaluation_keeps_the_policy_and_base_apart(tmp_path: Path) -> None:
+    scoring.evaluate_policy(first_legal, ENV, seeds=(0,), rollouts=1, checkpoint=tmp_path / "ck")
+    assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == ["base", "policy"]
+    assert len(list((tmp_path / "ck" / "policy").glob("*.json"))) == 20 + 1  # the episodes and the manifest
