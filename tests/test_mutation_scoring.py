@@ -593,7 +593,51 @@ def test_the_score_records_the_profile_and_layout_it_was_played_on() -> None:
     )
 
 
-def test_a_checkpointed_evaluation_keeps_the_policy_and_base_apart(tmp_path: Path) -> None:
+def test_a_checkpointed_evaluation_keeps_the_policy_and_base_apart(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(scoring, "_BASE_RUNS", {})  # Base played here, not recalled from an earlier test
     scoring.evaluate_policy(first_legal, ENV, seeds=(0,), rollouts=1, checkpoint=tmp_path / "ck")
     assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == ["base", "policy"]
     assert len(list((tmp_path / "ck" / "policy").glob("*.json"))) == 20 + 1  # the episodes and the manifest
+
+
+class FirstLegal:
+    """The first legal action, as an object without a name of its own."""
+
+    def act(self, obs: Any, mask: Any, rng: Any) -> int:
+        return first_legal(obs, mask)
+
+
+@pytest.mark.parametrize("per_seed", [False, True])
+def test_a_resume_under_another_fingerprint_is_refused_and_episodes_carry_the_name(
+    tmp_path, per_seed
+) -> None:
+    """Decision: a checkpointed evaluation resumes only for the same model (its fingerprint), whether one
+    policy plays every seed or one policy per seed; every episode is recorded under the policy's name."""
+    from harness_gym.evaluation.engine import ResumeError
+
+    played = [FirstLegal()] if per_seed else FirstLegal()
+    records: list[dict[str, Any]] = []
+    kwargs = {"seeds": (0,), "rollouts": 1, "base": False, "checkpoint": tmp_path / "ck", "name": "mine"}
+    scoring.evaluate_policy(played, ENV, fingerprint="a", on_episode=records.append, **kwargs)
+    assert len(records) == 20 and {r["policy"] for r in records} == {"mine"}
+    with pytest.raises(ResumeError, match="different settings"):
+        scoring.evaluate_policy(played, ENV, fingerprint="b", **kwargs)
+
+
+def test_the_env_keywords_and_split_reach_every_episode() -> None:
+    """The profile changes what the expert's episodes score; the split decides which tasks are played."""
+    from harness_gym.core.task import select
+    from harness_gym.envs.registry import env_class
+    from harness_gym.policies.scripted import make_policy
+
+    expert = make_policy("expert", ENV)
+    weak, strong = (
+        scoring.evaluate_policy(expert, ENV, seeds=(0,), rollouts=1, base=False, executor_profile=profile).G
+        for profile in ("weak", "strong")
+    )
+    assert weak < strong
+    records: list[dict[str, Any]] = []
+    scoring.evaluate_policy(FirstLegal(), ENV, seeds=(0,), rollouts=1, base=False, split="validation",
+                            on_episode=records.append)  # fmt: skip
+    validation = {task.task_id for task in select(env_class(ENV).domain_cls().tasks(), "validation")}
+    assert records and {r["task_id"] for r in records} == validation
