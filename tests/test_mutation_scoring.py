@@ -641,3 +641,36 @@ def test_the_env_keywords_and_split_reach_every_episode() -> None:
                             on_episode=records.append)  # fmt: skip
     validation = {task.task_id for task in select(env_class(ENV).domain_cls().tasks(), "validation")}
     assert records and {r["task_id"] for r in records} == validation
+
+
+def test_base_is_played_once_per_settings_and_a_base_policy_is_its_own_base(monkeypatch) -> None:
+    """Decision: Base plays the same episodes beside the policy; a second evaluation under the same
+    settings reuses that run (the memo), one under other settings plays its own; evaluating Base itself
+    (one policy for every seed) pairs it with its own episodes, played once."""
+    from harness_gym.policies.scripted import BasePolicy
+
+    monkeypatch.setattr(scoring, "_BASE_RUNS", {})
+    played: list[str] = []
+    run = {"seeds": (0,), "rollouts": 1, "on_episode": lambda record: played.append(record["policy"])}
+    first = scoring.evaluate_policy(FirstLegal(), ENV, name="mine", **run)
+    assert played.count("base") == 20 and played.count("mine") == 20
+    assert [r.policy for r in first.base_episodes] == ["base"] * 20
+    assert [(r.task_id, r.seed, r.rollout) for r in first.base_episodes] == [
+        (r.task_id, r.seed, r.rollout) for r in first.episodes
+    ]
+    assert first.base_G == pytest.approx(sum(r.G for r in first.base_episodes) / 20)
+    played.clear()
+    again = scoring.evaluate_policy(FirstLegal(), ENV, name="mine", **run)
+    assert played.count("base") == 0 and again.base_episodes == first.base_episodes
+    scoring.evaluate_policy(FirstLegal(), ENV, name="mine", executor_profile="weak", **run)
+    assert played.count("base") == 20
+    played.clear()
+    scoring.evaluate_policy(FirstLegal(), ENV, name="mine", split="validation", **run)  # other tasks
+    assert played.count("base") == played.count("mine") > 0
+    played.clear()
+    scoring.evaluate_policy(FirstLegal(), ENV, name="mine", **(run | {"rollouts": 2}))  # other episodes
+    assert played.count("base") == 40
+    played.clear()
+    itself = scoring.evaluate_policy(BasePolicy(ENV), ENV, executor_profile="strong", **run)
+    assert played == ["base"] * 20 and itself.base_episodes == itself.episodes
+    assert itself.delta_G.estimate == 0.0
