@@ -674,3 +674,21 @@ def test_base_is_played_once_per_settings_and_a_base_policy_is_its_own_base(monk
     itself = scoring.evaluate_policy(BasePolicy(ENV), ENV, executor_profile="strong", **run)
     assert played == ["base"] * 20 and itself.base_episodes == itself.episodes
     assert itself.delta_G.estimate == 0.0
+
+
+def test_the_score_interval_resamples_episodes_unless_some_are_copies_then_whole_tasks() -> None:
+    """Decision: normalised on the layout's reference scores; over episodes while every episode is its own
+    (the simulated executor: no trace), over whole tasks when chat-LLM episodes repeat another of their
+    task call for call (copies are not independent draws)."""
+    from harness_gym.evaluation.protocol import clustered_mean_ci, mean_ci
+    from harness_gym.evaluation.reference_scores import normalized_score
+
+    gs = (0.2, 0.9, 0.5, 0.7, 0.05, 0.33, 0.61, 0.48, 0.99, 0.12, 0.27, 0.8)  # enough for the seed to show
+    tasks = "aabbccddeeff"
+    own = [SimpleNamespace(task_id=t, trace=None, G=g) for t, g in zip(tasks, gs, strict=True)]
+    v2_scores = [normalized_score(ENV, g, "v2") for g in gs]
+    assert scoring._score_interval(ENV, own, "v2") == (mean_ci(np.asarray(v2_scores), rng=0), "episodes")
+    assert scoring._score_interval(ENV, own, "v2")[0] != mean_ci(np.asarray(v2_scores), rng=1)
+    copies = [SimpleNamespace(task_id=t, trace="same", G=g) for t, g in zip(tasks, gs, strict=True)]
+    expected = clustered_mean_ci(np.asarray(v2_scores), list(tasks), rng=0)
+    assert scoring._score_interval(ENV, copies, "v2") == (expected, "tasks")
