@@ -692,3 +692,14 @@ def test_the_score_interval_resamples_episodes_unless_some_are_copies_then_whole
     copies = [SimpleNamespace(task_id=t, trace="same", G=g) for t, g in zip(tasks, gs, strict=True)]
     expected = clustered_mean_ci(np.asarray(v2_scores), list(tasks), rng=0)
     assert scoring._score_interval(ENV, copies, "v2") == (expected, "tasks")
+
+
+def test_a_v2_score_is_normalised_on_v2_and_without_base_has_no_comparison() -> None:
+    from harness_gym.evaluation.reference_scores import normalized_score
+
+    score = scoring.evaluate_policy(FirstLegal(), ENV, seeds=(0,), rollouts=1, base=False, obs_layout="v2")
+    mean_g = float(np.mean([r.G for r in score.episodes]))
+    assert score.seed_scores == {0: pytest.approx(normalized_score(ENV, mean_g, "v2"))}
+    assert score.score == scoring._score_interval(ENV, score.episodes, "v2")[0]
+    assert score.score_unit == "episodes"
+    assert (score.base_G, score.delta_G, score.p_value, score.delta_hms, score.act) == (None,) * 5

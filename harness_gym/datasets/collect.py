@@ -687,14 +687,28 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 @contextlib.contextmanager
 def _ctrl_c_after() -> Iterator[None]:
-    """Ctrl-C pressed inside the block is raised when it ends. A ``KeyboardInterrupt`` inside
+    """Ctrl-C pressed inside the block takes effect when it ends. A ``KeyboardInterrupt`` inside
     ``np.savez`` can leave its zip archive with an open member, so closing it raises ``ValueError``
-    in the interrupt's place: the command would end in a traceback instead of its resume hint."""
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    in the interrupt's place: the command would end in a traceback instead of its resume hint.
+
+    The SIGINT handler is swapped for one that only notes the signal (a signal mask would not do: the
+    kernel hands a process's signal to any thread that does not block it, and Python then raises in the
+    main thread all the same). Python runs handlers in the main thread only, so elsewhere this defers
+    nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pressed: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        signal.signal(signal.SIGINT, previous)
+    if pressed:
+        if callable(previous):
+            previous(signal.SIGINT, None)  # Python's default handler: KeyboardInterrupt, now
+        elif previous == signal.SIG_DFL:
+            signal.raise_signal(signal.SIGINT)
 
 
 def _save_episode(directory: Path, index: int, arrays: dict[str, np.ndarray]) -> None:
