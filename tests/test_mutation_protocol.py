@@ -3,6 +3,7 @@ hand-built buffer (no episode is played)."""
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import numpy as np
@@ -379,3 +380,90 @@ def test_env_settings_record_an_executor_by_its_configs_content_and_a_dataclass_
     recorded = env_settings({"executor": OpenAIExecutor(config), "profile": Knobs(), "token_budget": 500})
     assert recorded == {"executor": config.content_key(), "profile": {"p_break": 0.25}, "token_budget": 500}
     assert env_settings({"executor": config})["executor"] == config.content_key()
+
+
+def test_finite_buffer_check_reports_each_term_of_the_theorem_by_name() -> None:
+    """A buffer whose weights are exactly (1, 1, 1, 3) (clipped at 3): every term the report names, at
+    the default beta 0.2; ESS is Kish's (sum w)^2 / sum w^2 = 36 / 12 = 3."""
+    G4 = [0.0, 0.5, 0.25, 1.0]
+    psi = [1.0, 0.0, 0.0, 1.0]
+    got = finite_buffer_check(G4, [0.0, 0.0, 0.0, 5.0], psi, clip=(0.5, 3.0))
+    expected = {
+        "N": 4,
+        "beta": 0.2,
+        "mean_G": 0.4375,
+        "E_q_G": 0.625,  # q = (1/6, 1/6, 1/6, 1/2)
+        "max_G": 1.0,
+        "delta_Q": 0.1875,
+        "sigma_B": 0.5625,
+        "bound_holds": True,
+        "mean_psi": 0.5,
+        "mean_w": 1.5,
+        "cov_w_psi": 0.25,
+        "delta_psi_direct": 1 / 6,
+        "delta_psi_cov": 1 / 6,
+        "identity_error": 0.0,
+        "ess": 3.0,
+    }
+    assert list(got) == list(expected)
+    assert got == pytest.approx(expected, abs=1e-15)
+
+
+def test_finite_buffer_check_computes_in_float64_whatever_the_buffer_is_stored_in() -> None:
+    """A float32 buffer (as an HDF5 dataset may hold it) gives the numbers of its float64 copy: means of
+    float32 arrays would otherwise be taken in float32."""
+    rng = np.random.default_rng(1)
+    g32, psi32 = rng.random(9).astype(np.float32), rng.random(9).astype(np.float32)
+    adv = rng.normal(0.0, 0.1, 9)
+    assert float(g32.mean()) != float(g32.astype(float).mean())  # the case the conversion is for
+    assert float(psi32.mean()) != float(psi32.astype(float).mean())
+    assert finite_buffer_check(g32, adv, psi32) == finite_buffer_check(
+        g32.astype(float), adv, psi32.astype(float)
+    )
+
+
+@pytest.mark.parametrize(
+    ("g", "psi", "shown"),
+    [
+        ([[0.1, 0.2], [0.3, 0.4]], [[1.0, 0.0], [0.0, 1.0]], "(2, 2), (2, 2), (2, 2)"),
+        ([], [], "(0,), (0,), (0,)"),
+        ([0.1, 0.2, 0.3], [1.0], "(3,), (3,), (1,)"),  # numpy would broadcast the one Psi
+    ],
+    ids=["two-dimensional", "empty", "psi-shorter"],
+)
+def test_finite_buffer_check_needs_one_nonempty_1d_shape_in_one_line(g, psi, shown) -> None:
+    message = rf"^G, advantages and psi need one equal 1-d shape, got {re.escape(shown)}$"
+    with pytest.raises(ValueError, match=message):
+        finite_buffer_check(g, np.zeros(np.shape(g)), psi)
+
+
+def test_the_process_covariance_is_centred_on_both_sides() -> None:
+    """Cov_mu(w, Psi) is the mean of (w - mean w)(Psi - mean Psi): exact to rounding (1e-13 relative,
+    against rational arithmetic) even when the weights or Psi share a large common level, where leaving
+    either side uncentred (the same value in exact arithmetic) loses some seven digits to cancellation."""
+    from fractions import Fraction
+
+    from harness_gym.evaluation.protocol import aw_weights
+
+    def exact(w, p) -> float:
+        w, p = [Fraction(float(x)) for x in w], [Fraction(float(x)) for x in p]
+        mw, mp = sum(w) / len(w), sum(p) / len(p)
+        return float(sum((a - mw) * (b - mp) for a, b in zip(w, p, strict=True)) / len(w))
+
+    rng = np.random.default_rng(0)
+    g, psi = rng.random(8), rng.random(8)
+    cases = [(10.0 + rng.normal(0.0, 1e-6, 8), psi), (rng.normal(0.0, 0.1, 8), 1e6 + psi)]
+    for adv, p in cases:
+        want = exact(aw_weights(adv), p)
+        assert finite_buffer_check(g, adv, p)["cov_w_psi"] == pytest.approx(want, rel=1e-13, abs=0.0)
+
+
+def test_the_outcome_bound_forgives_rounding_of_1e_12_and_no_more() -> None:
+    """E_q[G] - mean G <= sigma_B + 1e-12: an excess of exactly the tolerance still holds (weights 1e-20,
+    1 and 12 by clipping), a constant buffer of 10241 whose E_q[G] rounds 1.8e-12 above its mean does not
+    (the tolerance is absolute, not scaled to G)."""
+    at = finite_buffer_check([0.0, 6000.0, 6000.0], [-50.0, 0.0, 5.0], [0.0] * 3, clip=(1e-20, 12.0))
+    assert at["delta_Q"] == at["sigma_B"] + 1e-12 and at["bound_holds"] is True
+    above = finite_buffer_check([10241.0] * 5, [0.0] * 5, [0.0] * 5)
+    assert above["delta_Q"] - above["sigma_B"] == pytest.approx(1.82e-12, rel=1e-2)
+    assert above["bound_holds"] is False
