@@ -467,3 +467,98 @@ def test_the_outcome_bound_forgives_rounding_of_1e_12_and_no_more() -> None:
     above = finite_buffer_check([10241.0] * 5, [0.0] * 5, [0.0] * 5)
     assert above["delta_Q"] - above["sigma_B"] == pytest.approx(1.82e-12, rel=1e-2)
     assert above["bound_holds"] is False
+
+
+def test_env_settings_record_a_value_without_a_json_form_by_its_repr() -> None:
+    """A keyword JSON cannot hold (here a path) is recorded by its repr, not refused."""
+    from pathlib import PurePosixPath
+
+    from harness_gym.evaluation.protocol import env_settings
+
+    path = PurePosixPath("/profiles/weak.json")
+    assert env_settings({"profile": path, "max_steps": 8}) == {"profile": repr(path), "max_steps": 8}
+
+
+def test_compare_entries_lifts_and_streams_on_repeated_episodes() -> None:
+    """Every table entry of ``compare`` on a buffer whose tasks repeat one episode (so whole tasks are
+    resampled): Base's own row is a zero effect without interval; each other policy's interval and
+    p-value come from the stream of (rng_seed, base, name), a lift's from (rng_seed, other, aw); an
+    event is applicable when either side saw it applicable; the lift's estimate is the difference of the
+    two lifts."""
+    import dataclasses
+
+    from harness_gym.evaluation.protocol import EARLY_SUBMIT, _paired_effect, _policy_rng, compare
+
+    n = len(EVENTS)
+    rng = np.random.default_rng(7)
+    keys = [(f"t{i // 3}", 0, i % 3) for i in range(12)]
+
+    def run(env_applicable: int, early: list[bool]) -> list:
+        applicable = tuple(j != 2 and j != 1 - env_applicable for j in range(n))  # 2: never; 0 or 1: one side
+        return [
+            dataclasses.replace(
+                _result(tuple(e and j == n - 1 for j in range(n)), applicable),
+                task_id=task,
+                seed=seed,
+                rollout=rollout,
+                G=float(rng.random()),
+                hms_norm=float(rng.random()),
+                trace=task,  # one episode per task, played three times
+            )
+            for (task, seed, rollout), e in zip(keys, early, strict=True)
+        ]
+
+    assert EVENTS[-1] == EARLY_SUBMIT
+    runs = {
+        "base": run(0, [False] * 12),
+        "awr": run(1, [i < 3 for i in range(12)]),
+        "bc": run(1, [False] * 12),
+    }
+    table = compare(runs, n_boot=200, n_perm=200, level=0.9)
+    assert (table["env_id"], table["base"], table["resampled"]) == ("HarnessPlanning-v0", "base", "tasks")
+    base, aw = table["policies"]["base"], table["policies"]["awr"]
+    assert {k: base[k] for k in ("episodes", "delta_G", "ci_low", "ci_high", "p_value", "delta_hms")} == {
+        "episodes": 12,
+        "delta_G": 0.0,
+        "ci_low": None,
+        "ci_high": None,
+        "p_value": None,
+        "delta_hms": 0.0,
+    }
+    assert aw["early_submit"] == 0.25 and base["early_submit"] == 0.0
+    assert [aw["events"][e]["applicable"] for e in EVENTS[:3]] == [True, True, False]
+
+    def effect(a: str, b: str, by_task: bool = True) -> dict:
+        stream = _policy_rng(0, a, b)
+        return _paired_effect(runs[a], runs[b], stream, 200, 200, 0.9, by_task)
+
+    assert {k: aw[k] for k in ("delta_G", "ci_low", "ci_high", "p_value", "delta_hms")} == effect(
+        "base", "awr"
+    )
+    assert effect("base", "awr") != effect("base", "awr", by_task=False)  # the clusters matter here
+    lift = effect("bc", "awr")
+    assert table["lifts"] == {
+        "aw_minus_bc": {
+            "aw": "awr",
+            "other": "bc",
+            "aw_lift": aw["delta_G"],
+            "other_lift": table["policies"]["bc"]["delta_G"],
+            "estimate": aw["delta_G"] - table["policies"]["bc"]["delta_G"],
+            "ci_low": lift["ci_low"],
+            "ci_high": lift["ci_high"],
+            "p_value": lift["p_value"],
+            "delta_hms": lift["delta_hms"],
+        }
+    }
+    assert lift != effect("bc", "awr", by_task=False)
+
+
+def test_compare_names_the_policy_whose_episodes_do_not_pair_with_base() -> None:
+    import dataclasses
+
+    from harness_gym.evaluation.protocol import PairingError, compare
+
+    one = _result((False,) * len(EVENTS), (True,) * len(EVENTS))
+    late = dataclasses.replace(one, rollout=1)
+    with pytest.raises(PairingError, match=r"^results of 'base' and 'late' do not pair .*1 only in 'late'"):
+        compare({"base": [one], "late": [late]})

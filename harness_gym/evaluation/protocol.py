@@ -142,7 +142,7 @@ def env_settings(env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = asdict(config)
         else:
             out[key] = value
-    return json.loads(json.dumps(out, sort_keys=True, default=repr))
+    return json.loads(json.dumps(out, default=repr))  # readers sort: check_manifest, _base_key
 
 
 def profile_record(spec: Any) -> dict[str, str]:
@@ -735,7 +735,7 @@ def compare(
                 "delta_hms": effect["delta_hms"],
             }
     return {
-        "env_id": next(iter(env_ids)) if env_ids else None,
+        "env_id": next(iter(env_ids)),  # one: base's episodes exist (event_rates), from one env
         "base": base,
         "level": level,
         "n_boot": n_boot,
