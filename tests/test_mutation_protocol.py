@@ -562,3 +562,36 @@ def test_compare_names_the_policy_whose_episodes_do_not_pair_with_base() -> None
     late = dataclasses.replace(one, rollout=1)
     with pytest.raises(PairingError, match=r"^results of 'base' and 'late' do not pair .*1 only in 'late'"):
         compare({"base": [one], "late": [late]})
+
+
+def test_an_episode_result_round_trips_through_its_json_record() -> None:
+    """``to_dict`` holds the flags as JSON lists; ``from_dict`` gives back the same result, every field
+    as its plain type even from numpy scalars and 0/1 flags (records read from another writer)."""
+    import json
+
+    from harness_gym.evaluation.protocol import EpisodeResult
+
+    fired = tuple(j % 2 == 0 for j in range(len(EVENTS)))
+    applicable = tuple(j % 3 != 1 for j in range(len(EVENTS)))
+    result = EpisodeResult(
+        "HarnessPlanning-v0", "p", 4, "t", 2, 9, 0.75, -0.5, fired, applicable, 6, "budget", "x"
+    )
+    record = result.to_dict()
+    assert record["fired"] == list(fired) and record["applicable"] == list(applicable)
+    assert EpisodeResult.from_dict(json.loads(json.dumps(record))) == result
+    loose = record | {
+        "seed": np.int64(4),
+        "G": np.float32(0.75),
+        "hms_norm": np.int64(-0.5 * 2) / 2,
+        "fired": [int(x) for x in fired],
+        "applicable": np.array(applicable, dtype=np.int8),
+    }
+    back = EpisodeResult.from_dict(loose)
+    assert back == result
+    assert [type(x) for x in (back.seed, back.G, back.hms_norm, back.fired[0], back.applicable[0])] == [
+        int,
+        float,
+        float,
+        bool,
+        bool,
+    ]
