@@ -178,7 +178,7 @@ def test_event_rates_of_one_episode_and_of_none() -> None:
 
 
 def test_an_episode_record_keeps_the_result_usage_trace_and_audit_trail() -> None:
-    """What a checkpoint stores per episode: the result (named by env and trace), the usage keys only,
+    """What a checkpoint stores per episode: the result (named by env, policy and trace), the usage keys only,
     the episode id, the rubric and the compacted steps."""
     from harness_gym.evaluation.protocol import USAGE_KEYS, EpisodeResult, _episode_result
     from harness_gym.evaluation.spend import compact_steps, episode_trace
@@ -202,6 +202,10 @@ def test_an_episode_record_keeps_the_result_usage_trace_and_audit_trail() -> Non
         2,
         1,
         2,
+    )
+    assert (result.policy, result.G, result.hms_norm, result.termination_reason) == ("p", 0.5, 0.25, "submit")
+    assert result.fired == tuple(e == EVENTS[0] for e in EVENTS) and result.applicable == (True,) * len(
+        EVENTS
     )
     assert record["usage"] == {key: i for i, key in enumerate(USAGE_KEYS)}
     assert record["episode_id"] == "ep-7" and record["rubric"] == {"r": [1, 2]}
