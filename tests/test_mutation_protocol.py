@@ -599,3 +599,76 @@ def test_an_episode_result_round_trips_through_its_json_record() -> None:
         bool,
         bool,
     ]
+
+
+def test_an_evaluations_checkpoint_holds_its_name_keywords_and_price_and_resumes(tmp_path) -> None:
+    """``evaluate`` names episodes by the policy's ``name`` (else, with none, its class), keeps the
+    other ``gym.make`` keywords (here ``max_steps``) in the resume manifest beside an implicit price 0,
+    refuses a resume with other keywords naming the evaluation, and hands a resumed run's episodes to
+    ``on_episode``."""
+    import json
+
+    from harness_gym.evaluation.engine import ResumeError
+    from harness_gym.evaluation.protocol import evaluate
+    from harness_gym.policies.scripted import ForcedCheckPolicy
+
+    env_id = "HarnessPlanning-v0"
+
+    class Bare:  # no name attribute
+        def act(self, obs, mask, rng) -> int:
+            return int(np.flatnonzero(mask)[0])
+
+    def run(policy=None, **kwargs) -> tuple[list, list]:
+        seen: list = []
+        args = {"seeds": (0,), "rollouts": 1, "on_episode": seen.append, "max_steps": 8, **kwargs}
+        return evaluate(policy or ForcedCheckPolicy(env_id), env_id, **args), seen
+
+    first, seen = run(checkpoint=tmp_path / "fc")
+    assert {r.policy for r in first} == {"forced-check"}
+    assert sorted((EpisodeResult_from(record) for record in seen), key=repr) == sorted(first, key=repr)
+    manifest = json.loads((tmp_path / "fc" / "manifest.json").read_text())
+    assert (manifest["policy"], manifest["env"], manifest["token_price"]) == (
+        "forced-check",
+        {"max_steps": 8},
+        0.0,
+    )
+    again, resumed = run(checkpoint=tmp_path / "fc")
+    assert again == first  # every episode from the checkpoint, each handed on (in the store's order)
+    assert sorted(resumed, key=json.dumps) == sorted(seen, key=json.dumps)
+    message = (
+        r"^cannot resume the interrupted evaluation of forced-check on HarnessPlanning-v0 at .*max_steps"
+    )
+    with pytest.raises(ResumeError, match=message):
+        run(checkpoint=tmp_path / "fc", max_steps=9)
+    assert {r.policy for r in run(Bare())[0]} == {"Bare"}
+
+
+def EpisodeResult_from(record):
+    from harness_gym.evaluation.protocol import EpisodeResult
+
+    return EpisodeResult.from_dict(record)
+
+
+def test_an_evaluation_groups_by_task_and_plays_its_settings_on_the_environment(monkeypatch) -> None:
+    """The engine is asked to group items ``(episode_seed, task_id, seed, rollout)`` by task id (one
+    process per task keeps its verifier cache warm); the episodes are played on ``gym.make`` with the
+    given profile, budget and price beside the other keywords, a price 0 left implicit (the environment
+    made as without one)."""
+    from harness_gym.evaluation import protocol
+    from harness_gym.policies.scripted import ForcedCheckPolicy
+
+    run_engine, asked, played = protocol.run_engine, [], []
+
+    def recording(job, items, on_done, config, group):
+        asked.extend((item, group(item)) for item in items)
+        played.append(dict(job.env_kwargs))
+        return run_engine(job, items, on_done, config, group=group)
+
+    monkeypatch.setattr(protocol, "run_engine", recording)
+    policy, env_id = ForcedCheckPolicy("HarnessPlanning-v0"), "HarnessPlanning-v0"
+    protocol.evaluate(policy, env_id, seeds=(0,), rollouts=2, max_steps=8)
+    assert len(asked) == 40 and all(key == item[1] for item, key in asked)
+    assert len({key for _, key in asked}) == 20
+    settings = {"executor_profile": "weak", "token_budget": 5000, "token_price": 0.5}
+    protocol.evaluate(policy, env_id, seeds=(0,), rollouts=1, max_steps=8, **settings)
+    assert played == [{"max_steps": 8}, {"max_steps": 8, **settings}]
