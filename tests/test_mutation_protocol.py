@@ -624,7 +624,7 @@ def test_an_evaluations_checkpoint_holds_its_name_keywords_and_price_and_resumes
         return evaluate(policy or ForcedCheckPolicy(env_id), env_id, **args), seen
 
     first, seen = run(checkpoint=tmp_path / "fc")
-    assert {r.policy for r in first} == {"forced-check"}
+    assert {r.policy for r in first} == {"forced-check"} and {r.env_id for r in first} == {env_id}
     assert sorted((EpisodeResult_from(record) for record in seen), key=repr) == sorted(first, key=repr)
     manifest = json.loads((tmp_path / "fc" / "manifest.json").read_text())
     assert (manifest["policy"], manifest["env"], manifest["token_price"]) == (
@@ -640,6 +640,21 @@ def test_an_evaluations_checkpoint_holds_its_name_keywords_and_price_and_resumes
     )
     with pytest.raises(ResumeError, match=message):
         run(checkpoint=tmp_path / "fc", max_steps=9)
+    changes = {
+        "seeds": {"seeds": (1,)},
+        "rollouts": {"rollouts": 2},
+        "split": {"split": "train"},
+        "policy_fingerprint": {"fingerprint": "model-b"},
+        r"executor_profile\.name": {"executor_profile": "weak"},
+        "token_budget": {"token_budget": 5000},
+        "env_id": {"env_id": "HarnessCoding-v0"},
+    }
+    for field_name, change in changes.items():  # every setting an episode depends on is compared
+        with pytest.raises(ResumeError, match=rf"[(; ]{field_name}: "):
+            if "env_id" in change:
+                evaluate(ForcedCheckPolicy(env_id), change["env_id"], seeds=(0,), checkpoint=tmp_path / "fc")
+            else:
+                run(checkpoint=tmp_path / "fc", **change)
     assert {r.policy for r in run(Bare())[0]} == {"Bare"}
 
 
@@ -672,3 +687,7 @@ def test_an_evaluation_groups_by_task_and_plays_its_settings_on_the_environment(
     settings = {"executor_profile": "weak", "token_budget": 5000, "token_price": 0.5}
     protocol.evaluate(policy, env_id, seeds=(0,), rollouts=1, max_steps=8, **settings)
     assert played == [{"max_steps": 8}, {"max_steps": 8, **settings}]
+    chosen = sorted({key for _, key in asked})[:2]
+    asked.clear()
+    protocol.evaluate(policy, env_id, seeds=(0,), rollouts=1, task_ids=chosen)
+    assert sorted(key for _, key in asked) == chosen  # the tasks of the environment made with the keywords
