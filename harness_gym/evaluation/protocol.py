@@ -142,7 +142,7 @@ def env_settings(env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = asdict(config)
         else:
             out[key] = value
-    return json.loads(json.dumps(out, default=repr))  # readers sort: check_manifest, _base_key
+    return json.loads(json.dumps(out, sort_keys=True, default=repr))
 
 
 def profile_record(spec: Any) -> dict[str, str]:
