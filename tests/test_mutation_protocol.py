@@ -3,6 +3,7 @@ hand-built buffer (no episode is played)."""
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import numpy as np
@@ -177,7 +178,7 @@ def test_event_rates_of_one_episode_and_of_none() -> None:
 
 
 def test_an_episode_record_keeps_the_result_usage_trace_and_audit_trail() -> None:
-    """What a checkpoint stores per episode: the result (named by env and trace), the usage keys only,
+    """What a checkpoint stores per episode: the result (named by env, policy and trace), the usage keys only,
     the episode id, the rubric and the compacted steps."""
     from harness_gym.evaluation.protocol import USAGE_KEYS, EpisodeResult, _episode_result
     from harness_gym.evaluation.spend import compact_steps, episode_trace
@@ -201,6 +202,10 @@ def test_an_episode_record_keeps_the_result_usage_trace_and_audit_trail() -> Non
         2,
         1,
         2,
+    )
+    assert (result.policy, result.G, result.hms_norm, result.termination_reason) == ("p", 0.5, 0.25, "submit")
+    assert result.fired == tuple(e == EVENTS[0] for e in EVENTS) and result.applicable == (True,) * len(
+        EVENTS
     )
     assert record["usage"] == {key: i for i, key in enumerate(USAGE_KEYS)}
     assert record["episode_id"] == "ep-7" and record["rubric"] == {"r": [1, 2]}
@@ -379,3 +384,310 @@ def test_env_settings_record_an_executor_by_its_configs_content_and_a_dataclass_
     recorded = env_settings({"executor": OpenAIExecutor(config), "profile": Knobs(), "token_budget": 500})
     assert recorded == {"executor": config.content_key(), "profile": {"p_break": 0.25}, "token_budget": 500}
     assert env_settings({"executor": config})["executor"] == config.content_key()
+
+
+def test_finite_buffer_check_reports_each_term_of_the_theorem_by_name() -> None:
+    """A buffer whose weights are exactly (1, 1, 1, 3) (clipped at 3): every term the report names, at
+    the default beta 0.2; ESS is Kish's (sum w)^2 / sum w^2 = 36 / 12 = 3."""
+    G4 = [0.0, 0.5, 0.25, 1.0]
+    psi = [1.0, 0.0, 0.0, 1.0]
+    got = finite_buffer_check(G4, [0.0, 0.0, 0.0, 5.0], psi, clip=(0.5, 3.0))
+    expected = {
+        "N": 4,
+        "beta": 0.2,
+        "mean_G": 0.4375,
+        "E_q_G": 0.625,  # q = (1/6, 1/6, 1/6, 1/2)
+        "max_G": 1.0,
+        "delta_Q": 0.1875,
+        "sigma_B": 0.5625,
+        "bound_holds": True,
+        "mean_psi": 0.5,
+        "mean_w": 1.5,
+        "cov_w_psi": 0.25,
+        "delta_psi_direct": 1 / 6,
+        "delta_psi_cov": 1 / 6,
+        "identity_error": 0.0,
+        "ess": 3.0,
+    }
+    assert list(got) == list(expected)
+    assert got == pytest.approx(expected, abs=1e-15)
+
+
+def test_finite_buffer_check_computes_in_float64_whatever_the_buffer_is_stored_in() -> None:
+    """A float32 buffer (as an HDF5 dataset may hold it) gives the numbers of its float64 copy: means of
+    float32 arrays would otherwise be taken in float32."""
+    rng = np.random.default_rng(1)
+    g32, psi32 = rng.random(9).astype(np.float32), rng.random(9).astype(np.float32)
+    adv = rng.normal(0.0, 0.1, 9)
+    assert float(g32.mean()) != float(g32.astype(float).mean())  # the case the conversion is for
+    assert float(psi32.mean()) != float(psi32.astype(float).mean())
+    assert finite_buffer_check(g32, adv, psi32) == finite_buffer_check(
+        g32.astype(float), adv, psi32.astype(float)
+    )
+
+
+@pytest.mark.parametrize(
+    ("g", "psi", "shown"),
+    [
+        ([[0.1, 0.2], [0.3, 0.4]], [[1.0, 0.0], [0.0, 1.0]], "(2, 2), (2, 2), (2, 2)"),
+        ([], [], "(0,), (0,), (0,)"),
+        ([0.1, 0.2, 0.3], [1.0], "(3,), (3,), (1,)"),  # numpy would broadcast the one Psi
+    ],
+    ids=["two-dimensional", "empty", "psi-shorter"],
+)
+def test_finite_buffer_check_needs_one_nonempty_1d_shape_in_one_line(g, psi, shown) -> None:
+    message = rf"^G, advantages and psi need one equal 1-d shape, got {re.escape(shown)}$"
+    with pytest.raises(ValueError, match=message):
+        finite_buffer_check(g, np.zeros(np.shape(g)), psi)
+
+
+def test_the_process_covariance_is_centred_on_both_sides() -> None:
+    """Cov_mu(w, Psi) is the mean of (w - mean w)(Psi - mean Psi): exact to rounding (1e-13 relative,
+    against rational arithmetic) even when the weights or Psi share a large common level, where leaving
+    either side uncentred (the same value in exact arithmetic) loses some seven digits to cancellation."""
+    from fractions import Fraction
+
+    from harness_gym.evaluation.protocol import aw_weights
+
+    def exact(w, p) -> float:
+        w, p = [Fraction(float(x)) for x in w], [Fraction(float(x)) for x in p]
+        mw, mp = sum(w) / len(w), sum(p) / len(p)
+        return float(sum((a - mw) * (b - mp) for a, b in zip(w, p, strict=True)) / len(w))
+
+    rng = np.random.default_rng(0)
+    g, psi = rng.random(8), rng.random(8)
+    cases = [(10.0 + rng.normal(0.0, 1e-6, 8), psi), (rng.normal(0.0, 0.1, 8), 1e6 + psi)]
+    for adv, p in cases:
+        want = exact(aw_weights(adv), p)
+        assert finite_buffer_check(g, adv, p)["cov_w_psi"] == pytest.approx(want, rel=1e-13, abs=0.0)
+
+
+def test_the_outcome_bound_forgives_rounding_of_1e_12_and_no_more() -> None:
+    """E_q[G] - mean G <= sigma_B + 1e-12: an excess of exactly the tolerance still holds (weights 1e-20,
+    1 and 12 by clipping), a constant buffer of 10241 whose E_q[G] rounds 1.8e-12 above its mean does not
+    (the tolerance is absolute, not scaled to G)."""
+    at = finite_buffer_check([0.0, 6000.0, 6000.0], [-50.0, 0.0, 5.0], [0.0] * 3, clip=(1e-20, 12.0))
+    assert at["delta_Q"] == at["sigma_B"] + 1e-12 and at["bound_holds"] is True
+    above = finite_buffer_check([10241.0] * 5, [0.0] * 5, [0.0] * 5)
+    assert above["delta_Q"] - above["sigma_B"] == pytest.approx(1.82e-12, rel=1e-2)
+    assert above["bound_holds"] is False
+
+
+def test_env_settings_record_a_value_without_a_json_form_by_its_repr() -> None:
+    """A keyword JSON cannot hold (here a path) is recorded by its repr, not refused."""
+    from pathlib import PurePosixPath
+
+    from harness_gym.evaluation.protocol import env_settings
+
+    path = PurePosixPath("/profiles/weak.json")
+    assert env_settings({"profile": path, "max_steps": 8}) == {"profile": repr(path), "max_steps": 8}
+
+
+def test_compare_entries_lifts_and_streams_on_repeated_episodes() -> None:
+    """Every table entry of ``compare`` on a buffer whose tasks repeat one episode (so whole tasks are
+    resampled): Base's own row is a zero effect without interval; each other policy's interval and
+    p-value come from the stream of (rng_seed, base, name), a lift's from (rng_seed, other, aw); an
+    event is applicable when either side saw it applicable; the lift's estimate is the difference of the
+    two lifts."""
+    import dataclasses
+
+    from harness_gym.evaluation.protocol import EARLY_SUBMIT, _paired_effect, _policy_rng, compare
+
+    n = len(EVENTS)
+    rng = np.random.default_rng(7)
+    keys = [(f"t{i // 3}", 0, i % 3) for i in range(12)]
+
+    def run(env_applicable: int, early: list[bool]) -> list:
+        applicable = tuple(j != 2 and j != 1 - env_applicable for j in range(n))  # 2: never; 0 or 1: one side
+        return [
+            dataclasses.replace(
+                _result(tuple(e and j == n - 1 for j in range(n)), applicable),
+                task_id=task,
+                seed=seed,
+                rollout=rollout,
+                G=float(rng.random()),
+                hms_norm=float(rng.random()),
+                trace=task,  # one episode per task, played three times
+            )
+            for (task, seed, rollout), e in zip(keys, early, strict=True)
+        ]
+
+    assert EVENTS[-1] == EARLY_SUBMIT
+    runs = {
+        "base": run(0, [False] * 12),
+        "awr": run(1, [i < 3 for i in range(12)]),
+        "bc": run(1, [False] * 12),
+    }
+    table = compare(runs, n_boot=200, n_perm=200, level=0.9)
+    assert (table["env_id"], table["base"], table["resampled"]) == ("HarnessPlanning-v0", "base", "tasks")
+    base, aw = table["policies"]["base"], table["policies"]["awr"]
+    assert {k: base[k] for k in ("episodes", "delta_G", "ci_low", "ci_high", "p_value", "delta_hms")} == {
+        "episodes": 12,
+        "delta_G": 0.0,
+        "ci_low": None,
+        "ci_high": None,
+        "p_value": None,
+        "delta_hms": 0.0,
+    }
+    assert aw["early_submit"] == 0.25 and base["early_submit"] == 0.0
+    assert [aw["events"][e]["applicable"] for e in EVENTS[:3]] == [True, True, False]
+
+    def effect(a: str, b: str, by_task: bool = True) -> dict:
+        stream = _policy_rng(0, a, b)
+        return _paired_effect(runs[a], runs[b], stream, 200, 200, 0.9, by_task)
+
+    assert {k: aw[k] for k in ("delta_G", "ci_low", "ci_high", "p_value", "delta_hms")} == effect(
+        "base", "awr"
+    )
+    assert effect("base", "awr") != effect("base", "awr", by_task=False)  # the clusters matter here
+    lift = effect("bc", "awr")
+    assert table["lifts"] == {
+        "aw_minus_bc": {
+            "aw": "awr",
+            "other": "bc",
+            "aw_lift": aw["delta_G"],
+            "other_lift": table["policies"]["bc"]["delta_G"],
+            "estimate": aw["delta_G"] - table["policies"]["bc"]["delta_G"],
+            "ci_low": lift["ci_low"],
+            "ci_high": lift["ci_high"],
+            "p_value": lift["p_value"],
+            "delta_hms": lift["delta_hms"],
+        }
+    }
+    assert lift != effect("bc", "awr", by_task=False)
+
+
+def test_compare_names_the_policy_whose_episodes_do_not_pair_with_base() -> None:
+    import dataclasses
+
+    from harness_gym.evaluation.protocol import PairingError, compare
+
+    one = _result((False,) * len(EVENTS), (True,) * len(EVENTS))
+    late = dataclasses.replace(one, rollout=1)
+    with pytest.raises(PairingError, match=r"^results of 'base' and 'late' do not pair .*1 only in 'late'"):
+        compare({"base": [one], "late": [late]})
+
+
+def test_an_episode_result_round_trips_through_its_json_record() -> None:
+    """``to_dict`` holds the flags as JSON lists; ``from_dict`` gives back the same result, every field
+    as its plain type even from numpy scalars and 0/1 flags (records read from another writer)."""
+    import json
+
+    from harness_gym.evaluation.protocol import EpisodeResult
+
+    fired = tuple(j % 2 == 0 for j in range(len(EVENTS)))
+    applicable = tuple(j % 3 != 1 for j in range(len(EVENTS)))
+    result = EpisodeResult(
+        "HarnessPlanning-v0", "p", 4, "t", 2, 9, 0.75, -0.5, fired, applicable, 6, "budget", "x"
+    )
+    record = result.to_dict()
+    assert record["fired"] == list(fired) and record["applicable"] == list(applicable)
+    assert EpisodeResult.from_dict(json.loads(json.dumps(record))) == result
+    loose = record | {
+        "seed": np.int64(4),
+        "G": np.float32(0.75),
+        "hms_norm": np.int64(-0.5 * 2) / 2,
+        "fired": [int(x) for x in fired],
+        "applicable": np.array(applicable, dtype=np.int8),
+    }
+    back = EpisodeResult.from_dict(loose)
+    assert back == result
+    assert [type(x) for x in (back.seed, back.G, back.hms_norm, back.fired[0], back.applicable[0])] == [
+        int,
+        float,
+        float,
+        bool,
+        bool,
+    ]
+
+
+def test_an_evaluations_checkpoint_holds_its_name_keywords_and_price_and_resumes(tmp_path) -> None:
+    """``evaluate`` names episodes by the policy's ``name`` (else, with none, its class), keeps the
+    other ``gym.make`` keywords (here ``max_steps``) in the resume manifest beside an implicit price 0,
+    refuses a resume with other keywords naming the evaluation, and hands a resumed run's episodes to
+    ``on_episode``."""
+    import json
+
+    from harness_gym.evaluation.engine import ResumeError
+    from harness_gym.evaluation.protocol import evaluate
+    from harness_gym.policies.scripted import ForcedCheckPolicy
+
+    env_id = "HarnessPlanning-v0"
+
+    class Bare:  # no name attribute
+        def act(self, obs, mask, rng) -> int:
+            return int(np.flatnonzero(mask)[0])
+
+    def run(policy=None, **kwargs) -> tuple[list, list]:
+        seen: list = []
+        args = {"seeds": (0,), "rollouts": 1, "on_episode": seen.append, "max_steps": 8, **kwargs}
+        return evaluate(policy or ForcedCheckPolicy(env_id), env_id, **args), seen
+
+    first, seen = run(checkpoint=tmp_path / "fc")
+    assert {r.policy for r in first} == {"forced-check"} and {r.env_id for r in first} == {env_id}
+    assert sorted((EpisodeResult_from(record) for record in seen), key=repr) == sorted(first, key=repr)
+    manifest = json.loads((tmp_path / "fc" / "manifest.json").read_text())
+    assert (manifest["policy"], manifest["env"], manifest["token_price"]) == (
+        "forced-check",
+        {"max_steps": 8},
+        0.0,
+    )
+    again, resumed = run(checkpoint=tmp_path / "fc")
+    assert again == first  # every episode from the checkpoint, each handed on (in the store's order)
+    assert sorted(resumed, key=json.dumps) == sorted(seen, key=json.dumps)
+    message = (
+        r"^cannot resume the interrupted evaluation of forced-check on HarnessPlanning-v0 at .*max_steps"
+    )
+    with pytest.raises(ResumeError, match=message):
+        run(checkpoint=tmp_path / "fc", max_steps=9)
+    changes = {
+        "seeds": {"seeds": (1,)},
+        "rollouts": {"rollouts": 2},
+        "split": {"split": "train"},
+        "policy_fingerprint": {"fingerprint": "model-b"},
+        r"executor_profile\.name": {"executor_profile": "weak"},
+        "token_budget": {"token_budget": 5000},
+        "env_id": {"env_id": "HarnessCoding-v0"},
+    }
+    for field_name, change in changes.items():  # every setting an episode depends on is compared
+        with pytest.raises(ResumeError, match=rf"[(; ]{field_name}: "):
+            if "env_id" in change:
+                evaluate(ForcedCheckPolicy(env_id), change["env_id"], seeds=(0,), checkpoint=tmp_path / "fc")
+            else:
+                run(checkpoint=tmp_path / "fc", **change)
+    assert {r.policy for r in run(Bare())[0]} == {"Bare"}
+
+
+def EpisodeResult_from(record):
+    from harness_gym.evaluation.protocol import EpisodeResult
+
+    return EpisodeResult.from_dict(record)
+
+
+def test_an_evaluation_groups_by_task_and_plays_its_settings_on_the_environment(monkeypatch) -> None:
+    """The engine is asked to group items ``(episode_seed, task_id, seed, rollout)`` by task id (one
+    process per task keeps its verifier cache warm); the episodes are played on ``gym.make`` with the
+    given profile, budget and price beside the other keywords, a price 0 left implicit (the environment
+    made as without one)."""
+    from harness_gym.evaluation import protocol
+    from harness_gym.policies.scripted import ForcedCheckPolicy
+
+    run_engine, asked, played = protocol.run_engine, [], []
+
+    def recording(job, items, on_done, config, group):
+        asked.extend((item, group(item)) for item in items)
+        played.append(dict(job.env_kwargs))
+        return run_engine(job, items, on_done, config, group=group)
+
+    monkeypatch.setattr(protocol, "run_engine", recording)
+    policy, env_id = ForcedCheckPolicy("HarnessPlanning-v0"), "HarnessPlanning-v0"
+    protocol.evaluate(policy, env_id, seeds=(0,), rollouts=2, max_steps=8)
+    assert len(asked) == 40 and all(key == item[1] for item, key in asked)
+    assert len({key for _, key in asked}) == 20
+    settings = {"executor_profile": "weak", "token_budget": 5000, "token_price": 0.5}
+    protocol.evaluate(policy, env_id, seeds=(0,), rollouts=1, max_steps=8, **settings)
+    assert played == [{"max_steps": 8}, {"max_steps": 8, **settings}]
+    chosen = sorted({key for _, key in asked})[:2]
+    asked.clear()
+    protocol.evaluate(policy, env_id, seeds=(0,), rollouts=1, task_ids=chosen)
+    assert sorted(key for _, key in asked) == chosen  # the tasks of the environment made with the keywords

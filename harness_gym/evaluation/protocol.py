@@ -735,7 +735,7 @@ def compare(
                 "delta_hms": effect["delta_hms"],
             }
     return {
-        "env_id": next(iter(env_ids)) if env_ids else None,
+        "env_id": next(iter(env_ids)),  # one: base's episodes exist (event_rates), from one env
         "base": base,
         "level": level,
         "n_boot": n_boot,
