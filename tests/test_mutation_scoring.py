@@ -659,6 +659,7 @@ def test_base_is_played_once_per_settings_and_a_base_policy_is_its_own_base(monk
         (r.task_id, r.seed, r.rollout) for r in first.episodes
     ]
     assert first.base_G == pytest.approx(sum(r.G for r in first.base_episodes) / 20)
+    assert first.delta_hms is not None and first.p_value is not None
     played.clear()
     again = scoring.evaluate_policy(FirstLegal(), ENV, name="mine", **run)
     assert played.count("base") == 0 and again.base_episodes == first.base_episodes
@@ -703,3 +704,17 @@ def test_a_v2_score_is_normalised_on_v2_and_without_base_has_no_comparison() -> 
     assert score.score == scoring._score_interval(ENV, score.episodes, "v2")[0]
     assert score.score_unit == "episodes"
     assert (score.base_G, score.delta_G, score.p_value, score.delta_hms, score.act) == (None,) * 5
+
+
+def test_the_score_says_how_it_acted_and_what_its_interval_resamples() -> None:
+    """``act`` is the one mode every seed's policy played, None where they differ; the interval's unit is
+    whole tasks when chat-LLM episodes repeat each other."""
+    copies = [
+        SimpleNamespace(task_id=t, trace="same", G=g, seed=0, hms_norm=0.0)
+        for t, g in zip("aabb", (0.2, 0.4, 0.6, 0.9), strict=True)
+    ]
+    record = results.simulator()
+    mixed = scoring._score("m", ENV, "eval", (0,), 2, {"sample", "greedy"}, True, copies, None, record)
+    single = scoring._score("m", ENV, "eval", (0,), 2, {"greedy"}, True, copies, None, record)
+    assert (mixed.act, single.act) == (None, "greedy")
+    assert mixed.score_unit == "tasks"
