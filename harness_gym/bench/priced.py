@@ -58,8 +58,7 @@ bench report's frontier table)."""
 RESULTS_FILE = "priced.json"
 REPORT_FILE = "priced.md"
 
-Key = tuple[str, int, int]
-"""(task id, seed, rollout): one evaluation episode, paired across policies."""
+_Key = tuple[str, int, int]  # (task id, seed, rollout): one evaluation episode, paired across policies
 
 
 def price_tag(price: float) -> str:
@@ -83,7 +82,7 @@ class Episodes:
     """Per policy, every evaluation episode's G and tokens by its pairing key."""
 
     def __init__(self) -> None:
-        self.by_policy: dict[str, dict[Key, tuple[float, int]]] = {}
+        self.by_policy: dict[str, dict[_Key, tuple[float, int]]] = {}
 
     def record(self, name: str, record: Mapping[str, Any]) -> None:
         usage = record["usage"]
@@ -165,7 +164,7 @@ def run_priced_setting(
     }
 
 
-def _pairs(episodes: Mapping[Key, tuple[float, int]]) -> list[list[Any]]:
+def _pairs(episodes: Mapping[_Key, tuple[float, int]]) -> list[list[Any]]:
     """JSON form: ``[task_id, seed, rollout, G, tokens]`` per episode, in key order."""
     return [[*key, g, tokens] for key, (g, tokens) in sorted(episodes.items())]
 
