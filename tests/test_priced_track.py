@@ -75,13 +75,16 @@ def test_what_the_track_cannot_do_is_refused(change, message):
 
 def test_a_small_run_end_to_end(tmp_path):
     pytest.importorskip("d3rlpy")
-    from harness_gym.bench.runner import run
+    from harness_gym.bench.priced import run
+    from harness_gym.bench.runner import run as run_paper
 
     config = BenchConfig(
         settings=(PLANNING,), seeds=(0,), rollouts=1, episodes_per_task=1, algos=("bc-budget",), n_steps=5,
         n_boot=200, out=str(tmp_path / "out"), show_progress=False, workers=1, curves=False,
         obs_layout="v2", track="priced",
     )  # fmt: skip
+    with pytest.raises(ValueError, match=r"runs through harness_gym\.bench\.priced\.run"):
+        run_paper(config)
     summary = run(config)
     assert summary["prices"] == [f"{p:g}" for p in PRICES]
     setting = summary["settings"][PLANNING]

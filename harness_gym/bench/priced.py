@@ -30,7 +30,7 @@ import shutil
 import statistics
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -279,6 +279,7 @@ def _run_in_process(config: BenchConfig, env_id: str, report: Callable[[int], No
 def run(config: BenchConfig) -> dict[str, Any]:
     """Every setting of the track, then ``priced.json`` and ``priced.md`` under ``config.out``.
     Resumable as the bench is (finished settings and evaluation episodes are checkpointed)."""
+    config = replace(config, track="priced")
     check(config)
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -890,12 +890,12 @@ def run(config: BenchConfig) -> dict[str, Any]:
     unknown = [env_id for env_id in config.settings if env_id not in known]
     if unknown:
         raise ValueError(f"unknown setting(s) {unknown}; known: {', '.join(known)}")
-    if config.track not in TRACKS:
-        raise ValueError(f"unknown track {config.track!r}; expected one of {', '.join(TRACKS)}")
-    if config.track == "priced":
-        from harness_gym.bench import priced
-
-        return priced.run(config)
+    if config.track != "paper":
+        raise ValueError(
+            f"this runs the paper's track; track {config.track!r} runs through harness_gym.bench.priced.run "
+            f"(harness-gym bench --track priced)" if config.track in TRACKS else
+            f"unknown track {config.track!r}; expected one of {', '.join(TRACKS)}"
+        )  # fmt: skip
     from harness_gym.evaluation.shift import check_profiles
 
     check_profiles(config.train_profile, config.eval_profiles, llm=config.executor is not None)

@@ -135,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
         f"finished settings and episodes are checkpointed in {args.out}/checkpoints; rerun the same "
         "command to resume"
     ]
+    if config.track == "priced":
+        from harness_gym.bench.priced import run as run_bench
     try:
         results = run_bench(config)
     except ValueError as exc:
