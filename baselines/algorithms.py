@@ -112,19 +112,12 @@ class LagrangianLearner:
         limit = {} if data.token_limit is None else {"cost_limit": data.token_limit / 1000}
         config = DQNLagConfig(**limit) if n_steps is None else DQNLagConfig(n_steps=n_steps, **limit)
 
-        def trained(model) -> Trained:
-            return Trained({"greedy": model}, model.fingerprint(), model)
-
-        callback = None
-        if on_checkpoint is not None and curve_points > 0:
-
-            def callback(model, step: int) -> None:
-                on_checkpoint(trained(model), step)
+        callback = _greedy_callback(on_checkpoint, curve_points)
 
         model = fit(
             transitions(data.dataset), config, seed=seed, on_checkpoint=callback, checkpoints=curve_points
         )
-        return trained(model)
+        return _greedy(model)
 
 
 @dataclass(frozen=True)
@@ -149,14 +142,7 @@ class BudgetLearner:
 
         config = BudgetBCConfig() if n_steps is None else BudgetBCConfig(n_steps=n_steps)
 
-        def trained(model) -> Trained:
-            return Trained({"greedy": model}, model.fingerprint(), model)
-
-        callback = None
-        if on_checkpoint is not None and curve_points > 0:
-
-            def callback(model, step: int) -> None:
-                on_checkpoint(trained(model), step)
+        callback = _greedy_callback(on_checkpoint, curve_points)
 
         model = fit(
             conditioned(data.dataset),
@@ -166,7 +152,21 @@ class BudgetLearner:
             on_checkpoint=callback,
             checkpoints=curve_points,
         )
-        return trained(model)
+        return _greedy(model)
+
+
+def _greedy(model) -> Trained:
+    """A greedy-only model of this package (``act``, ``fingerprint``) as a ``Trained``."""
+    return Trained({"greedy": model}, model.fingerprint(), model)
+
+
+def _greedy_callback(
+    on_checkpoint: Callable[[Trained, int], None] | None, curve_points: int
+) -> Callable[[object, int], None] | None:
+    """``fit``'s checkpoint hook handing each model on as a ``Trained``; None without curve points."""
+    if on_checkpoint is None or curve_points <= 0:
+        return None
+    return lambda model, step: on_checkpoint(_greedy(model), step)
 
 
 def _schedule(n_steps: int | None) -> Schedule:
